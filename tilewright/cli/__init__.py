@@ -1,0 +1,1 @@
+"""The ``tilewright`` command line (built on click)."""

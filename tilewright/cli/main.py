@@ -1,0 +1,30 @@
+"""Entry point of the ``tilewright`` command: one click group, subcommands per module."""
+
+from __future__ import annotations
+
+import click
+
+from tilewright import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tilewright")
+def cli() -> None:
+    """Tilewright: write, run, check and measure Tenstorrent kernels without hardware."""
+
+
+def _register() -> None:
+    from tilewright.cli import sysdesc
+
+    cli.add_command(sysdesc.sysdesc)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="tilewright")
+
+
+if __name__ == "__main__":
+    main()

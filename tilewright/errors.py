@@ -1,0 +1,262 @@
+"""The Tilewright error hierarchy: one leaf module, stdlib only, imported by every layer.
+
+Every rejection Tilewright reports is one of these types.  Each error carries
+
+* ``loc``  -- a :class:`SourceLoc` (the user's file, line and column) when known,
+* ``rule`` -- a short stable identifier of the rule that was broken (tests and docs
+  refer to rules by this id),
+* ``hint`` -- what to do about it, in the user's names.
+
+``str(err)`` renders ``file:line:col: error: message`` followed by a caret excerpt of
+the source line and the hint, in the style of the TT-Lang front end.  Run-time
+errors raised inside kernels get the node and kernel added as notes
+(``BaseException.add_note``) so the original type is kept.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+from dataclasses import dataclass
+
+__all__ = [
+    "SourceLoc",
+    "TilewrightError",
+    "TTLangCompileError",
+    "InterfaceError",
+    "SplitError",
+    "CapacityError",
+    "ExternCallError",
+    "KernelError",
+    "BlockStateError",
+    "DFBContractError",
+    "NocError",
+    "DeadlockError",
+    "NativeBuildError",
+    "NativeCrashError",
+    "DescriptorError",
+    "SystemDescError",
+    "DeviceError",
+    "OutOfMemoryError",
+    "FormatError",
+    "internal_frame",
+]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def internal_frame(filename: str) -> bool:
+    """True for frames that belong to Tilewright itself (not to the user's program).
+
+    Decided by the package directory derived from ``__file__`` (never by a path
+    substring), so it keeps working once the package is installed.
+    """
+    return filename.startswith(_PACKAGE_DIR)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLoc:
+    """A position in the user's source: 1-based line, 0-based column (as ``ast``)."""
+
+    file: str
+    line: int
+    col: int | None = None
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        if self.col is None:
+            return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}:{self.col + 1}"
+
+    def excerpt(self) -> str:
+        """The source line with a caret under the construct, or '' if unavailable."""
+        text = linecache.getline(self.file, self.line)
+        if not text:
+            return ""
+        text = text.rstrip("\n")
+        gutter = f"{self.line:>5} | "
+        lines = [gutter + text]
+        if self.col is not None:
+            stop = self.end_col if self.end_col and self.end_col > self.col else self.col + 1
+            stop = min(stop, len(text)) if len(text) > self.col else self.col + 1
+            lines.append(" " * len(gutter) + " " * self.col + "^" * max(1, stop - self.col))
+        return "\n".join(lines)
+
+    @classmethod
+    def from_frame(cls, frame) -> SourceLoc:  # frame: types.FrameType
+        return cls(frame.f_code.co_filename, frame.f_lineno)
+
+
+class TilewrightError(Exception):
+    """Base of every error Tilewright raises on purpose."""
+
+    default_rule = "error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        loc: SourceLoc | None = None,
+        rule: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.rule = rule or self.default_rule
+        self.hint = hint
+
+    def __str__(self) -> str:
+        head = f"error: {self.message}"
+        if self.loc is not None:
+            head = f"{self.loc}: {head}"
+        parts = [head]
+        if self.loc is not None:
+            excerpt = self.loc.excerpt()
+            if excerpt:
+                parts.append(excerpt)
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+    def __reduce__(self):  # keep keyword state across pickling (child-process isolation)
+        return (_rebuild, (type(self), self.message, self.loc, self.rule, self.hint, self.__dict__))
+
+
+def _rebuild(cls, message, loc, rule, hint, state):
+    err = cls.__new__(cls)
+    TilewrightError.__init__(err, message, loc=loc, rule=rule, hint=hint)
+    err.__dict__.update(state)
+    return err
+
+
+# --- programs the TT-Lang front end rejects ----------------------------------------------
+
+
+class TTLangCompileError(TilewrightError):
+    """A TT-Lang program rejected before it runs (the reference front end's name)."""
+
+    default_rule = "compile"
+
+
+class InterfaceError(TTLangCompileError):
+    """An operation's interface breaks the rules (parameters, tensors, grid)."""
+
+    default_rule = "interface"
+
+
+class SplitError(TTLangCompileError):
+    """A unified operation body cannot be split into logical kernels."""
+
+    default_rule = "split"
+
+
+class CapacityError(TTLangCompileError):
+    """More kernels, DFBs or L1 bytes than the target provides."""
+
+    default_rule = "capacity"
+
+
+class ExternCallError(TTLangCompileError):
+    """A ``ttl.call_extern_func`` call breaks a rule of the must-reject checklist."""
+
+    default_rule = "extern"
+
+
+# --- faults while kernels run ---------------------------------------------------------------
+
+
+class KernelError(TilewrightError):
+    """A fault detected while kernels run on the virtual device."""
+
+    default_rule = "kernel"
+
+
+class BlockStateError(KernelError):
+    """A block was used in a way its state (MW, MR, RW, ROR, NAW, OS) forbids."""
+
+    default_rule = "block-state"
+
+
+class DFBContractError(KernelError):
+    """A dataflow-buffer protocol or an external call's declared contract was broken."""
+
+    default_rule = "dfb-contract"
+
+
+class NocError(KernelError):
+    """A NoC transfer that the hardware would reject or silently corrupt."""
+
+    default_rule = "noc"
+
+
+class DeadlockError(TilewrightError):
+    """No kernel can make progress; the message lists every blocked kernel."""
+
+    default_rule = "deadlock"
+
+
+# --- native code ----------------------------------------------------------------------------
+
+
+class NativeBuildError(TilewrightError):
+    """Compiling or loading external / generated C++ failed."""
+
+    default_rule = "native-build"
+
+
+class NativeCrashError(KernelError):
+    """Native code crashed (signal) inside an isolated simulation."""
+
+    default_rule = "native-crash"
+
+
+# --- descriptors, device, formats -----------------------------------------------------------
+
+
+class DescriptorError(TilewrightError):
+    """A malformed or inconsistent descriptor (file or model)."""
+
+    default_rule = "descriptor"
+
+
+class SystemDescError(DescriptorError):
+    """A system descriptor (``.ttsys``, text form or model) is malformed or invalid.
+
+    Binary decoding errors name the field and the byte offset in ``field`` and
+    ``offset`` (also part of the message).
+    """
+
+    default_rule = "system-desc"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        offset: int | None = None,
+        loc: SourceLoc | None = None,
+        rule: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, loc=loc, rule=rule, hint=hint)
+        self.field = field
+        self.offset = offset
+
+
+class DeviceError(TilewrightError):
+    """Misuse of the virtual device or its host API."""
+
+    default_rule = "device"
+
+
+class OutOfMemoryError(DeviceError):
+    """An allocation does not fit: names the request, free bytes and largest free block."""
+
+    default_rule = "out-of-memory"
+
+
+class FormatError(DeviceError):
+    """Data that cannot be represented in the requested data format or tile shape."""
+
+    default_rule = "format"
