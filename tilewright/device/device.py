@@ -1,0 +1,283 @@
+"""Chips and their Tensix cores, built from a system descriptor.
+
+``Device`` is one chip: a worker grid (the descriptor's ``grid_size``), every
+worker's L1 as real bytes below 2 GiB, DRAM channels as sparse byte stores, the
+allocators (DRAM bottom-up; L1 top-down above the program circular buffers; an
+L1_SMALL region at the top of L1), the engine and a command queue.  ``Mesh`` holds
+the chips of a multi-chip descriptor.
+
+Per-core L1 map (local addresses)::
+
+    0 ............ config_base      firmware (unused here)
+    config_base .. l1_unreserved    kernel config: semaphores, runtime args per slot
+    l1_unreserved  ......... ->     program circular buffers grow up
+             <- .......... l1_end   L1 buffers allocated top-down
+    l1_end ....... l1_size          L1_SMALL (l1_small_size bytes)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilewright.device.allocator import FreeListAllocator
+from tilewright.device.coords import CoreCoord
+from tilewright.device.engine import Engine, EngineOptions, WaitQueue
+from tilewright.device.memory import DramChannels, L1Arena
+from tilewright.errors import DeviceError
+
+__all__ = [
+    "Core",
+    "Device",
+    "Mesh",
+    "NUM_SEMAPHORES",
+    "MAX_RUNTIME_ARGS",
+    "DEFAULT_L1_SMALL_SIZE",
+]
+
+NUM_SEMAPHORES = 16
+"""Semaphores per core (16-byte stride; tt-metal documents 8, newer versions allow more)."""
+MAX_RUNTIME_ARGS = 341
+"""Unique plus common runtime args per kernel per core (tt-metal ``max_runtime_args``)."""
+DEFAULT_L1_SMALL_SIZE = 32 * 1024
+"""ttnn's default L1_SMALL region (``DEFAULT_L1_SMALL_SIZE``)."""
+
+_L1_ALIGN_FALLBACK = 16
+_RTA_BYTES = -(-MAX_RUNTIME_ARGS * 4 // 16) * 16
+
+
+class Core:
+    """One Tensix worker core: its L1 and its per-launch runtime state."""
+
+    __slots__ = (
+        "device",
+        "logical",
+        "index",
+        "noc_x",
+        "noc_y",
+        "l1",
+        "host_base",
+        "cbs",
+        "watchers",
+        "cb_top",
+    )
+
+    def __init__(self, device: Device, logical: CoreCoord, index: int, noc_x: int, noc_y: int):
+        self.device = device
+        self.logical = logical
+        self.index = index
+        self.noc_x = noc_x
+        self.noc_y = noc_y
+        self.l1 = device.l1.slot(index)
+        self.host_base = device.l1.host_base(index)
+        self.cbs: list = [None] * device.num_cbs
+        # L1 word address -> WaitQueue of kernels waiting for that word to change
+        # (semaphore waits); any write into a watched range wakes it.
+        self.watchers: dict[int, WaitQueue] = {}
+        self.cb_top = device.l1_unreserved_base
+
+    def l1_words(self, addr: int, count: int = 1) -> np.ndarray:
+        """A uint32 view of ``count`` words at local address ``addr``."""
+        return self.l1[addr : addr + 4 * count].view(np.uint32)
+
+    def notify_write(self, start: int, end: int) -> None:
+        """Wake kernels watching any word in ``[start, end)`` (called after every write)."""
+        if self.watchers:
+            for addr in [a for a in self.watchers if start <= a < end]:
+                self.watchers.pop(addr).wake()
+
+    def describe_wait(self, detail) -> str:
+        return str(detail)
+
+    def __repr__(self) -> str:
+        return f"<Core {self.logical} noc=({self.noc_x}, {self.noc_y})>"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigLayout:
+    """Where the kernel-config words live in every core's reserved L1 region."""
+
+    base: int
+    sem_base: int
+    rta_base: int
+    slot_bytes: int
+
+
+class Device:
+    """One virtual chip built from a system descriptor."""
+
+    def __init__(
+        self,
+        system_desc=None,
+        *,
+        chip: int = 0,
+        device_id: int = 0,
+        l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
+        options: EngineOptions | None = None,
+    ) -> None:
+        from tilewright.target import board_preset, capacity_table, kernel_slots
+
+        if system_desc is None:
+            system_desc = board_preset("n150").system_desc
+        self.system_desc = system_desc
+        self.chip = chip
+        self.device_id = device_id
+        try:
+            self.chip_desc = system_desc.get_chip_desc(chip)
+        except (IndexError, Exception) as exc:  # the target layer names the problem
+            raise DeviceError(f"system descriptor has no chip {chip}: {exc}") from exc
+        cd = self.chip_desc
+        self.capacity = capacity_table(system_desc, chip)
+        self.arch_kind = cd.arch
+        self.grid_x = cd.grid_size.x
+        self.grid_y = cd.grid_size.y
+        self.l1_size = cd.l1_size
+        self.l1_unreserved_base = cd.l1_unreserved_base
+        self.l1_alignment = cd.noc_l1_address_align_bytes or _L1_ALIGN_FALLBACK
+        self.dram_alignment = cd.noc_dram_address_align_bytes or 32
+        self.num_cbs = cd.num_cbs
+        ks = kernel_slots(self.capacity)
+        # Processor slot names per kernel kind, from the target (one source of truth).
+        self.slots = {"compute": tuple(ks.compute), "data_movement": tuple(ks.data_movement)}
+        if not 0 <= l1_small_size < cd.l1_size - cd.l1_unreserved_base:
+            raise DeviceError(
+                f"l1_small_size {l1_small_size} B does not fit in the "
+                f"{cd.l1_size - cd.l1_unreserved_base} B of unreserved L1"
+            )
+        self.l1_small_size = l1_small_size
+        self.config = self._config_layout()
+
+        num_cores = self.grid_x * self.grid_y
+        self.l1 = L1Arena(num_cores, cd.l1_size)
+        self.dram = DramChannels(cd.num_dram_channels, cd.dram_channel_size)
+        off_y, off_x = cd.coord_translation_offsets.y, cd.coord_translation_offsets.x
+        self.cores: list[Core] = []
+        self._by_logical: dict[tuple[int, int], Core] = {}
+        self._by_noc: dict[tuple[int, int], Core] = {}
+        for y in range(self.grid_y):
+            for x in range(self.grid_x):
+                core = Core(self, CoreCoord(x, y), len(self.cores), x + off_x, y + off_y)
+                self.cores.append(core)
+                self._by_logical[(x, y)] = core
+                self._by_noc[(core.noc_x, core.noc_y)] = core
+        # DRAM banks sit on a NoC row no worker uses.
+        max_y = off_y + self.grid_y - 1
+        self._dram_noc_y = 0 if off_y > 0 else max_y + 1
+        self._dram_by_noc = {(b, self._dram_noc_y): b for b in range(cd.num_dram_channels)}
+        if any(k in self._by_noc for k in self._dram_by_noc):  # pragma: no cover - defensive
+            raise DeviceError("DRAM NoC coordinates collide with worker coordinates")
+
+        self.dram_allocator = FreeListAllocator(
+            "DRAM", cd.dram_unreserved_base, cd.dram_unreserved_end, self.dram_alignment
+        )
+        self.l1_allocator = FreeListAllocator(
+            "L1", cd.l1_unreserved_base, cd.l1_size - l1_small_size, self.l1_alignment
+        )
+        self.l1_small_allocator = FreeListAllocator(
+            "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, self.l1_alignment
+        )
+        self.engine = Engine(options)
+        self.closed = False
+        from tilewright.device.command_queue import CommandQueue
+
+        self.command_queue = CommandQueue(self)
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def _config_layout(self) -> ConfigLayout:
+        n_slots = sum(len(v) for v in self.slots.values())
+        size = NUM_SEMAPHORES * 16 + n_slots * _RTA_BYTES
+        base = (self.l1_unreserved_base - size) // 16 * 16
+        if base < 0:
+            raise DeviceError(
+                f"l1_unreserved_base {self.l1_unreserved_base} B leaves no room for the "
+                f"{size} B kernel-config region (semaphores and runtime arguments)"
+            )
+        return ConfigLayout(base, base, base + NUM_SEMAPHORES * 16, _RTA_BYTES)
+
+    def semaphore_address(self, sem_id: int) -> int:
+        if not 0 <= sem_id < NUM_SEMAPHORES:
+            raise DeviceError(f"semaphore id {sem_id} out of range (0..{NUM_SEMAPHORES - 1})")
+        return self.config.sem_base + 16 * sem_id
+
+    def rta_address(self, slot: str) -> int:
+        order = [s for kind in ("data_movement", "compute") for s in self.slots[kind]]
+        return self.config.rta_base + order.index(slot) * self.config.slot_bytes
+
+    # -- lookup ------------------------------------------------------------------------------
+
+    def compute_with_storage_grid_size(self) -> CoreCoord:
+        return CoreCoord(self.grid_x, self.grid_y)
+
+    def arch(self):
+        """The chip architecture (``tilewright.target.Arch``)."""
+        return self.arch_kind
+
+    def id(self) -> int:
+        return self.device_id
+
+    def core(self, x: int, y: int | None = None) -> Core:
+        """The worker core at logical (x, y)."""
+        if y is None:
+            x, y = x  # type: ignore[misc]
+        try:
+            return self._by_logical[(x, y)]
+        except KeyError:
+            raise DeviceError(
+                f"core ({x}, {y}) is outside the {self.grid_x}x{self.grid_y} worker grid"
+            ) from None
+
+    def core_at_noc(self, x: int, y: int) -> Core | None:
+        return self._by_noc.get((x, y))
+
+    def dram_bank_at_noc(self, x: int, y: int) -> int | None:
+        return self._dram_by_noc.get((x, y))
+
+    def dram_noc_coord(self, bank: int) -> tuple[int, int]:
+        return bank, self._dram_noc_y
+
+    def worker_core_from_logical_core(self, coord: CoreCoord) -> CoreCoord:
+        core = self.core(coord.x, coord.y)
+        return CoreCoord(core.noc_x, core.noc_y)
+
+    @property
+    def num_dram_channels(self) -> int:
+        return self.dram.count
+
+    @property
+    def num_l1_banks(self) -> int:
+        return len(self.cores)
+
+    def resolve_local(self, core: Core, addr: int) -> int:
+        """Turn an L1 address in host form (native pointer) into a local address."""
+        if addr < self.l1_size:
+            return addr
+        hit = self.l1.owner_of_host_address(addr)
+        if hit is None:
+            raise DeviceError(f"address {addr:#x} is neither a local L1 address nor an L1 pointer")
+        return hit[1]
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.dram.close()
+        self.l1.close()
+
+    def __repr__(self) -> str:
+        return f"<Device {self.device_id} {self.arch_kind.name} {self.grid_x}x{self.grid_y}>"
+
+
+class Mesh:
+    """All chips of a system descriptor (chip positions 0..n-1)."""
+
+    def __init__(self, system_desc, **kwargs) -> None:
+        n = len(system_desc.chip_desc_indices)
+        self.devices = [Device(system_desc, chip=i, device_id=i, **kwargs) for i in range(n)]
+
+    def close(self) -> None:
+        for d in self.devices:
+            d.close()

@@ -1,0 +1,333 @@
+"""The engine: runs every kernel of every core as a greenlet, deterministically.
+
+One ``Engine`` per device.  A launch hands it ``KernelRun`` records (core, kernel,
+callable); the scheduler keeps a FIFO ready queue and switches into each kernel in
+turn.  A kernel runs until it *blocks*: ``Engine.block(queue, what, detail)`` puts
+the running kernel on the wait queue of the thing it waits for (a circular buffer,
+a semaphore, a transfer) and switches back to the scheduler.  State changes call
+``WaitQueue.wake()``, which moves exactly that queue's waiters to the back of the
+ready queue (SimPy's resource pattern: no polling of blocked kernels).
+
+When the ready queue is empty and kernels are still alive, nothing can ever
+change: the engine raises :class:`~tilewright.errors.DeadlockError` listing every
+blocked kernel with its place, its source line (from the suspended greenlet's
+frame, resolved only now) and what it waits for, described by the waited-on
+object itself.
+
+Time is logical and deterministic: every kernel carries a cycle ``clock`` that
+the kernel API advances by modelled costs; a woken kernel's clock moves up to its
+waker's.  Trace events and statistics use these clocks, so the same program gives
+the same trace.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from greenlet import GreenletExit, greenlet
+
+from tilewright.errors import DeadlockError, KernelError, SourceLoc, TilewrightError, internal_frame
+
+__all__ = [
+    "ACTIVE",
+    "Engine",
+    "EngineOptions",
+    "KernelRun",
+    "WaitQueue",
+    "current_run",
+    "user_location",
+]
+
+
+class _Active:
+    """The running engine and kernel, set at every switch (O(1) access for kernel APIs)."""
+
+    __slots__ = ("engine", "run")
+
+    def __init__(self) -> None:
+        self.engine: Engine | None = None
+        self.run: KernelRun | None = None
+
+
+ACTIVE = _Active()
+
+
+def current_run() -> KernelRun:
+    """The kernel that is running now; an error outside a kernel."""
+    run = ACTIVE.run
+    if run is None:
+        raise KernelError("this kernel API can only be called from inside a running kernel")
+    return run
+
+
+def user_location(frame=None) -> SourceLoc | None:
+    """The innermost frame of the user's program (outside Tilewright) as a SourceLoc."""
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not internal_frame(name) and not name.startswith("<"):
+            return SourceLoc(name, f.f_lineno)
+        f = f.f_back
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """Engine switches, fixed for one device (one options object, never env lookups)."""
+
+    trace: bool = False
+    """Record trace events (Chrome/Perfetto JSON via ``Trace``)."""
+    poll_limit: int = 4096
+    """Consecutive fruitless polls (non-blocking queries) tolerated per ready kernel."""
+
+
+class WaitQueue:
+    """Kernels waiting for one object to change state."""
+
+    __slots__ = ("waiters",)
+
+    def __init__(self) -> None:
+        self.waiters: list[KernelRun] = []
+
+    def wake(self) -> None:
+        """Move every waiter to the ready queue (FIFO); call after a state change."""
+        waiters = self.waiters
+        if not waiters:
+            return
+        engine = ACTIVE.engine
+        now = ACTIVE.run.clock if ACTIVE.run is not None else 0
+        ready = engine._ready
+        for run in waiters:
+            run.waiting_on = None
+            if run.clock < now:
+                run.stats_blocked += now - run.clock
+                run.clock = now
+            ready.append(run)
+        waiters.clear()
+        engine._spins = 0
+
+
+class KernelRun:
+    """One kernel running on one core: its greenlet, clock, wait state and statistics."""
+
+    __slots__ = (
+        "core",
+        "place",
+        "name",
+        "slot",
+        "fn",
+        "args",
+        "greenlet",
+        "waiting_on",
+        "clock",
+        "index",
+        "done",
+        "stats_blocked",
+        "stats_waits",
+        "stats_ops",
+        "context",
+    )
+
+    def __init__(
+        self,
+        core,
+        name: str,
+        slot: str,
+        fn: Callable[..., object],
+        args: tuple = (),
+        *,
+        place: str | None = None,
+        context: object = None,
+    ) -> None:
+        self.core = core
+        self.place = place if place is not None else f"core {core.logical}"
+        self.name = name
+        self.slot = slot
+        self.fn = fn
+        self.args = args
+        self.greenlet: greenlet | None = None
+        self.waiting_on: tuple | None = None
+        self.clock = 0
+        self.index = -1
+        self.done = False
+        self.stats_blocked = 0
+        self.stats_waits = 0
+        self.stats_ops = 0
+        self.context = context  # layer-specific per-run state (TT-Lang node runtime, DST, ...)
+
+    @property
+    def label(self) -> str:
+        return f"{self.place}, kernel {self.name} ({self.slot})"
+
+    def describe_wait(self) -> str:
+        if self.waiting_on is None:
+            return "ready"
+        what, detail = self.waiting_on
+        return what.describe_wait(detail)
+
+    def __repr__(self) -> str:
+        return f"<KernelRun {self.label}>"
+
+
+@dataclass(slots=True)
+class RunStats:
+    place: str
+    kernel: str
+    slot: str
+    cycles: int
+    blocked_cycles: int
+    waits: int
+    ops: int
+
+
+@dataclass(slots=True)
+class LaunchResult:
+    """What one launch did: per-kernel statistics and (optionally) trace events."""
+
+    stats: list[RunStats] = field(default_factory=list)
+    makespan: int = 0
+
+
+class Engine:
+    """Cooperative, deterministic scheduler of kernel greenlets."""
+
+    def __init__(self, options: EngineOptions | None = None) -> None:
+        self.options = options or EngineOptions()
+        self._ready: deque[KernelRun] = deque()
+        self._sched: greenlet | None = None
+        self._spins = 0
+        self.running = False
+        self.trace_events: list[tuple] | None = [] if self.options.trace else None
+        self.launch_count = 0
+
+    # -- called from kernels ---------------------------------------------------------------
+
+    def block(self, queue: WaitQueue, what, detail=None) -> None:
+        """Suspend the running kernel on ``queue`` until a ``wake``; ``what.describe_wait(detail)``
+        explains the wait in a deadlock report."""
+        run = ACTIVE.run
+        run.waiting_on = (what, detail)
+        run.stats_waits += 1
+        queue.waiters.append(run)
+        self._spins = 0
+        self._sched.switch()
+
+    def poll_yield(self, what, detail=None) -> None:
+        """A non-blocking query failed: let others run, and detect endless polling."""
+        run = ACTIVE.run
+        self._spins += 1
+        if self._spins > self.options.poll_limit * (len(self._ready) + 1):
+            run.waiting_on = (what, detail)
+            raise DeadlockError(
+                f"deadlock: {run.label} keeps polling without any kernel making progress: "
+                f"{run.describe_wait()}",
+                loc=user_location(),
+            )
+        self._ready.append(run)
+        self._sched.switch()
+
+    # -- called by the host ------------------------------------------------------------------
+
+    def run(self, runs: Iterable[KernelRun]) -> LaunchResult:
+        """Run kernels to completion (or raise the first kernel error / a deadlock)."""
+        runs = list(runs)
+        if self.running:
+            raise KernelError("a launch is already running on this device (nested launch)")
+        self.running = True
+        self.launch_count += 1
+        prev_engine, prev_run = ACTIVE.engine, ACTIVE.run
+        ACTIVE.engine = self
+        self._sched = greenlet.getcurrent()
+        self._ready = deque(runs)
+        self._spins = 0
+        for i, r in enumerate(runs):
+            r.index = i
+            r.greenlet = greenlet(_kernel_main, parent=self._sched)
+        live = len(runs)
+        ready = self._ready
+        try:
+            while ready:
+                run = ready.popleft()
+                ACTIVE.run = run
+                try:
+                    run.greenlet.switch(run)
+                except BaseException as exc:
+                    ACTIVE.run = None
+                    self._abort(runs)
+                    _annotate(exc, run)
+                    raise
+                if run.greenlet.dead:
+                    run.done = True
+                    live -= 1
+            ACTIVE.run = None
+            if live:
+                blocked = [r for r in runs if not r.done]
+                report = _deadlock_report(blocked, len(runs))
+                self._abort(runs)
+                raise DeadlockError(report)
+        finally:
+            ACTIVE.engine, ACTIVE.run = prev_engine, prev_run
+            self.running = False
+            self._ready = deque()
+        result = LaunchResult()
+        for r in runs:
+            result.stats.append(
+                RunStats(r.place, r.name, r.slot, r.clock, r.stats_blocked, r.stats_waits, r.stats_ops)
+            )
+        result.makespan = max((r.clock for r in runs), default=0)
+        return result
+
+    def _abort(self, runs: list[KernelRun]) -> None:
+        """Unwind every suspended kernel (runs its ``finally`` blocks) after a failure."""
+        for r in runs:
+            g = r.greenlet
+            if g is not None and not g.dead and g:
+                ACTIVE.run = r
+                try:
+                    g.throw(GreenletExit)
+                except BaseException:  # the kernel's own cleanup failed; the first error wins
+                    pass
+        ACTIVE.run = None
+        self._ready.clear()
+
+
+def _kernel_main(run: KernelRun) -> None:
+    run.fn(*run.args)
+
+
+def _annotate(exc: BaseException, run: KernelRun) -> None:
+    """Add the node/kernel to an error raised inside a kernel, keeping its type."""
+    if isinstance(exc, TilewrightError) and exc.loc is None:
+        exc.loc = _location_of(exc)
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"in {run.label}")
+
+
+def _location_of(exc: BaseException) -> SourceLoc | None:
+    tb = exc.__traceback__
+    loc = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not internal_frame(name) and not name.startswith("<"):
+            loc = SourceLoc(name, tb.tb_lineno)
+        tb = tb.tb_next
+    return loc
+
+
+def _deadlock_report(blocked: list[KernelRun], total: int) -> str:
+    lines = [
+        f"deadlock: no kernel can make progress ({len(blocked)} of {total} kernels blocked, "
+        f"{total - len(blocked)} finished)"
+    ]
+    for r in blocked:
+        where = ""
+        frame = r.greenlet.gr_frame if r.greenlet is not None else None
+        if frame is not None:
+            loc = user_location(frame)
+            if loc is not None:
+                where = f" at {loc}"
+        lines.append(f"  {r.label}: blocked{where}: {r.describe_wait()}")
+    return "\n".join(lines)

@@ -1,0 +1,509 @@
+"""tt-metal's data-movement kernel API (``api/dataflow/dataflow_api.h``) for Python kernels.
+
+Every function acts on the kernel that is running now (``ACTIVE.run``), with the
+semantics of the C++ API: runtime and compile-time args, circular buffers, NoC
+reads and writes (unicast, page-wise through address generators, multicast),
+barriers and semaphores.  L1 addresses are local device addresses; pointers in
+native code are the same addresses in host form and are accepted everywhere an
+L1 address is.  Semaphore "pointers" are L1 addresses here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilewright.device import costs
+from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
+from tilewright.device.transfer import multicast_targets, noc_copy, resolve, transfer_cycles
+from tilewright.errors import DFBContractError, KernelError, NocError
+
+__all__ = [
+    "get_arg_val",
+    "get_common_arg_val",
+    "get_arg_addr",
+    "get_common_arg_addr",
+    "get_compile_time_arg_val",
+    "get_absolute_logical_x",
+    "get_absolute_logical_y",
+    "get_relative_logical_x",
+    "get_relative_logical_y",
+    "my_x",
+    "my_y",
+    "cb_reserve_back",
+    "cb_push_back",
+    "cb_wait_front",
+    "cb_pop_front",
+    "get_write_ptr",
+    "get_read_ptr",
+    "cb_pages_reservable_at_back",
+    "cb_pages_available_at_front",
+    "get_tile_size",
+    "get_dataformat",
+    "get_noc_addr",
+    "get_noc_addr_from_bank_id",
+    "get_noc_multicast_addr",
+    "noc_async_read",
+    "noc_async_read_one_packet",
+    "noc_async_write",
+    "noc_async_write_one_packet",
+    "noc_async_read_page",
+    "noc_async_write_page",
+    "noc_async_read_tile",
+    "noc_async_write_tile",
+    "noc_async_write_multicast",
+    "noc_async_write_multicast_loopback_src",
+    "noc_async_read_barrier",
+    "noc_async_write_barrier",
+    "noc_async_writes_flushed",
+    "noc_async_posted_writes_flushed",
+    "noc_async_atomic_barrier",
+    "noc_async_full_barrier",
+    "noc_inline_dw_write",
+    "get_semaphore",
+    "noc_semaphore_set",
+    "noc_semaphore_wait",
+    "noc_semaphore_wait_min",
+    "noc_semaphore_inc",
+    "noc_semaphore_inc_multicast",
+    "noc_semaphore_set_remote",
+    "noc_semaphore_set_multicast",
+    "noc_semaphore_set_multicast_loopback_src",
+    "read_l1",
+    "write_l1",
+    "circular_buffer",
+]
+
+
+def _ctx():
+    run = ACTIVE.run
+    if run is None:
+        raise KernelError("the kernel API can only be called from inside a running kernel")
+    return run.context
+
+
+def _tick(cycles: int) -> None:
+    run = ACTIVE.run
+    run.clock += cycles
+    run.stats_ops += 1
+
+
+# -- args and identity -----------------------------------------------------------------------
+
+
+def get_arg_val(index: int) -> int:
+    """Per-core runtime argument ``index`` (uint32)."""
+    ctx = _ctx()
+    try:
+        return ctx.args[index]
+    except IndexError:
+        raise KernelError(
+            f"get_arg_val({index}): kernel {ctx.kernel.name!r} on core {ctx.core.logical} has "
+            f"{len(ctx.args)} runtime args"
+        ) from None
+
+
+def get_common_arg_val(index: int) -> int:
+    ctx = _ctx()
+    try:
+        return ctx.common_args[index]
+    except IndexError:
+        raise KernelError(
+            f"get_common_arg_val({index}): kernel {ctx.kernel.name!r} has "
+            f"{len(ctx.common_args)} common runtime args"
+        ) from None
+
+
+def get_arg_addr(index: int) -> int:
+    return _ctx().rta_addr + 4 * index
+
+
+def get_common_arg_addr(index: int) -> int:
+    return _ctx().crta_addr + 4 * index
+
+
+def get_compile_time_arg_val(index: int) -> int:
+    ctx = _ctx()
+    try:
+        return ctx.compile_args[index]
+    except IndexError:
+        raise KernelError(
+            f"get_compile_time_arg_val({index}): kernel {ctx.kernel.name!r} has "
+            f"{len(ctx.compile_args)} compile-time args"
+        ) from None
+
+
+def get_absolute_logical_x() -> int:
+    return _ctx().core.logical.x
+
+
+def get_absolute_logical_y() -> int:
+    return _ctx().core.logical.y
+
+
+get_relative_logical_x = get_absolute_logical_x
+get_relative_logical_y = get_absolute_logical_y
+
+
+def my_x(noc: int = 0) -> int:
+    """This core's NoC x coordinate (``my_x[noc]`` in C++)."""
+    return _ctx().core.noc_x
+
+
+def my_y(noc: int = 0) -> int:
+    return _ctx().core.noc_y
+
+
+# -- circular buffers ----------------------------------------------------------------------
+
+
+def circular_buffer(cb_id: int):
+    """The CircularBuffer object of index ``cb_id`` on this core."""
+    ctx = _ctx()
+    try:
+        cb = ctx.core.cbs[cb_id]
+    except (IndexError, TypeError):
+        cb = None
+    if cb is None:
+        raise DFBContractError(
+            f"circular buffer {cb_id} is not configured on core {ctx.core.logical}"
+        )
+    return cb
+
+
+def cb_reserve_back(cb_id: int, num_pages: int) -> None:
+    _tick(costs.CB_OP)
+    circular_buffer(cb_id).reserve_back(num_pages)
+
+
+def cb_push_back(cb_id: int, num_pages: int) -> None:
+    _tick(costs.CB_OP)
+    circular_buffer(cb_id).push_back(num_pages)
+
+
+def cb_wait_front(cb_id: int, num_pages: int) -> None:
+    _tick(costs.CB_OP)
+    circular_buffer(cb_id).wait_front(num_pages)
+
+
+def cb_pop_front(cb_id: int, num_pages: int) -> None:
+    _tick(costs.CB_OP)
+    circular_buffer(cb_id).pop_front(num_pages)
+
+
+def get_write_ptr(cb_id: int) -> int:
+    return circular_buffer(cb_id).wr_ptr
+
+
+def get_read_ptr(cb_id: int) -> int:
+    return circular_buffer(cb_id).rd_ptr
+
+
+def cb_pages_reservable_at_back(cb_id: int, num_pages: int) -> bool:
+    cb = circular_buffer(cb_id)
+    if cb.pages_free >= num_pages:
+        return True
+    ACTIVE.engine.poll_yield(cb, ("reserve", num_pages))
+    return cb.pages_free >= num_pages
+
+
+def cb_pages_available_at_front(cb_id: int, num_pages: int) -> bool:
+    cb = circular_buffer(cb_id)
+    if cb.pages_filled >= num_pages:
+        return True
+    ACTIVE.engine.poll_yield(cb, ("wait", num_pages))
+    return cb.pages_filled >= num_pages
+
+
+def get_tile_size(cb_id: int) -> int:
+    return circular_buffer(cb_id).page_size
+
+
+def get_dataformat(cb_id: int):
+    return circular_buffer(cb_id).data_format
+
+
+# -- NoC addresses -----------------------------------------------------------------------------
+
+
+def get_noc_addr(*args, noc: int = 0) -> int:
+    """``get_noc_addr(x, y, addr)``, ``get_noc_addr(addr)`` or ``get_noc_addr(page_id, addrgen[, offset])``."""
+    if len(args) >= 2 and hasattr(args[1], "get_noc_addr"):
+        page_id, gen = args[0], args[1]
+        offset = args[2] if len(args) > 2 else 0
+        return gen.get_noc_addr(page_id, offset)
+    if len(args) == 1:
+        core = _ctx().core
+        return noc_xy_addr(core.noc_x, core.noc_y, core.device.resolve_local(core, args[0]))
+    if len(args) == 3:
+        x, y, addr = args
+        return noc_xy_addr(x, y, addr)
+    raise KernelError(f"get_noc_addr: unsupported arguments {args!r}")
+
+
+def get_noc_addr_from_bank_id(bank_id: int, bank_offset: int, dram: bool = True) -> int:
+    device = _ctx().device
+    if dram:
+        if not 0 <= bank_id < device.num_dram_channels:
+            raise NocError(f"DRAM bank {bank_id} does not exist ({device.num_dram_channels} banks)")
+        x, y = device.dram_noc_coord(bank_id)
+    else:
+        if not 0 <= bank_id < device.num_l1_banks:
+            raise NocError(f"L1 bank {bank_id} does not exist ({device.num_l1_banks} banks)")
+        core = device.cores[bank_id]
+        x, y = core.noc_x, core.noc_y
+    return noc_xy_addr(x, y, bank_offset)
+
+
+def get_noc_multicast_addr(x_start: int, y_start: int, x_end: int, y_end: int, addr: int, noc: int = 0) -> int:
+    return noc_multicast_addr(x_start, y_start, x_end, y_end, addr)
+
+
+# -- NoC transfers ---------------------------------------------------------------------------
+
+
+def _local(ctx, addr: int, size: int, what: str) -> tuple:
+    core = ctx.core
+    local = ctx.device.resolve_local(core, addr)
+    if size <= 0 or local + size > ctx.device.l1_size:
+        raise NocError(
+            f"{what}: local L1 range [{local:#x}, {local + size:#x}) is invalid on core {core.logical}"
+        )
+    return core.l1, local, core
+
+
+def noc_async_read(src_noc_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0) -> None:
+    """Copy ``size`` bytes from a NoC address (DRAM or L1) into this core's L1."""
+    ctx = _ctx()
+    what = "noc_async_read"
+    src = resolve(ctx.device, src_noc_addr, size, what)
+    dst = _local(ctx, dst_local_l1_addr, size, what)
+    noc_copy(ctx.device, src, dst, size, what)
+    _tick(transfer_cycles(size))
+
+
+noc_async_read_one_packet = noc_async_read
+
+
+def noc_async_write(src_local_l1_addr: int, dst_noc_addr: int, size: int, noc: int = 0) -> None:
+    """Copy ``size`` bytes from this core's L1 to a NoC address."""
+    ctx = _ctx()
+    what = "noc_async_write"
+    src = _local(ctx, src_local_l1_addr, size, what)
+    dst = resolve(ctx.device, dst_noc_addr, size, what)
+    noc_copy(ctx.device, src, dst, size, what)
+    _tick(transfer_cycles(size))
+
+
+noc_async_write_one_packet = noc_async_write
+
+
+def noc_async_read_page(page_id: int, addrgen, dst_local_l1_addr: int, offset: int = 0) -> None:
+    noc_async_read(addrgen.get_noc_addr(page_id, offset), dst_local_l1_addr, addrgen.page_size_bytes())
+
+
+def noc_async_write_page(page_id: int, addrgen, src_local_l1_addr: int, size: int = 0, offset: int = 0) -> None:
+    size = size or addrgen.page_size_bytes()
+    noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(page_id, offset), size)
+
+
+noc_async_read_tile = noc_async_read_page
+noc_async_write_tile = noc_async_write_page
+
+
+def _multicast(src_local_l1_addr, mcast_addr, size, num_dests, include_self, what) -> None:
+    ctx = _ctx()
+    src = _local(ctx, src_local_l1_addr, size, what)
+    cores, local = multicast_targets(ctx.device, ctx.core, mcast_addr, include_self, what)
+    if num_dests != len(cores):
+        raise NocError(
+            f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores "
+            f"({'including' if include_self else 'excluding'} the sender)"
+        )
+    for core in cores:
+        dst_local = ctx.device.resolve_local(core, local)
+        noc_copy(ctx.device, src, (core.l1, dst_local, core), size, what)
+    _tick(transfer_cycles(size))
+
+
+def noc_async_write_multicast(src_local_l1_addr: int, dst_noc_addr_multicast: int, size: int,
+                              num_dests: int, linked: bool = False, noc: int = 0) -> None:
+    """Write to every worker in the rectangle except the sender (``num_dests`` excludes it)."""
+    _multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, False,
+               "noc_async_write_multicast")
+
+
+def noc_async_write_multicast_loopback_src(src_local_l1_addr: int, dst_noc_addr_multicast: int,
+                                           size: int, num_dests: int, linked: bool = False,
+                                           noc: int = 0) -> None:
+    """Write to every worker in the rectangle including the sender."""
+    _multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, True,
+               "noc_async_write_multicast_loopback_src")
+
+
+def noc_async_read_barrier(noc: int = 0) -> None:
+    _tick(costs.CB_OP)
+
+
+def noc_async_write_barrier(noc: int = 0) -> None:
+    _tick(costs.CB_OP)
+
+
+noc_async_writes_flushed = noc_async_write_barrier
+noc_async_posted_writes_flushed = noc_async_write_barrier
+noc_async_atomic_barrier = noc_async_write_barrier
+noc_async_full_barrier = noc_async_write_barrier
+
+
+def noc_inline_dw_write(noc_addr: int, value: int, be: int = 0xF, noc: int = 0) -> None:
+    ctx = _ctx()
+    mem, local, owner = resolve(ctx.device, noc_addr, 4, "noc_inline_dw_write")
+    if isinstance(owner, int):
+        raise NocError("noc_inline_dw_write cannot target DRAM")
+    word = mem[local : local + 4].view(np.uint32)
+    old = int(word[0])
+    mask = 0
+    for i in range(4):
+        if be >> i & 1:
+            mask |= 0xFF << (8 * i)
+    word[0] = (old & ~mask) | (value & mask)
+    owner.notify_write(local, local + 4)
+    _tick(transfer_cycles(4))
+
+
+# -- semaphores -------------------------------------------------------------------------------
+
+
+def get_semaphore(sem_id: int) -> int:
+    """L1 address of semaphore ``sem_id`` on this core."""
+    return _ctx().device.semaphore_address(sem_id)
+
+
+class _SemaphoreWait:
+    """Describes a semaphore wait in a deadlock report."""
+
+    __slots__ = ()
+
+    def describe_wait(self, detail) -> str:
+        core, addr, op, value = detail
+        current = int(core.l1_words(addr)[0])
+        rel = "==" if op == "eq" else ">="
+        return f"noc_semaphore_wait at L1 {addr:#x}: waits for value {rel} {value}, value is {current}"
+
+
+_SEM_WAIT = _SemaphoreWait()
+
+
+def _word(ctx, addr: int):
+    core = ctx.core
+    local = ctx.device.resolve_local(core, addr)
+    if local % 4 or local + 4 > ctx.device.l1_size:
+        raise NocError(f"semaphore address {addr:#x} is not a valid L1 word")
+    return core, local
+
+
+def wait_word(core, local: int, op: str, value: int) -> None:
+    """Block until the L1 word at ``local`` satisfies ``op`` (``eq`` / ``ge``) ``value``."""
+    word = core.l1_words(local)
+    while True:
+        current = int(word[0])
+        if current == value if op == "eq" else current >= value:
+            return
+        queue = core.watchers.get(local)
+        if queue is None:
+            queue = core.watchers[local] = WaitQueue()
+        ACTIVE.engine.block(queue, _SEM_WAIT, (core, local, op, value))
+
+
+def noc_semaphore_set(sem_addr: int, value: int) -> None:
+    ctx = _ctx()
+    core, local = _word(ctx, sem_addr)
+    core.l1_words(local)[0] = value & 0xFFFFFFFF
+    core.notify_write(local, local + 4)
+    _tick(costs.SEMAPHORE_OP)
+
+
+def noc_semaphore_wait(sem_addr: int, value: int) -> None:
+    """Spin (block) until ``*sem_addr == value``."""
+    ctx = _ctx()
+    _tick(costs.SEMAPHORE_OP)
+    wait_word(*_word(ctx, sem_addr), "eq", value & 0xFFFFFFFF)
+
+
+def noc_semaphore_wait_min(sem_addr: int, value: int) -> None:
+    """Spin (block) until ``*sem_addr >= value``."""
+    ctx = _ctx()
+    _tick(costs.SEMAPHORE_OP)
+    wait_word(*_word(ctx, sem_addr), "ge", value & 0xFFFFFFFF)
+
+
+def _atomic_add(core, local: int, incr: int) -> None:
+    word = core.l1_words(local)
+    word[0] = (int(word[0]) + incr) & 0xFFFFFFFF
+    core.notify_write(local, local + 4)
+
+
+def noc_semaphore_inc(noc_addr: int, incr: int, noc: int = 0, posted: bool = False) -> None:
+    """Atomic 32-bit add at a remote (or local) L1 word."""
+    ctx = _ctx()
+    mem, local, owner = resolve(ctx.device, noc_addr, 4, "noc_semaphore_inc")
+    if isinstance(owner, int):
+        raise NocError("noc_semaphore_inc cannot target DRAM")
+    if local % 4:
+        raise NocError(f"noc_semaphore_inc: address {local:#x} is not word aligned")
+    _atomic_add(owner, local, incr)
+    _tick(transfer_cycles(4))
+
+
+def noc_semaphore_inc_multicast(noc_addr_multicast: int, incr: int, num_dests: int, noc: int = 0) -> None:
+    """Atomic add on every worker of the rectangle except the sender."""
+    ctx = _ctx()
+    what = "noc_semaphore_inc_multicast"
+    cores, local = multicast_targets(ctx.device, ctx.core, noc_addr_multicast, False, what)
+    if num_dests != len(cores):
+        raise NocError(f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores")
+    for core in cores:
+        _atomic_add(core, ctx.device.resolve_local(core, local), incr)
+    _tick(transfer_cycles(4))
+
+
+def noc_semaphore_set_remote(src_local_l1_addr: int, dst_noc_addr: int, noc: int = 0) -> None:
+    """4-byte write of a local word to a remote address."""
+    noc_async_write(src_local_l1_addr, dst_noc_addr, 4)
+
+
+def noc_semaphore_set_multicast(src_local_l1_addr: int, dst_noc_addr_multicast: int, num_dests: int,
+                                linked: bool = False, noc: int = 0) -> None:
+    _multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, False,
+               "noc_semaphore_set_multicast")
+
+
+def noc_semaphore_set_multicast_loopback_src(src_local_l1_addr: int, dst_noc_addr_multicast: int,
+                                             num_dests: int, linked: bool = False, noc: int = 0) -> None:
+    _multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, True,
+               "noc_semaphore_set_multicast_loopback_src")
+
+
+# -- direct L1 access (what C++ does through pointers) -------------------------------------
+
+
+def read_l1(addr: int, count: int, dtype=np.uint8) -> np.ndarray:
+    """A copy of ``count`` elements of ``dtype`` at local L1 address ``addr``."""
+    ctx = _ctx()
+    dt = np.dtype(dtype)
+    local = ctx.device.resolve_local(ctx.core, addr)
+    n = count * dt.itemsize
+    if local + n > ctx.device.l1_size:
+        raise NocError(f"read_l1: [{local:#x}, {local + n:#x}) is outside L1")
+    return ctx.core.l1[local : local + n].view(dt).copy()
+
+
+def write_l1(addr: int, values) -> None:
+    """Store an array into this core's L1 at ``addr`` (wakes semaphore watchers)."""
+    ctx = _ctx()
+    data = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    local = ctx.device.resolve_local(ctx.core, addr)
+    if local + data.size > ctx.device.l1_size:
+        raise NocError(f"write_l1: [{local:#x}, {local + data.size:#x}) is outside L1")
+    ctx.core.l1[local : local + data.size] = data
+    ctx.core.notify_write(local, local + data.size)

@@ -1,0 +1,230 @@
+"""Launching a Program on a device: per-core setup, then the engine.
+
+What a program launch writes on hardware (tt-metal digest §7): runtime args, CB
+configurations with counters reset, semaphore initial values, then a go signal so
+that all kernels of a core start together.  Here: circular buffers are placed
+upward from ``l1_unreserved_base`` (the same address on every core of a config's
+range, tt-metal's program CB allocator) unless globally allocated over an L1
+buffer, semaphores and runtime args are written into each core's config region,
+and one ``KernelRun`` per (core, kernel) goes to the engine, cores in row-major
+order and kernels in program order (deterministic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilewright.device.cb import CircularBuffer
+from tilewright.device.coords import CoreCoord
+from tilewright.device.engine import KernelRun, LaunchResult
+from tilewright.device.program import ComputeConfig, DataMovementProcessor, KernelSpec, Program
+from tilewright.errors import DeviceError
+
+__all__ = ["KernelContext", "launch_program", "slot_of"]
+
+
+class KernelContext:
+    """Per-(core, kernel) state that the kernel API reads: args, NoC, DST registers."""
+
+    __slots__ = (
+        "device",
+        "core",
+        "kernel",
+        "slot",
+        "args",
+        "common_args",
+        "compile_args",
+        "noc",
+        "rta_addr",
+        "crta_addr",
+        "dst",
+        "dst_pending",
+        "compute",
+        "extra",
+    )
+
+    def __init__(self, device, core, kernel: KernelSpec, slot: str, args, common_args) -> None:
+        self.device = device
+        self.core = core
+        self.kernel = kernel
+        self.slot = slot
+        self.args = args
+        self.common_args = common_args
+        self.compile_args = kernel.config.compile_args
+        self.noc = getattr(kernel.config, "noc", 0)
+        self.rta_addr = device.rta_address(slot)
+        self.crta_addr = self.rta_addr + 4 * len(args)
+        self.dst = None
+        self.dst_pending = 0
+        self.compute = kernel.config if isinstance(kernel.config, ComputeConfig) else None
+        self.extra = None
+
+
+def slot_of(device, kernel: KernelSpec) -> str:
+    """The processor slot a kernel runs on (explicit, or from its config)."""
+    slots = device.slots
+    if kernel.slot is not None:
+        kind_slots = slots.get(kernel.kind, ())
+        if kernel.slot not in kind_slots:
+            raise DeviceError(
+                f"kernel {kernel.name!r}: slot {kernel.slot!r} is not a {kernel.kind} slot of "
+                f"this target ({', '.join(kind_slots)})"
+            )
+        return kernel.slot
+    cfg = kernel.config
+    if isinstance(cfg, ComputeConfig):
+        if cfg.engine >= len(slots["compute"]):
+            raise DeviceError(
+                f"kernel {kernel.name!r}: compute engine {cfg.engine} does not exist "
+                f"(target has {len(slots['compute'])})"
+            )
+        return slots["compute"][cfg.engine]
+    dm = slots["data_movement"]
+    if dm == ("ncrisc", "brisc"):
+        by_proc = {DataMovementProcessor.RISCV_0: "brisc", DataMovementProcessor.RISCV_1: "ncrisc"}
+        if cfg.processor in by_proc:
+            return by_proc[cfg.processor]
+    elif cfg.processor < len(dm):
+        return dm[cfg.processor]
+    raise DeviceError(
+        f"kernel {kernel.name!r}: processor {DataMovementProcessor(cfg.processor).name} does not "
+        f"exist on this target (data-movement slots: {', '.join(dm)})"
+    )
+
+
+@dataclass(slots=True)
+class _Placement:
+    core: object
+    kernel: KernelSpec
+    slot: str
+
+
+def launch_program(device, program: Program, *, place_word: str = "core", tracer=None) -> LaunchResult:
+    """Set up every core of ``program`` and run its kernels to completion."""
+    if device.closed:
+        raise DeviceError("cannot launch a program on a closed device")
+    if device.engine.running:
+        raise DeviceError("a program is already running on this device")
+    placements = _place_kernels(device, program)
+    cores = sorted({id(p.core): p.core for p in placements}.values(), key=lambda c: c.index)
+    try:
+        _setup_circular_buffers(device, program)
+        _setup_semaphores(device, program)
+        runs = []
+        by_core: dict[int, list[_Placement]] = {}
+        for p in placements:
+            by_core.setdefault(p.core.index, []).append(p)
+        for core in cores:
+            for p in by_core[core.index]:
+                ctx = _make_context(device, p)
+                fn = p.kernel.entry
+                run = KernelRun(core, p.kernel.name, p.slot, fn, (), context=ctx,
+                                place=f"{place_word} ({core.logical.x}, {core.logical.y})")
+                runs.append(run)
+        if tracer is not None:
+            tracer.begin_launch(program, runs)
+        return device.engine.run(runs)
+    finally:
+        for core in device.cores:
+            core.cb_top = device.l1_unreserved_base
+            core.watchers.clear()
+
+
+def _place_kernels(device, program: Program) -> list[_Placement]:
+    placements: list[_Placement] = []
+    taken: dict[tuple[int, str], KernelSpec] = {}
+    for k in program.kernels:
+        slot = slot_of(device, k)
+        for coord in k.cores.cores():
+            core = device.core(coord.x, coord.y)
+            other = taken.get((core.index, slot))
+            if other is not None:
+                raise DeviceError(
+                    f"kernels {other.name!r} and {k.name!r} both run on processor {slot} of core "
+                    f"{coord}; a core runs at most one kernel per processor"
+                )
+            taken[(core.index, slot)] = k
+            placements.append(_Placement(core, k, slot))
+    return placements
+
+
+def _setup_circular_buffers(device, program: Program) -> None:
+    for core in device.cores:
+        core.cbs = [None] * device.num_cbs
+        core.cb_top = device.l1_unreserved_base
+    l1_end = device.l1_size - device.l1_small_size
+    lowest_buffer = device.l1_allocator.lowest_allocated_address()
+    align = device.l1_alignment
+    for cores, cfg in program.circular_buffers:
+        targets = [device.core(c.x, c.y) for c in cores.cores()]
+        if cfg.global_buffer is not None:
+            buf = cfg.global_buffer
+            if buf.buffer_type.name not in ("L1", "L1_SMALL"):
+                raise DeviceError("a globally allocated circular buffer must alias an L1 buffer")
+            addr = buf.address + cfg.address_offset
+            if cfg.address_offset + cfg.total_size > buf.size_per_bank:
+                raise DeviceError(
+                    f"globally allocated circular buffer of {cfg.total_size} B at offset "
+                    f"{cfg.address_offset} exceeds the {buf.size_per_bank} B the buffer holds per core"
+                )
+            if buf.shard is not None:
+                holders = {c.index for c in buf.shard_cores}
+                for core in targets:
+                    if core.index not in holders:
+                        raise DeviceError(
+                            f"circular buffer over a sharded buffer on core {core.logical}, "
+                            "which holds no shard of it"
+                        )
+        else:
+            addr = max(core.cb_top for core in targets)
+            addr = -(-addr // align) * align
+            top = addr + cfg.total_size
+            if top > l1_end:
+                raise DeviceError(
+                    f"statically allocated circular buffers on cores {cores} grow to {top} B, "
+                    f"beyond the {l1_end} B of L1 available to them"
+                )
+            if lowest_buffer is not None and top > lowest_buffer:
+                raise DeviceError(
+                    f"statically allocated circular buffers on cores {cores} clash with L1 "
+                    f"buffers: the CB region ends at {top:#x} and an L1 buffer starts at "
+                    f"{lowest_buffer:#x}"
+                )
+            for core in targets:
+                core.cb_top = top
+        for index in cfg.indices():
+            if not 0 <= index < device.num_cbs:
+                raise DeviceError(
+                    f"circular buffer index {index} is out of range: this target has "
+                    f"{device.num_cbs} circular-buffer indices"
+                )
+            for core in targets:
+                if core.cbs[index] is not None:
+                    raise DeviceError(
+                        f"circular buffer index {index} is configured twice on core {core.logical}"
+                    )
+                core.cbs[index] = CircularBuffer(
+                    core, index, addr, cfg.total_size, cfg.page_sizes[index],
+                    cfg.data_formats[index], cfg.tiles.get(index), cfg.names.get(index),
+                )
+
+
+def _setup_semaphores(device, program: Program) -> None:
+    for sem in program.semaphores:
+        addr = device.semaphore_address(sem.sem_id)
+        for coord in sem.cores.cores():
+            core = device.core(coord.x, coord.y)
+            core.l1_words(addr)[0] = sem.initial_value
+
+
+def _make_context(device, p: _Placement) -> KernelContext:
+    coord = CoreCoord(p.core.logical.x, p.core.logical.y)
+    args = list(p.kernel.runtime_args.get(coord, ()))
+    common = list(p.kernel.common_runtime_args)
+    ctx = KernelContext(device, p.core, p.kernel, p.slot, args, common)
+    words = args + common
+    if words:
+        p.core.l1_words(ctx.rta_addr, len(words))[:] = np.asarray(words, dtype=np.uint32)
+    return ctx

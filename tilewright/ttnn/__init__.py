@@ -1,0 +1,60 @@
+"""ttnn-compatible tensor front end on the virtual device.
+
+``import ttnn`` under ``tilewright run`` (or ``from tilewright import ttnn``) gives
+the ttnn surface that TT-Lang programs use: devices, tensors, data types, layouts,
+memory configurations, core types, conversion to and from torch, creation
+functions and a registry of operations with golden functions.
+"""
+
+from tilewright.device.buffer import ShardSpecBuffer  # noqa: F401
+from tilewright.ttnn.convert import (  # noqa: F401
+    deallocate,
+    empty,
+    empty_like,
+    from_device,
+    from_numpy,
+    from_torch,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    to_device,
+    to_layout,
+    to_memory_config,
+    to_numpy,
+    to_torch,
+    typecast,
+    zeros,
+    zeros_like,
+)
+from tilewright.ttnn.device import (  # noqa: F401
+    DEFAULT_L1_SMALL_SIZE,
+    GetNumAvailableDevices,
+    close_device,
+    get_num_devices,
+    manage_device,
+    open_device,
+    synchronize_device,
+)
+from tilewright.ttnn.memory import (  # noqa: F401
+    create_sharded_memory_config,
+    num_cores_to_corerangeset,
+    split_work_to_cores,
+)
+from tilewright.ttnn.tensor import Tensor, TensorSlice  # noqa: F401
+from tilewright.ttnn.types import *  # noqa: F401,F403
+from tilewright.ttnn.types import __all__ as _types_all
+from tilewright.ttnn.operations import *  # noqa: F401,F403
+from tilewright.ttnn.operations import __all__ as _ops_all
+
+__all__ = [
+    "Tensor", "TensorSlice", "open_device", "close_device", "manage_device", "synchronize_device",
+    "from_torch", "to_torch", "from_numpy", "to_numpy", "to_device", "from_device", "to_layout",
+    "to_memory_config", "typecast", "deallocate", "rand", "randn", "zeros", "ones", "full", "empty",
+    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like",
+    "create_sharded_memory_config", "num_cores_to_corerangeset", "split_work_to_cores",
+    *_types_all, *_ops_all,
+]

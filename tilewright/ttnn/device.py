@@ -1,0 +1,87 @@
+"""ttnn device management: open_device, close_device, manage_device, synchronize_device.
+
+``open_device`` builds a virtual :class:`tilewright.device.Device` from a system
+descriptor: by default the n150 board preset, or a board preset by name, or any
+``SystemDesc`` / ``SystemDescRoot`` / ``.ttsys``/``.mlir``/``.json`` path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
+from tilewright.device.engine import EngineOptions
+from tilewright.errors import DeviceError
+
+__all__ = [
+    "open_device",
+    "close_device",
+    "manage_device",
+    "synchronize_device",
+    "DEFAULT_L1_SMALL_SIZE",
+    "GetNumAvailableDevices",
+    "get_num_devices",
+]
+
+_OPEN: dict[int, Device] = {}
+
+ENV_BOARD = "TILEWRIGHT_BOARD"
+"""Environment variable read once by ``open_device`` when no descriptor is given
+(the runner sets it from ``--board``)."""
+
+
+def _system_desc(system_desc, board):
+    from tilewright import target
+
+    if system_desc is not None:
+        if isinstance(system_desc, (str, os.PathLike)):
+            system_desc = target.read_system_desc(system_desc)
+        return getattr(system_desc, "system_desc", system_desc)
+    name = board or os.environ.get(ENV_BOARD) or "n150"
+    return target.board_preset(name).system_desc
+
+
+def open_device(*, device_id: int = 0, l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
+                trace_region_size: int = 0, dispatch_core_config=None, worker_l1_size=None,
+                system_desc=None, board: str | None = None, options: EngineOptions | None = None,
+                **_ignored) -> Device:
+    """Open virtual device ``device_id`` (a chip position of the system descriptor)."""
+    if device_id in _OPEN and not _OPEN[device_id].closed:
+        raise DeviceError(f"device {device_id} is already open; close it first")
+    sd = _system_desc(system_desc, board)
+    n = len(sd.chip_desc_indices)
+    if not 0 <= device_id < n:
+        raise DeviceError(f"device_id {device_id} does not exist: the system has {n} chip(s)")
+    from tilewright.device import session
+
+    dev = Device(sd, chip=device_id, device_id=device_id, l1_small_size=l1_small_size,
+                 options=options or session.engine_options())
+    _OPEN[device_id] = dev
+    return dev
+
+
+def close_device(device: Device) -> None:
+    device.close()
+    if _OPEN.get(device.device_id) is device:
+        del _OPEN[device.device_id]
+
+
+@contextlib.contextmanager
+def manage_device(device_id: int = 0, **kwargs):
+    device = open_device(device_id=device_id, **kwargs)
+    try:
+        yield device
+    finally:
+        close_device(device)
+
+
+def synchronize_device(device: Device, queue_id=None, sub_device_ids=None) -> None:
+    device.command_queue.finish()
+
+
+def GetNumAvailableDevices(system_desc=None, board=None) -> int:  # noqa: N802
+    return len(_system_desc(system_desc, board).chip_desc_indices)
+
+
+get_num_devices = GetNumAvailableDevices
