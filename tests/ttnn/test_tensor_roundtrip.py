@@ -105,3 +105,19 @@ def test_deallocate_frees_and_reuses(device):
     assert device.dram_allocator.free_bytes() == before
     t2 = ttnn.from_torch(torch.zeros(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     assert t2.buffer_address() == addr
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_buffer_page_gather_scatter(device, sharded):
+    x = torch.randn(128, 128).to(torch.bfloat16)
+    mc = (ttnn.create_sharded_memory_config((128, 128), ttnn.CoreGrid(y=2, x=2), ttnn.ShardStrategy.BLOCK)
+          if sharded else ttnn.DRAM_MEMORY_CONFIG)
+    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=mc)
+    buf = t.buffer
+    all_pages = buf.read()
+    ids = np.array([15, 0, 5, 10, 3])
+    assert np.array_equal(buf.read_pages(ids), all_pages[ids])
+    buf.write_pages(ids[::-1], all_pages[ids])  # permute 5 pages
+    after = buf.read()
+    assert np.array_equal(after[ids[::-1]], all_pages[ids])
+    t.deallocate()

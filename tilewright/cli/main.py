@@ -14,9 +14,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tilewright.cli import sysdesc
+    from tilewright.cli import run, sysdesc
 
     cli.add_command(sysdesc.sysdesc)
+    cli.add_command(run.run)
 
 
 _register()

@@ -262,6 +262,46 @@ class Buffer:
             out[page_ids] = region[:, : self.page_size]
         return out
 
+    def read_pages(self, page_ids: np.ndarray) -> np.ndarray:
+        """Pages ``page_ids`` (in that order) as uint8 (len, page_size); vectorised per bank."""
+        ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
+        out = np.empty((ids.size, self.page_size), dtype=np.uint8)
+        for owner, pos, addrs in self._locate(ids):
+            mem = self.memory_of(owner)
+            idx = addrs[:, None] + np.arange(self.page_size)
+            out[pos] = mem[idx]
+        return out
+
+    def write_pages(self, page_ids: np.ndarray, data: np.ndarray) -> None:
+        """Store uint8 (len, page_size) ``data`` into pages ``page_ids``."""
+        ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
+        data = np.asarray(data, dtype=np.uint8).reshape(ids.size, self.page_size)
+        for owner, pos, addrs in self._locate(ids):
+            mem = self.memory_of(owner)
+            idx = addrs[:, None] + np.arange(self.page_size)
+            mem[idx] = data[pos]
+            if not isinstance(owner, int):
+                owner.notify_write(int(addrs.min()), int(addrs.max()) + self.page_size)
+
+    def _locate(self, ids: np.ndarray):
+        """Group page ids by bank: (owner, positions in ``ids``, local addresses)."""
+        self._check_alive()
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_pages):
+            raise DeviceError(f"page ids outside 0..{self.num_pages - 1}")
+        if self.layout == TensorMemoryLayout.INTERLEAVED:
+            banks = ids % self.num_banks
+            addrs = self.address + (ids // self.num_banks) * self.aligned_page_size
+        else:
+            banks, addrs = self._sharded_location(ids)
+        for bank in np.unique(banks):
+            pos = np.nonzero(banks == bank)[0]
+            b = int(bank)
+            if self.layout == TensorMemoryLayout.INTERLEAVED:
+                owner = b if self.is_dram else self.device.cores[b]
+            else:
+                owner = self._shard_cores[b]
+            yield owner, pos, addrs[pos]
+
     def _bank_runs(self):
         """(owner, page ids in storage order, start address) per bank / core."""
         self._check_alive()

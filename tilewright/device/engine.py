@@ -100,7 +100,10 @@ class WaitQueue:
         engine = ACTIVE.engine
         now = ACTIVE.run.clock if ACTIVE.run is not None else 0
         ready = engine._ready
+        tracer = engine.tracer
         for run in waiters:
+            if tracer is not None and now > run.wait_start:
+                tracer.span(run, "wait", run.wait_start, now, {"on": run.wait_desc})
             run.waiting_on = None
             if run.clock < now:
                 run.stats_blocked += now - run.clock
@@ -129,6 +132,8 @@ class KernelRun:
         "stats_waits",
         "stats_ops",
         "context",
+        "wait_start",
+        "wait_desc",
     )
 
     def __init__(
@@ -157,6 +162,8 @@ class KernelRun:
         self.stats_waits = 0
         self.stats_ops = 0
         self.context = context  # layer-specific per-run state (TT-Lang node runtime, DST, ...)
+        self.wait_start = 0
+        self.wait_desc = ""
 
     @property
     def label(self) -> str:
@@ -200,7 +207,7 @@ class Engine:
         self._sched: greenlet | None = None
         self._spins = 0
         self.running = False
-        self.trace_events: list[tuple] | None = [] if self.options.trace else None
+        self.tracer = None  # a device.trace.Tracer while tracing
         self.launch_count = 0
 
     # -- called from kernels ---------------------------------------------------------------
@@ -211,6 +218,9 @@ class Engine:
         run = ACTIVE.run
         run.waiting_on = (what, detail)
         run.stats_waits += 1
+        run.wait_start = run.clock
+        if self.tracer is not None:
+            run.wait_desc = what.describe_wait(detail)
         queue.waiters.append(run)
         self._spins = 0
         self._sched.switch()
@@ -278,6 +288,8 @@ class Engine:
                 RunStats(r.place, r.name, r.slot, r.clock, r.stats_blocked, r.stats_waits, r.stats_ops)
             )
         result.makespan = max((r.clock for r in runs), default=0)
+        if self.tracer is not None:
+            self.tracer.end_launch(result.makespan)
         return result
 
     def _abort(self, runs: list[KernelRun]) -> None:

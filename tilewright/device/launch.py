@@ -178,8 +178,16 @@ def _setup_circular_buffers(device, program: Program) -> None:
                             "which holds no shard of it"
                         )
         else:
-            addr = max(core.cb_top for core in targets)
-            addr = -(-addr // align) * align
+            if cfg.fixed_address is not None:
+                addr = cfg.fixed_address
+                if addr < device.l1_unreserved_base or addr % align:
+                    raise DeviceError(
+                        f"circular buffer address {addr:#x} is below l1_unreserved_base "
+                        f"({device.l1_unreserved_base:#x}) or not {align}-byte aligned"
+                    )
+            else:
+                addr = max(core.cb_top for core in targets)
+                addr = -(-addr // align) * align
             top = addr + cfg.total_size
             if top > l1_end:
                 raise DeviceError(
@@ -193,7 +201,7 @@ def _setup_circular_buffers(device, program: Program) -> None:
                     f"{lowest_buffer:#x}"
                 )
             for core in targets:
-                core.cb_top = top
+                core.cb_top = max(core.cb_top, top)
         for index in cfg.indices():
             if not 0 <= index < device.num_cbs:
                 raise DeviceError(

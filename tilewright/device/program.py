@@ -116,6 +116,7 @@ class CircularBufferConfig:
         self.names: dict[int, str] = {}
         self.global_buffer = None
         self.address_offset = 0
+        self.fixed_address: int | None = None
 
     def set_page_size(self, index: int, page_size: int) -> CircularBufferConfig:
         if index not in self.data_formats:
@@ -135,6 +136,12 @@ class CircularBufferConfig:
     def set_name(self, index: int, name: str) -> CircularBufferConfig:
         """A readable name for diagnostics (TT-Lang passes the DFB's variable name)."""
         self.names[index] = name
+        return self
+
+    def set_address(self, address: int) -> CircularBufferConfig:
+        """Place the CB at a fixed L1 address chosen by the caller (the TT-Lang compiler's
+        DFB allocation); the launch checks it against L1 and L1 buffers."""
+        self.fixed_address = int(address)
         return self
 
     def set_globally_allocated_address(self, buffer, offset: int = 0) -> CircularBufferConfig:

@@ -11,14 +11,25 @@ from dataclasses import dataclass, field
 
 from tilewright.device.engine import EngineOptions
 
-__all__ = ["RunOptions", "OPTIONS", "engine_options"]
+__all__ = ["RunOptions", "OPTIONS", "engine_options", "tracer_for", "record_launch", "LaunchRecord"]
+
+
+@dataclass(slots=True)
+class LaunchRecord:
+    name: str
+    result: object  # engine.LaunchResult
 
 
 @dataclass(slots=True)
 class RunOptions:
     trace: bool = False
     stats: bool = False
-    launches: list = field(default_factory=list)
+    launches: list[LaunchRecord] = field(default_factory=list)
+    tracer: object = None
+    board: str | None = None
+    """Board preset ``ttnn.open_device`` uses when given no descriptor (``--board``)."""
+    system_desc: object = None
+    """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
 
 
 OPTIONS = RunOptions()
@@ -26,3 +37,36 @@ OPTIONS = RunOptions()
 
 def engine_options() -> EngineOptions:
     return EngineOptions(trace=OPTIONS.trace)
+
+
+def tracer_for(device):
+    """The session tracer, attached to ``device`` (None unless tracing)."""
+    if not OPTIONS.trace:
+        return None
+    if OPTIONS.tracer is None:
+        from tilewright.device.trace import Tracer
+
+        OPTIONS.tracer = Tracer()
+    device.engine.tracer = OPTIONS.tracer
+    device.command_queue.tracer = OPTIONS.tracer
+    return OPTIONS.tracer
+
+
+def record_launch(name: str, result) -> None:
+    """Keep a launch's statistics for ``--stats``."""
+    if OPTIONS.stats:
+        OPTIONS.launches.append(LaunchRecord(name, result))
+
+
+def format_stats() -> str:
+    """A table of per-kernel counts and blocked time over every recorded launch."""
+    lines = ["launch                       place        kernel            slot     ops  waits   cycles  blocked"]
+    for rec in OPTIONS.launches:
+        for s in rec.result.stats:
+            lines.append(
+                f"{rec.name[:28]:<28} {s.place[:12]:<12} {s.kernel[:17]:<17} {s.slot:<7} "
+                f"{s.ops:>5} {s.waits:>6} {s.cycles:>8} {s.blocked_cycles:>8}"
+            )
+    if len(lines) == 1:
+        lines.append("(no launches)")
+    return "\n".join(lines)

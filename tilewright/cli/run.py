@@ -1,0 +1,38 @@
+"""``tilewright run prog.py [args]``: run a TT-Lang program on the virtual device."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tilewright.cli.runner import run_program
+from tilewright.device import session
+
+__all__ = ["run"]
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
+              help="Write a Chrome/Perfetto trace (one track per node x kernel) to this JSON file.")
+@click.option("--stats", is_flag=True, help="Print per-kernel operation counts and blocked time.")
+@click.option("--board", default=None,
+              help="Board preset the program's ttnn.open_device uses (n150, n300, n300-llmbox, p150).")
+@click.option("--system-desc", "system_desc", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from.")
+def run(program, args, trace_path, stats, board, system_desc):
+    """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
+    opts = session.OPTIONS
+    opts.trace = trace_path is not None
+    opts.stats = stats
+    opts.board = board
+    opts.system_desc = system_desc
+    status = run_program(program, list(args))
+    if trace_path and opts.tracer is not None:
+        opts.tracer.write(trace_path)
+        click.echo(f"trace: {trace_path}", err=True)
+    if stats:
+        click.echo(session.format_stats(), err=True)
+    sys.exit(status)

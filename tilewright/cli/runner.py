@@ -1,0 +1,95 @@
+"""Running a user's TT-Lang program: ``import ttl`` / ``import ttnn`` resolve to Tilewright.
+
+A meta-path finder maps the top-level names ``ttl`` and ``ttnn`` (and their
+submodules) to ``tilewright.ttl`` / ``tilewright.ttnn``, so the module objects are
+Tilewright's own (``ttl is tilewright.ttl``).  The program runs as ``__main__``
+with its own ``sys.argv``.  A Tilewright error prints its diagnostic (location,
+excerpt, notes) without a Python traceback and exits with status 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+import traceback
+
+from tilewright.errors import TilewrightError
+
+__all__ = ["install_aliases", "run_program", "ALIASES"]
+
+ALIASES = {"ttl": "tilewright.ttl", "ttnn": "tilewright.ttnn"}
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module) -> None:  # the target module is already executed
+        pass
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        head, _, rest = fullname.partition(".")
+        base = ALIASES.get(head)
+        if base is None:
+            return None
+        real = base + ("." + rest if rest else "")
+        if importlib.util.find_spec(real) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(real))
+
+
+_FINDER = _AliasFinder()
+
+
+def install_aliases() -> None:
+    """Make ``import ttl`` and ``import ttnn`` give Tilewright's modules."""
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+
+
+def format_error(exc: BaseException) -> str:
+    text = str(exc)
+    notes = getattr(exc, "__notes__", ())
+    if notes:
+        text += "\n" + "\n".join(f"note: {n}" for n in notes)
+    return f"{type(exc).__name__}: {text}"
+
+
+def run_program(path: str, argv: list[str]) -> int:
+    """Run ``path`` as ``__main__``; return the process exit status."""
+    install_aliases()
+    path = os.path.abspath(path)
+    saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
+    sys.argv = [path, *argv]
+    sys.path.insert(0, os.path.dirname(path))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        print(code, file=sys.stderr)
+        return 1
+    except TilewrightError as exc:
+        print(format_error(exc), file=sys.stderr)
+        return 1
+    except Exception:  # the user's own failure: show where it happened
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv = saved_argv
+        if sys.path and sys.path[0] == os.path.dirname(path):
+            sys.path.pop(0)
+        _ = saved_path0

@@ -1,0 +1,239 @@
+"""Setup declarations: DFB factories, kernel decorators, ``ttl.node`` / ``ttl.grid_size``.
+
+These run while an operation body is evaluated for one node (``NodeSetup``) —
+or, for ``node`` / ``grid_size``, inside that node's kernels.  They validate
+their arguments (naming the parameter) and record what they declare.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from tilewright.compiler.runtime import state
+from tilewright.compiler.runtime.dfb import DataflowBuffer
+from tilewright.compiler.setup import KernelDecl, SETUP_STACK, caller_loc, current_setup
+from tilewright.device.engine import ACTIVE
+from tilewright.device.formats import TILE_32x32, TileShape, element_size, tile_size_bytes
+from tilewright.errors import InterfaceError, KernelError
+from tilewright.ttnn.types import DataType, Layout, data_format_of
+
+__all__ = [
+    "make_dataflow_buffer_like",
+    "make_circular_buffer_like",
+    "make_dfb",
+    "compute",
+    "datamovement",
+    "node",
+    "grid_size",
+    "parse_dtype",
+]
+
+_MAX_BLOCK_COUNT = 32
+_TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
+_TILE_WIDTHS = (16, 32)
+
+_DTYPE_NAMES = {
+    "bf16": DataType.BFLOAT16, "bfloat16": DataType.BFLOAT16,
+    "f32": DataType.FLOAT32, "fp32": DataType.FLOAT32, "float32": DataType.FLOAT32,
+    "bfp8_b": DataType.BFLOAT8_B, "bfloat8_b": DataType.BFLOAT8_B, "bfp_bf8": DataType.BFLOAT8_B,
+    "bfp4_b": DataType.BFLOAT4_B, "bfloat4_b": DataType.BFLOAT4_B, "bfp_bf4": DataType.BFLOAT4_B,
+    "int32": DataType.INT32, "si32": DataType.INT32, "i32": DataType.INT32,
+    "uint32": DataType.UINT32, "u32": DataType.UINT32,
+    "uint16": DataType.UINT16, "u16": DataType.UINT16,
+    "uint8": DataType.UINT8, "u8": DataType.UINT8,
+}
+
+
+def parse_dtype(dtype, what: str = "dtype") -> DataType:
+    """A ttnn DataType from a ttnn dtype, a name such as "bf16", or a torch dtype."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if isinstance(dtype, str) and dtype.lower() in _DTYPE_NAMES:
+        return _DTYPE_NAMES[dtype.lower()]
+    name = str(dtype).rsplit(".", 1)[-1].lower()
+    torch_names = {"bfloat16": DataType.BFLOAT16, "float32": DataType.FLOAT32, "float": DataType.FLOAT32,
+                   "float16": DataType.BFLOAT16, "int32": DataType.INT32, "uint8": DataType.UINT8}
+    if not isinstance(dtype, str) and name in torch_names:
+        return torch_names[name]
+    raise InterfaceError(f"{what} {dtype!r} is not a TT-Lang data type (bf16, f32, bfp8_b, bfp4_b, "
+                         "int32, uint32, uint16, uint8)", loc=caller_loc())
+
+
+def _check_shape(shape, what: str, tiled: bool):
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not isinstance(shape, (tuple, list)) or not shape or not all(
+        isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape
+    ):
+        raise InterfaceError(f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=caller_loc())
+    if tiled and len(shape) < 2:
+        raise InterfaceError(
+            f"{what}: shape {tuple(shape)} needs at least 2 dimensions (tiles of rows and columns)",
+            loc=caller_loc(),
+        )
+    return tuple(shape)
+
+
+def _check_block_count(block_count, what: str) -> int:
+    if not isinstance(block_count, int) or isinstance(block_count, bool) or not (
+        1 <= block_count <= _MAX_BLOCK_COUNT
+    ):
+        raise InterfaceError(
+            f"{what}: block_count must be an int in 1..{_MAX_BLOCK_COUNT}, got {block_count!r}",
+            loc=caller_loc(),
+        )
+    return block_count
+
+
+def _dfb_name(setup, fallback: str) -> str:
+    frame = sys._getframe(2)
+    name = setup.op.source.name_at_line(frame.f_lineno) if frame.f_code.co_filename == setup.op.source.file else None
+    return name or fallback
+
+
+def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShape, tiled: bool):
+    fmt = data_format_of(dtype)
+    device = setup.device
+    if tiled:
+        page = tile_size_bytes(fmt, tile, dram_alignment=device.dram_alignment)
+        elem = 0
+    else:
+        elem = element_size(fmt)
+        page = shape[-1] * elem
+    dfb = DataflowBuffer(
+        name=name, core=setup.core, index=len(setup.dfbs), shape=shape, block_count=block_count,
+        data_format=fmt, dtype=dtype, tile=tile, tiled=tiled, page_size=page, elem_size=elem,
+        loc=caller_loc(),
+    )
+    setup.dfbs.append(dfb)
+    return dfb
+
+
+def make_dataflow_buffer_like(tensor, shape, block_count: int = 2, *, allocation_group=None,
+                              address_scope=None, buffer_factor=None):
+    """A DFB whose data type and tile come from ``tensor`` (spec §Dataflow buffers).
+
+    ``shape`` is in tiles for TILE tensors and in elements for ROW_MAJOR ones; a block
+    holds ``prod(shape)`` tiles and the DFB ``block_count`` blocks.
+    """
+    from tilewright.ttnn.tensor import Tensor
+
+    what = "ttl.make_dataflow_buffer_like"
+    setup = current_setup(what)
+    if buffer_factor is not None:  # legacy spelling (spec 0.15: buffer_factor -> block_count)
+        block_count = buffer_factor
+    if allocation_group is not None:
+        raise InterfaceError(f"{what}(allocation_group=...): DFB allocation groups are not supported yet",
+                             loc=caller_loc())
+    if not isinstance(tensor, Tensor):
+        raise InterfaceError(f"{what}: the first argument must be a TT-NN tensor, got {type(tensor).__name__}",
+                             loc=caller_loc())
+    tiled = tensor.layout == Layout.TILE
+    shape = _check_shape(shape, what, tiled)
+    block_count = _check_block_count(block_count, what)
+    return _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
+                    block_count=block_count, dtype=tensor.dtype, tile=tensor.tile_shape, tiled=tiled)
+
+
+def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
+    """Legacy spelling of ``make_dataflow_buffer_like`` (spec 0.5 / 0.15)."""
+    return make_dataflow_buffer_like(tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs)
+
+
+def make_dfb(dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_group=None,
+             address_scope=None):
+    """A tiled DFB of an explicit data type (spec §Dataflow buffers, ``ttl.make_dfb``)."""
+    what = "ttl.make_dfb"
+    setup = current_setup(what)
+    if allocation_group is not None:
+        raise InterfaceError(f"{what}(allocation_group=...): DFB allocation groups are not supported yet",
+                             loc=caller_loc())
+    dt = parse_dtype(dtype, f"{what}: dtype")
+    shape = _check_shape(shape, what, True)
+    block_count = _check_block_count(block_count, what)
+    try:
+        th, tw = (int(tile[0]), int(tile[1]))
+    except (TypeError, ValueError, IndexError):
+        raise InterfaceError(f"{what}: tile must be (height, width), got {tile!r}", loc=caller_loc()) from None
+    if th not in _TILE_HEIGHTS or tw not in _TILE_WIDTHS:
+        raise InterfaceError(
+            f"{what}: tile ({th}, {tw}) is not supported; heights {_TILE_HEIGHTS}, widths {_TILE_WIDTHS}",
+            loc=caller_loc(),
+        )
+    tile_shape = TILE_32x32 if (th, tw) == (32, 32) else TileShape(th, tw)
+    return _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
+                    block_count=block_count, dtype=dt, tile=tile_shape, tiled=True)
+
+
+def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):
+    loc = caller_loc()
+
+    def register(fn):
+        if not callable(fn):
+            raise InterfaceError(f"{deco}() decorates a kernel function", loc=loc)
+        setup = current_setup(f"{deco}()")
+        setup.kernels.append(KernelDecl(fn.__name__, kind, fn, kernel, loc))
+        return fn
+
+    return register
+
+
+def compute(kernel=None, *, verbose=None):
+    """``@ttl.compute()``: declare the node's compute kernel function (spec §Kernels)."""
+    if callable(kernel) and not _is_selector(kernel):  # bare @ttl.compute
+        return _kernel_decorator("compute", "@ttl.compute", None)(kernel)
+    return _kernel_decorator("compute", "@ttl.compute", kernel, verbose)
+
+
+def datamovement(kernel=None, *, verbose=None):
+    """``@ttl.datamovement()``: declare a data-movement kernel function of the node."""
+    if callable(kernel) and not _is_selector(kernel):
+        return _kernel_decorator("data_movement", "@ttl.datamovement", None)(kernel)
+    return _kernel_decorator("data_movement", "@ttl.datamovement", kernel, verbose)
+
+
+def _is_selector(x) -> bool:
+    from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+
+    return isinstance(x, (Kernel, KernelKind, PipeSourceKernel))
+
+
+def _grid_and_node():
+    run = ACTIVE.run
+    if run is not None and state.CURRENT is not None:
+        return state.CURRENT.grid, (run.core.logical.x, run.core.logical.y)
+    if SETUP_STACK:
+        s = SETUP_STACK[-1]
+        return s.grid, s.node
+    raise KernelError("ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=caller_loc())
+
+
+def _check_dims(dims) -> int:
+    if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
+        raise InterfaceError(f"dims must be a positive int, got {dims!r}", loc=caller_loc())
+    return dims
+
+
+def grid_size(dims: int = 2):
+    """The grid's size in ``dims`` dimensions (spec §Grid): fewer dims flatten the highest
+    ones, more dims pad with 1.  ``dims=1`` gives the node count."""
+    dims = _check_dims(dims)
+    grid, _ = _grid_and_node()
+    g = (grid[0], grid[1])
+    if dims == 1:
+        return math.prod(g)
+    return g + (1,) * (dims - 2)
+
+
+def node(dims: int = 2):
+    """This node's coordinates (0-based) in ``dims`` dimensions (spec §Node).
+
+    ``dims=2`` gives ``(x, y)``; ``dims=1`` gives ``x * rows + y`` (the compiler's
+    flattening); more dims pad with 0.
+    """
+    dims = _check_dims(dims)
+    grid, (x, y) = _grid_and_node()
+    if dims == 1:
+        return x * grid[1] + y
+    return (x, y) + (0,) * (dims - 2)

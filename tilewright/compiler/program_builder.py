@@ -1,0 +1,140 @@
+"""Operation declarations → a device ``Program``.
+
+Every node evaluated the operation body; node (0, 0)'s declarations are the
+template and every other node must have declared the same DFBs (shape, block
+count, format) and kernels (name, kind) in the same order.  Then:
+
+* logical kernels get processor slots (``capacity.assign_slots``);
+* DFBs get physical circular-buffer indices and L1 addresses (``dfb_alloc``),
+  within the target's index limit (``num_cbs``) and the node's free L1;
+* each kernel becomes one program kernel on the grid whose entry runs the node's
+  own kernel function (per-node state comes from the setups, never from copies)
+  and releases what it still holds at exit (the compiler's auto-sync);
+* each ``ttl.Semaphore`` becomes a program semaphore.
+"""
+
+from __future__ import annotations
+
+from tilewright.compiler import dfb_alloc
+from tilewright.compiler.capacity import LogicalKernel, assign_slots
+from tilewright.compiler.runtime import state
+from tilewright.device.coords import CoreCoord, CoreRange
+from tilewright.device.engine import ACTIVE
+from tilewright.device.program import CircularBufferConfig, ComputeConfig, DataMovementConfig, Program
+from tilewright.errors import InterfaceError
+
+__all__ = ["build", "logical_kernels"]
+
+
+def _check_consistent(op, setups) -> None:
+    items = list(setups.values())
+    ref = items[0]
+    ref_dfbs = [(d.shape, d.block_count, d.data_format, d.tiled) for d in ref.dfbs]
+    ref_kernels = [(k.name, k.kind) for k in ref.kernels]
+    for s in items[1:]:
+        if [(d.shape, d.block_count, d.data_format, d.tiled) for d in s.dfbs] != ref_dfbs:
+            raise InterfaceError(
+                f"operation '{op.name}': node {s.node} declares different DFBs than node {ref.node}; "
+                "DFB declarations must not depend on ttl.node()"
+            )
+        if [(k.name, k.kind) for k in s.kernels] != ref_kernels:
+            raise InterfaceError(
+                f"operation '{op.name}': node {s.node} declares different kernels than node {ref.node}; "
+                "kernel declarations must not depend on ttl.node()"
+            )
+        if len(s.semaphores) != len(ref.semaphores):
+            raise InterfaceError(
+                f"operation '{op.name}': node {s.node} declares a different number of semaphores"
+            )
+
+
+def logical_kernels(decls) -> list[LogicalKernel]:
+    """Logical kernels of a multi-kernel operation, from its kernel declarations."""
+    from tilewright.compiler.selectors import logical_kernel_of
+
+    any_selector = any(d.selector is not None for d in decls)
+    out: list[LogicalKernel] = []
+    seen: dict[LogicalKernel, str] = {}
+    for i, d in enumerate(decls):
+        if d.selector is None and not any_selector:
+            lk = LogicalKernel(d.kind, "ordinal", d.name, i, d.loc)
+        else:
+            lk = logical_kernel_of(d.selector, d.kind, d.name, d.loc)
+        key = LogicalKernel(lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "", 0)
+        if key in seen:
+            raise InterfaceError(
+                f"kernel functions '{seen[key]}' and '{d.name}' select the same logical kernel "
+                f"({lk.describe()}); give each its own kernel",
+                loc=d.loc,
+            )
+        seen[key] = d.name
+        out.append(lk)
+    return out
+
+
+def _entry(index: int, name: str):
+    def entry() -> None:
+        run = ACTIVE.run
+        setup = state.CURRENT.setups[run.core.index]
+        setup.kernels[index].fn()
+        for dfb in setup.dfbs:
+            dfb.release_held(run)
+
+    entry.__name__ = name
+    entry.__qualname__ = name
+    return entry
+
+
+def build(op, device, grid, setups, call_loc) -> Program:
+    """The device program that runs ``op`` on ``grid``."""
+    _check_consistent(op, setups)
+    first = next(iter(setups.values()))
+    cols, rows = grid[0], grid[1]
+    grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
+    program = Program(op.name)
+
+    placement = dfb_alloc.allocate(op, device, first.dfbs, call_loc)
+    for setup in setups.values():
+        for dfb, (index, address) in zip(setup.dfbs, placement):
+            dfb.index, dfb.address = index, address
+    configured: set[int] = set()
+    for dfb, (index, address) in zip(first.dfbs, placement):
+        if index in configured:  # a shared physical index (DFB reuse) is configured once
+            continue
+        configured.add(index)
+        cfg = CircularBufferConfig(dfb.total_bytes, {index: dfb.data_format})
+        cfg.set_page_size(index, dfb.page_size).set_tile_dims(index, dfb.tile).set_name(index, dfb.name)
+        cfg.set_address(address)
+        program.create_circular_buffer(grid_range, cfg)
+
+    kernels = logical_kernels(first.kernels)
+    slots = assign_slots(kernels, device.slots)
+    compute_cfg = _compute_config(op)
+    for i, (decl, lk) in enumerate(zip(first.kernels, kernels)):
+        config = compute_cfg if decl.kind == "compute" else DataMovementConfig()
+        program.create_kernel(_entry(i, decl.name), grid_range, config, name=decl.name, slot=slots[lk])
+
+    for i, sem in enumerate(first.semaphores):
+        sem_id = program.create_semaphore(grid_range, sem.initial)
+        for setup in setups.values():
+            setup.semaphores[i].bind(sem_id, device.semaphore_address(sem_id))
+    program.kernel_slots = {decl.name: slots[lk] for decl, lk in zip(first.kernels, kernels)}
+    program.logical_kernels = kernels
+    program.dfb_table = [(d.name, idx, addr, d.total_bytes) for d, (idx, addr) in zip(first.dfbs, placement)]
+    return program
+
+
+def _compute_config(op) -> ComputeConfig:
+    from tilewright.device.program import MathFidelity
+
+    opts = op.options
+    fidelity = opts.get("math_fidelity")
+    if fidelity is not None:
+        fidelity = MathFidelity[str(getattr(fidelity, "name", fidelity))]
+    else:
+        fidelity = MathFidelity.HiFi4
+    return ComputeConfig(
+        math_fidelity=fidelity,
+        fp32_dest_acc_en=bool(opts.get("fp32_dest_acc_en") or False),
+        dst_full_sync_en=bool(opts.get("dst_full_sync_en") or False),
+    )

@@ -1,0 +1,222 @@
+"""``ttl.copy`` between tensor slices and blocks, transfer handles, GroupTransfer (spec §Copy).
+
+A copy is a NoC transfer on real bytes: tensor pages (in DRAM or L1 banks) into a
+block's L1, or a block's L1 out to tensor pages.  It is asynchronous in the
+language: ``copy`` returns a handle and the block is locked (NAW while written,
+ROR while read) until ``handle.wait()``.  The bytes move at issue (the strongest
+legal ordering); the handle carries the modelled completion time.  Pipe copies
+(``block → pipe``, ``pipe → block``) are handled by ``runtime.pipes``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tilewright.compiler.runtime.blockstate import Op, check_and_apply
+from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
+from tilewright.compiler.runtime.expr import shape_text
+from tilewright.device.transfer import transfer_cycles
+from tilewright.errors import DFBContractError, KernelError
+from tilewright.ttnn.tensor import Tensor, TensorSlice
+from tilewright.ttnn.types import Layout
+
+__all__ = ["copy", "CopyTransferHandler", "GroupTransfer"]
+
+
+class CopyTransferHandler:
+    """A transfer in flight (spec ``ttl.Transfer``): ``wait()`` once."""
+
+    __slots__ = ("block", "done_at", "waited", "what", "trace_start")
+
+    def __init__(self, block: TensorBlock | None, done_at: int, what: str, trace_start: int) -> None:
+        self.block = block
+        self.done_at = done_at
+        self.waited = False
+        self.what = what
+        self.trace_start = trace_start
+
+    def wait(self) -> None:
+        """Block until the transfer completed; the handle is unusable afterwards."""
+        if self.waited:
+            raise DFBContractError(f"transfer handle of {self.what} was already waited; a handle is single-use")
+        run = current_kernel("transfer.wait()")
+        self.waited = True
+        if run.clock < self.done_at:
+            run.clock = self.done_at
+        block = self.block
+        if block is not None:
+            if self in block.pending:
+                block.pending.remove(self)
+            check_and_apply(block, Op.TX_WAIT)
+        tracer = _tracer()
+        if tracer is not None:
+            tracer.span(run, "copy", self.trace_start, self.done_at, {"what": self.what})
+
+    def __repr__(self) -> str:
+        return f"<CopyTransferHandler {self.what}{' waited' if self.waited else ''}>"
+
+
+class GroupTransfer:
+    """Wait for several transfers at once (spec ``ttl.GroupTransfer``)."""
+
+    def __init__(self) -> None:
+        self._items: list = []
+        self._done = False
+
+    def add(self, transfer) -> None:
+        if self._done:
+            raise DFBContractError("GroupTransfer.add() after wait_all(); a group is single-use")
+        if not hasattr(transfer, "wait"):
+            raise KernelError(f"GroupTransfer.add() takes a transfer handle, got {type(transfer).__name__}")
+        self._items.append(transfer)
+
+    def wait_all(self) -> None:
+        if self._done:
+            raise DFBContractError("GroupTransfer.wait_all() was already called; a group is single-use")
+        self._done = True
+        for item in self._items:
+            item.wait()
+
+
+def _tracer():
+    from tilewright.compiler.runtime import state
+
+    return state.TRACER
+
+
+def copy(src, dst):
+    """Start an asynchronous copy; exactly one side is a block (spec §Copy)."""
+    run = current_kernel("ttl.copy")
+    if run.context.kernel.kind == "compute":
+        raise KernelError(f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel")
+    from tilewright.compiler.runtime import pipes
+
+    if isinstance(dst, TensorBlock):
+        if isinstance(src, TensorSlice):
+            return _tensor_to_block(run, src, dst)
+        if isinstance(src, Tensor):
+            return _tensor_to_block(run, _whole(src), dst)
+        if isinstance(src, pipes.PIPE_TYPES):
+            return pipes.receive(run, src, dst)
+    elif isinstance(src, TensorBlock):
+        if isinstance(dst, TensorSlice):
+            return _block_to_tensor(run, src, dst)
+        if isinstance(dst, Tensor):
+            return _block_to_tensor(run, src, _whole(dst))
+        if isinstance(dst, pipes.PIPE_TYPES):
+            return pipes.send(run, src, dst)
+    raise KernelError(
+        f"ttl.copy({_kind(src)}, {_kind(dst)}): a copy moves data between a block and a tensor "
+        "slice or a pipe; exactly one side must be a block"
+    )
+
+
+def _kind(x) -> str:
+    return {TensorBlock: "block", TensorSlice: "tensor slice", Tensor: "tensor"}.get(type(x), type(x).__name__)
+
+
+def _whole(t: Tensor) -> TensorSlice:
+    return t.slice_pages(tuple(slice(None) for _ in t.page_grid()))
+
+
+def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
+    t, dfb = sl.tensor, blk.dfb
+    if t.device() is not dfb.core.device:
+        raise KernelError("ttl.copy: the tensor is not on this operation's device")
+    tiled = t.layout == Layout.TILE
+    if tiled != dfb.tiled:
+        raise KernelError(
+            f"ttl.copy: cannot mix a {'tiled' if tiled else 'row-major'} tensor with a "
+            f"{'tiled' if dfb.tiled else 'row-major'} DFB '{dfb.name}'"
+        )
+    if t.data_format != dfb.data_format:
+        raise KernelError(
+            f"ttl.copy: tensor of {t.dtype.name.lower()} and DFB '{dfb.name}' of "
+            f"{dfb.dtype.name.lower()} differ in format; the NoC copies bytes, so formats must match"
+        )
+    if tiled and (t.tile_shape.height, t.tile_shape.width) != (dfb.tile.height, dfb.tile.width):
+        raise KernelError(
+            f"ttl.copy: tensor tiles {t.tile_shape.height}x{t.tile_shape.width} and DFB '{dfb.name}' "
+            f"tiles {dfb.tile.height}x{dfb.tile.width} differ"
+        )
+    if tuple(sl.shape) != tuple(blk.shape):
+        n_t, n_b = int(np.prod(sl.shape)), int(np.prod(blk.shape))
+        unit = "tiles" if tiled else "elements"
+        if tiled:
+            th, tw = t.tile_shape.height, t.tile_shape.width
+            elems = sl.full_shape[:-2] + (sl.full_shape[-2] * th, sl.full_shape[-1] * tw)
+            what = f"Tensor shape {shape_text(elems)}"
+        else:
+            what = f"Tensor shape {shape_text(sl.shape)}"
+        raise KernelError(
+            f"{what} does not match Block shape {shape_text(blk.shape)} "
+            f"({unit} counts: {n_t} vs {n_b}): the slice {sl} must cover exactly the block of "
+            f"{blk.describe()}"
+        )
+
+
+def _tile_pages(sl: TensorSlice) -> np.ndarray:
+    grid = sl.tensor.page_grid()
+    ranges = [np.arange(s.start, s.stop) for s in sl.index]
+    return np.ravel_multi_index(np.ix_(*ranges), grid).reshape(-1)
+
+
+def _row_pages(sl: TensorSlice) -> tuple[np.ndarray, slice]:
+    t = sl.tensor
+    if t.buffer.page_size != t.row_bytes():
+        raise KernelError(
+            "ttl.copy of a row-major tensor needs whole-row pages (interleaved or height-sharded); "
+            "this tensor is width- or block-sharded"
+        )
+    grid = tuple(t.padded_shape)
+    rows_grid = grid[:-1] or (1,)
+    ranges = [np.arange(s.start, s.stop) for s in sl.index[:-1]] or [np.arange(1)]
+    ids = np.ravel_multi_index(np.ix_(*ranges), rows_grid).reshape(-1)
+    es = t.row_bytes() // (grid[-1] if grid else 1)
+    last = sl.index[-1]
+    return ids, slice(last.start * es, last.stop * es)
+
+
+def _issue(run, blk: TensorBlock, nbytes: int, what: str) -> CopyTransferHandler:
+    start = run.clock
+    run.clock += 16  # issue cost; completion is modelled by the handle
+    run.stats_ops += 1
+    handle = CopyTransferHandler(blk, start + transfer_cycles(nbytes), what, start)
+    blk.pending.append(handle)
+    return handle
+
+
+def _tensor_to_block(run, sl: TensorSlice, blk: TensorBlock) -> CopyTransferHandler:
+    if not blk.is_reserve:
+        raise KernelError(
+            f"ttl.copy(tensor_slice, block) writes the block, so it must come from reserve(); "
+            f"{blk.describe()} comes from wait()"
+        )
+    _check_pair(sl, blk)
+    check_and_apply(blk, Op.COPY_DST)
+    buf = sl.tensor.buffer
+    mem = blk.memory()
+    if blk.dfb.tiled:
+        data = buf.read_pages(_tile_pages(sl))
+        mem[:] = data.reshape(-1)
+    else:
+        ids, cols = _row_pages(sl)
+        mem[:] = buf.read_pages(ids)[:, cols].reshape(-1)
+    blk.dfb.core.notify_write(blk.addr, blk.addr + mem.size)
+    return _issue(run, blk, mem.size, f"copy {sl} -> {blk.describe()}")
+
+
+def _block_to_tensor(run, blk: TensorBlock, sl: TensorSlice) -> CopyTransferHandler:
+    _check_pair(sl, blk)
+    check_and_apply(blk, Op.COPY_SRC)
+    buf = sl.tensor.buffer
+    mem = blk.memory()
+    if blk.dfb.tiled:
+        ids = _tile_pages(sl)
+        buf.write_pages(ids, mem.reshape(ids.size, -1))
+    else:
+        ids, cols = _row_pages(sl)
+        pages = buf.read_pages(ids)
+        pages[:, cols] = mem.reshape(ids.size, -1)
+        buf.write_pages(ids, pages)
+    return _issue(run, blk, mem.size, f"copy {blk.describe()} -> {sl}")

@@ -1,0 +1,536 @@
+"""Dataflow buffers and blocks at run time (spec §Dataflow buffers, §Blocks; reference D.1).
+
+A ``DataflowBuffer`` (DFB) is a per-node FIFO ring of ``block_count`` blocks, built
+on the node's circular buffer of the same physical index: a block is
+``block_pages`` consecutive pages (tiles for tiled DFBs, rows for row-major
+ones).  ``reserve()`` / ``wait()`` block like ``cb_reserve_back`` /
+``cb_wait_front`` for one more block than the kernel already holds; ``push()`` /
+``pop()`` release the oldest held block.  A ``TensorBlock`` is one acquired block:
+its L1 address, its state (``blockstate``) and its pending transfers.
+
+Rules enforced here: one producer and one consumer kernel per DFB and node (SPSC);
+a data-movement kernel holds at most one block of a DFB at a time (it addresses a
+DFB through one pointer); blocks are released in acquisition order; a kernel that
+ends while holding blocks releases them (the compiler's auto-sync), unless their
+state forbids it, which is an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from tilewright.compiler.runtime.blockstate import Context, Op, State, check_and_apply
+from tilewright.device.engine import ACTIVE
+from tilewright.device.formats import decode_block, encode_block
+from tilewright.errors import BlockStateError, DFBContractError, KernelError
+
+__all__ = ["DataflowBuffer", "TensorBlock", "current_kernel"]
+
+
+def current_kernel(what: str):
+    """The running KernelRun; an error naming ``what`` outside kernels."""
+    run = ACTIVE.run
+    if run is None:
+        raise KernelError(
+            f"{what} can only be used inside a kernel function of a running @ttl.operation"
+        )
+    return run
+
+
+def _is_compute(run) -> bool:
+    return run.context.kernel.kind == "compute"
+
+
+class DataflowBuffer:
+    """A dataflow buffer of one node (``ttl.make_dataflow_buffer_like`` / ``ttl.make_dfb``)."""
+
+    def __init__(self, *, name: str, core, index: int, shape: tuple[int, ...], block_count: int,
+                 data_format, dtype, tile, tiled: bool, page_size: int, elem_size: int,
+                 loc=None) -> None:
+        self.name = name
+        self.core = core
+        self.index = index
+        self.shape = tuple(shape)
+        self.block_count = block_count
+        self.data_format = data_format
+        self.dtype = dtype
+        self.tile = tile
+        self.tiled = tiled
+        self.page_size = page_size
+        self.elem_size = elem_size
+        self.block_pages = math.prod(self.shape) if tiled else math.prod(self.shape[:-1])
+        self.block_bytes = self.block_pages * page_size
+        self.loc = loc
+        self._cb = None
+        self._reserved: deque[TensorBlock] = deque()
+        self._waited: deque[TensorBlock] = deque()
+        self._producer = None
+        self._consumer = None
+        self.address: int | None = None  # filled by the program builder (for explain / diagnostics)
+
+    # -- facts -------------------------------------------------------------------------------
+
+    @property
+    def capacity_tiles(self) -> int:
+        return self.block_pages * self.block_count
+
+    @property
+    def total_bytes(self) -> int:
+        return self.block_bytes * self.block_count
+
+    def _circular(self):
+        cb = self._cb
+        if cb is None:
+            cb = self.core.cbs[self.index]
+            if cb is None:
+                raise KernelError(f"DFB '{self.name}' has no circular buffer on node {self.core.logical}")
+            self._cb = cb
+        return cb
+
+    def filled_blocks(self) -> int:
+        return self._circular().pages_filled // self.block_pages
+
+    # -- acquire -----------------------------------------------------------------------------
+
+    def _role(self, run, producer: bool) -> None:
+        attr = "_producer" if producer else "_consumer"
+        owner = getattr(self, attr)
+        if owner is None:
+            setattr(self, attr, run)
+        elif owner is not run:
+            role = "producer" if producer else "consumer"
+            raise DFBContractError(
+                f"DFB '{self.name}' has two {role}s on node {self.core.logical}: kernels "
+                f"'{owner.name}' and '{run.name}'; a DFB has one producer and one consumer "
+                "kernel per node (use one DFB per consumer)"
+            )
+
+    def reserve(self, **kwargs) -> TensorBlock:
+        """Acquire the next free block (blocking); it starts in state MW."""
+        if kwargs:
+            _reject_kernel_kw("reserve", kwargs)
+        run = current_kernel(f"{self.name}.reserve()")
+        self._role(run, True)
+        held = self._reserved
+        if held and not _is_compute(run):
+            raise DFBContractError(
+                f"{self.name}.reserve(): kernel '{run.name}' still holds block "
+                f"{held[-1].describe()}; a data-movement kernel addresses a DFB through one write "
+                "pointer: push each block before the next acquisition"
+            )
+        cb = self._circular()
+        need = (len(held) + 1) * self.block_pages
+        if need > cb.num_pages:
+            raise DFBContractError(
+                f"{self.name}.reserve(): kernel '{run.name}' already holds all {self.block_count} "
+                "blocks of the DFB; push one before reserving another"
+            )
+        run.clock += 8
+        while cb.pages_free < need:
+            ACTIVE.engine.block(cb.back_q, self, ("reserve", need))
+        addr = cb.wr_ptr + len(held) * self.block_bytes
+        if addr >= cb.fifo_limit:
+            addr -= cb.fifo_limit - cb.fifo_addr
+        ctx = Context.CK_RESERVE if _is_compute(run) else Context.DM_RESERVE
+        block = TensorBlock(self, addr, ctx, run, State.MW)
+        held.append(block)
+        return block
+
+    def wait(self, **kwargs) -> TensorBlock:
+        """Acquire the next filled block (blocking); it starts in state MR."""
+        if kwargs:
+            _reject_kernel_kw("wait", kwargs)
+        run = current_kernel(f"{self.name}.wait()")
+        self._role(run, False)
+        held = self._waited
+        if held and not _is_compute(run):
+            raise DFBContractError(
+                f"{self.name}.wait(): kernel '{run.name}' still holds block {held[-1].describe()}; "
+                "a data-movement kernel addresses a DFB through one read pointer: pop each block "
+                "before the next acquisition"
+            )
+        cb = self._circular()
+        need = (len(held) + 1) * self.block_pages
+        if need > cb.num_pages:
+            raise DFBContractError(
+                f"{self.name}.wait(): kernel '{run.name}' already holds all {self.block_count} "
+                "blocks of the DFB; pop one before waiting for another"
+            )
+        run.clock += 8
+        while cb.pages_filled < need:
+            ACTIVE.engine.block(cb.front_q, self, ("wait", need))
+        addr = cb.rd_ptr + len(held) * self.block_bytes
+        if addr >= cb.fifo_limit:
+            addr -= cb.fifo_limit - cb.fifo_addr
+        ctx = Context.CK_WAIT if _is_compute(run) else Context.DM_WAIT
+        block = TensorBlock(self, addr, ctx, run, State.MR)
+        held.append(block)
+        return block
+
+    # -- release -----------------------------------------------------------------------------
+
+    def _release(self, block: TensorBlock, op: Op) -> None:
+        held = self._reserved if op == Op.PUSH else self._waited
+        if block.state != State.OS and held and held[0] is not block:
+            verb = "pushed" if op == Op.PUSH else "popped"
+            raise DFBContractError(
+                f"{block.describe()} is {verb} before {held[0].describe()}: blocks of a DFB are "
+                f"{verb} in the order they were acquired"
+            )
+        block.complete_transfers()
+        check_and_apply(block, op)
+        held.popleft()
+        cb = self._circular()
+        if op == Op.PUSH:
+            cb.push_back(self.block_pages)
+        else:
+            cb.pop_front(self.block_pages)
+        block.run.clock += 8
+
+    def push(self) -> None:
+        """Legacy buffer-level push (spec < 0.7): push the oldest reserved block."""
+        if not self._reserved:
+            raise DFBContractError(f"{self.name}.push(): there is no reserved block to push")
+        self._reserved[0].push()
+
+    def pop(self) -> None:
+        """Legacy buffer-level pop (spec < 0.7): pop the oldest waited block."""
+        if not self._waited:
+            raise DFBContractError(f"{self.name}.pop(): there is no waited block to pop")
+        self._waited[0].pop()
+
+    def release_held(self, run) -> None:
+        """At kernel exit: release what ``run`` still holds, as the compiler's auto-sync does."""
+        for held, op in ((self._reserved, Op.PUSH), (self._waited, Op.POP)):
+            while held and held[0].run is run:
+                self._release(held[0], op)
+
+    # -- diagnostics ---------------------------------------------------------------------------
+
+    def describe_wait(self, detail) -> str:
+        op, need = detail
+        cb = self._circular()
+        filled = cb.pages_filled // self.block_pages
+        free = cb.pages_free // self.block_pages
+        if op == "reserve":
+            return (
+                f"{self.name}.reserve(): {self.name} has {free} free of {self.block_count} blocks "
+                f"({filled} filled, waiting for the consumer to pop); capacity {self.block_count} blocks"
+            )
+        return (
+            f"{self.name}.wait(): {self.name} holds {filled} filled blocks "
+            f"(capacity {self.block_count} blocks)"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<DataflowBuffer {self.name} shape={self.shape} block_count={self.block_count} "
+            f"{self.dtype.name.lower()} on node {self.core.logical}>"
+        )
+
+    def __str__(self) -> str:  # what `print(dfb)` shows in a kernel (DPRINT metadata)
+        return (
+            f"DFB {self.name}: index {self.index}, shape {self.shape}, block_count "
+            f"{self.block_count}, {self.dtype.name.lower()}, {self.block_bytes} B per block"
+        )
+
+
+def _reject_kernel_kw(method: str, kwargs) -> None:
+    if "kernel" in kwargs:
+        raise DFBContractError(
+            f"kernel= is not supported on DFB {method}(); select release ownership on push() or pop()"
+        )
+    raise TypeError(f"{method}() got unexpected keyword argument(s): {', '.join(kwargs)}")
+
+
+class TensorBlock:
+    """One acquired block of a DFB (spec ``ttl.Block``)."""
+
+    __slots__ = ("dfb", "addr", "context", "run", "state", "ror", "pending", "__weakref__")
+
+    def __init__(self, dfb: DataflowBuffer, addr: int, context: Context, run, state: State) -> None:
+        self.dfb = dfb
+        self.addr = addr
+        self.context = context
+        self.run = run
+        self.state = state
+        self.ror = 0
+        self.pending: list = []  # transfers not waited yet
+
+    # -- facts -------------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.dfb.shape
+
+    @property
+    def dtype(self):
+        return self.dfb.dtype
+
+    @property
+    def tile(self):
+        return self.dfb.tile
+
+    @property
+    def nbytes(self) -> int:
+        return self.dfb.block_bytes
+
+    @property
+    def is_reserve(self) -> bool:
+        return self.context in (Context.DM_RESERVE, Context.CK_RESERVE)
+
+    def memory(self) -> np.ndarray:
+        """The block's bytes in L1 (a view)."""
+        return self.dfb.core.l1[self.addr : self.addr + self.dfb.block_bytes]
+
+    def describe(self) -> str:
+        """"block 'x' (reserved from DFB 'y')", the variable name found only now, on error."""
+        name = _variable_name(self)
+        acq = "reserved from" if self.is_reserve else "waited from"
+        who = f"block '{name}'" if name else "a block"
+        return f"{who} ({acq} DFB '{self.dfb.name}')"
+
+    # -- data ------------------------------------------------------------------------------
+
+    def values(self) -> np.ndarray:
+        """Decode the block to float32 (logical element layout), without a state change."""
+        dfb = self.dfb
+        if dfb.tiled:
+            *batch, rows, cols = dfb.shape
+            r = rows * math.prod(batch)
+            mat = decode_block(self.memory(), dfb.data_format, dfb.tile, r, cols)
+            th, tw = dfb.tile.height, dfb.tile.width
+            return mat.reshape(*batch, rows * th, cols * tw) if batch else mat
+        from tilewright.device.formats import decode_elements
+
+        count = math.prod(dfb.shape)
+        return decode_elements(self.memory(), dfb.data_format, count).reshape(dfb.shape).astype(np.float32)
+
+    def write_values(self, values: np.ndarray) -> None:
+        dfb = self.dfb
+        if dfb.tiled:
+            th, tw = dfb.tile.height, dfb.tile.width
+            mat = values.reshape(-1, values.shape[-1]) if values.ndim > 2 else values
+            if mat.shape[0] % th or mat.shape[1] % tw:
+                raise BlockStateError(f"value of shape {values.shape} is not a whole number of tiles")
+            data = encode_block(mat, dfb.data_format, dfb.tile)
+        else:
+            from tilewright.device.formats import encode_elements
+
+            data = encode_elements(values.reshape(-1), dfb.data_format)
+        self.memory()[:] = data
+        self.dfb.core.notify_write(self.addr, self.addr + data.size)
+
+    def read(self) -> np.ndarray:
+        """Read the block as an operand (state transition STORE_SRC)."""
+        self._compute_only("reading a block in a block expression")
+        check_and_apply(self, Op.STORE_SRC)
+        self.run.clock += 2 * self.dfb.block_pages
+        return self.values()
+
+    def store(self, expr, acc: bool = False) -> None:
+        """Materialise a block expression into this block (spec ``Block.store``)."""
+        from tilewright.compiler.runtime.expr import as_value, shape_text
+
+        self._compute_only("store()")
+        if acc:  # legacy store(expr, acc=True) == `block += expr` (spec 0.12)
+            self.__iadd__(expr)
+            return
+        value = as_value(expr)
+        if tuple(value.shape) != tuple(self.shape):
+            raise BlockStateError(
+                f"store: expression of shape {shape_text(value.shape)} does not match "
+                f"{self.describe()} of shape {shape_text(self.shape)}; shapes must match exactly"
+            )
+        check_and_apply(self, Op.STORE_DST)
+        self.write_values(value.data)
+        self.run.clock += 2 * self.dfb.block_pages
+
+    def __iadd__(self, expr):
+        """``block += expr``: read, add, write back (packer accumulation on reserved blocks)."""
+        from tilewright.compiler.runtime.expr import evaluate
+
+        total = evaluate("add", self, expr)
+        self.store(total)
+        return self
+
+    # -- release -----------------------------------------------------------------------------
+
+    def push(self, *, kernel=None) -> None:
+        """Publish a reserved block to the consumer (non-blocking)."""
+        self.dfb._release(self, Op.PUSH)
+
+    def pop(self, *, kernel=None) -> None:
+        """Free a waited block for the producer (non-blocking)."""
+        self.dfb._release(self, Op.POP)
+
+    def __enter__(self) -> TensorBlock:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None or self.state == State.OS:
+            return
+        if self.is_reserve:
+            self.push()
+        else:
+            self.pop()
+
+    # -- transfers -------------------------------------------------------------------------
+
+    def complete_transfers(self) -> None:
+        """Wait every transfer still pending on the block (an unwaited copy completes here)."""
+        while self.pending:
+            self.pending[0].wait()
+
+    def _compute_only(self, what: str) -> None:
+        run = ACTIVE.run
+        if run is not None and run.context.kernel.kind != "compute":
+            raise KernelError(
+                f"{what} runs on compute kernels; '{run.name}' is a data-movement kernel"
+            )
+
+    # -- python operators build block expressions -------------------------------------------
+
+    def __add__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("add", self, other)
+
+    def __radd__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("add", other, self)
+
+    def __sub__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("sub", self, other)
+
+    def __rsub__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("sub", other, self)
+
+    def __mul__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("mul", self, other)
+
+    def __rmul__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("mul", other, self)
+
+    def __truediv__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("div", self, other)
+
+    def __rtruediv__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("div", other, self)
+
+    def __matmul__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("matmul", self, other)
+
+    def __neg__(self):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("neg", self)
+
+    def __abs__(self):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("abs", self)
+
+    def __pow__(self, n):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("pow", self, n)
+
+    def __gt__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("gt", self, other)
+
+    def __lt__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("lt", self, other)
+
+    def __ge__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("ge", self, other)
+
+    def __le__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("le", self, other)
+
+    def __eq__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("eq", self, other)
+
+    def __ne__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("ne", self, other)
+
+    def __mod__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("mod", self, other)
+
+    def __floordiv__(self, other):
+        from tilewright.compiler.runtime.expr import evaluate
+
+        return evaluate("floordiv", self, other)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        raise KernelError("a block has no truth value; compare elementwise and use ttl.block.where")
+
+    def __repr__(self) -> str:
+        return f"<TensorBlock of {self.dfb.name} @ {self.addr:#x} {self.state.name}>"
+
+    def __str__(self) -> str:  # `print(blk)` in a kernel: the tile contents
+        with np.printoptions(precision=4, threshold=64, edgeitems=4, linewidth=120):
+            return f"{self.describe()} [{self.state.name}]:\n{self.values()}"
+
+
+def _variable_name(block: TensorBlock) -> str | None:
+    """The user's variable holding ``block``: scan the user's frames (errors only)."""
+    import sys
+
+    from tilewright.errors import internal_frame
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        if not internal_frame(frame.f_code.co_filename):
+            for name, value in frame.f_locals.items():
+                if value is block:
+                    return name
+            cells = frame.f_code.co_freevars
+            for name in cells:
+                if frame.f_locals.get(name) is block:
+                    return name
+        frame = frame.f_back
+    # A suspended kernel (deadlock report): search its greenlet frames.
+    g = block.run.greenlet if block.run is not None else None
+    frame = getattr(g, "gr_frame", None)
+    while frame is not None:
+        if not internal_frame(frame.f_code.co_filename):
+            for name, value in frame.f_locals.items():
+                if value is block:
+                    return name
+        frame = frame.f_back
+    return None

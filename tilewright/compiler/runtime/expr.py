@@ -1,0 +1,187 @@
+"""Block expressions: evaluated eagerly in float32 on whole blocks (spec §Block expressions).
+
+Every operator on blocks and every ``ttl.math`` / ``ttl.block`` function goes through
+``evaluate(name, *operands, **params)``: operands are read (a ``TensorBlock`` read is
+a block-state transition), the result shape is checked by the op registry's shape
+rules, and the registry's vectorised numpy ``impl`` computes the value.  Nothing is
+rounded until ``store`` writes the value into a block in the DFB's format.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tilewright.compiler.runtime.dfb import TensorBlock
+from tilewright.device import costs
+from tilewright.device.engine import ACTIVE
+from tilewright.device.formats import TILE_32x32
+from tilewright.device.ops import OpError, bind_params, get_op, result_shape
+from tilewright.errors import KernelError
+
+__all__ = ["BlockExpr", "evaluate", "as_value", "shape_text", "fill_value"]
+
+
+def shape_text(shape) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class BlockExpr:
+    """The value of a block expression: float32 data, its block shape (tiles) and tile."""
+
+    __slots__ = ("data", "shape", "tile")
+
+    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile) -> None:
+        self.data = data
+        self.shape = tuple(shape)
+        self.tile = tile
+
+    # Python operators on expressions.
+    def __add__(self, o):
+        return evaluate("add", self, o)
+
+    def __radd__(self, o):
+        return evaluate("add", o, self)
+
+    def __sub__(self, o):
+        return evaluate("sub", self, o)
+
+    def __rsub__(self, o):
+        return evaluate("sub", o, self)
+
+    def __mul__(self, o):
+        return evaluate("mul", self, o)
+
+    def __rmul__(self, o):
+        return evaluate("mul", o, self)
+
+    def __truediv__(self, o):
+        return evaluate("div", self, o)
+
+    def __rtruediv__(self, o):
+        return evaluate("div", o, self)
+
+    def __matmul__(self, o):
+        return evaluate("matmul", self, o)
+
+    def __neg__(self):
+        return evaluate("neg", self)
+
+    def __abs__(self):
+        return evaluate("abs", self)
+
+    def __pow__(self, n):
+        return evaluate("pow", self, n)
+
+    def __gt__(self, o):
+        return evaluate("gt", self, o)
+
+    def __lt__(self, o):
+        return evaluate("lt", self, o)
+
+    def __ge__(self, o):
+        return evaluate("ge", self, o)
+
+    def __le__(self, o):
+        return evaluate("le", self, o)
+
+    def __eq__(self, o):
+        return evaluate("eq", self, o)
+
+    def __ne__(self, o):
+        return evaluate("ne", self, o)
+
+    def __mod__(self, o):
+        return evaluate("mod", self, o)
+
+    def __floordiv__(self, o):
+        return evaluate("floordiv", self, o)
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        raise KernelError("a block expression has no truth value; use ttl.block.where")
+
+    def __repr__(self) -> str:
+        return f"<BlockExpr shape={shape_text(self.shape)}>"
+
+    def __str__(self) -> str:
+        with np.printoptions(precision=4, threshold=64, edgeitems=4, linewidth=120):
+            return f"block expression {shape_text(self.shape)}:\n{self.data}"
+
+
+def as_value(x) -> BlockExpr:
+    """A block operand as a BlockExpr (reads TensorBlocks: a state transition)."""
+    if isinstance(x, BlockExpr):
+        return x
+    if isinstance(x, TensorBlock):
+        return BlockExpr(x.read(), x.shape, x.tile)
+    raise KernelError(f"expected a block or block expression, got {type(x).__name__}")
+
+
+def _operand(x):
+    if isinstance(x, (BlockExpr, TensorBlock)):
+        return as_value(x)
+    if isinstance(x, (int, float, np.floating, np.integer)) and not isinstance(x, bool):
+        return float(x)
+    raise KernelError(f"block expression operand must be a block or a number, got {type(x).__name__}")
+
+
+def _check_compute(name: str) -> None:
+    run = ACTIVE.run
+    if run is None:
+        raise KernelError(
+            f"ttl.math / block operator '{name}' can only be evaluated inside a compute kernel"
+        )
+    if run.context.kernel.kind != "compute":
+        raise KernelError(
+            f"block expression '{name}' runs on compute kernels; '{run.name}' is a data-movement kernel"
+        )
+
+
+def evaluate(name: str, *operands, **params) -> BlockExpr:
+    """Apply registry op ``name`` to block operands (blocks, expressions or numbers)."""
+    _check_compute(name)
+    spec = get_op(name)
+    n_ops = spec.arity
+    vals = [_operand(o) for o in operands[:n_ops]]
+    extra = operands[n_ops:]
+    try:
+        bound = bind_params(spec, extra, params)
+    except OpError as exc:
+        raise KernelError(str(exc)) from None
+    shapes = [v.shape if isinstance(v, BlockExpr) else () for v in vals]
+    tile = next((v.tile for v in vals if isinstance(v, BlockExpr)), TILE_32x32)
+    try:
+        shape = result_shape(spec, *shapes, **bound)
+    except OpError as exc:
+        raise KernelError(str(exc)) from None
+    arrays = [v.data if isinstance(v, BlockExpr) else np.float32(v) for v in vals]
+    if "tile" not in params and _takes_tile(spec):
+        bound["tile"] = (tile.height, tile.width)  # the engine supplies the operand's tile
+    try:
+        data = spec.impl(*arrays, **bound)
+    except OpError as exc:
+        raise KernelError(str(exc)) from None
+    run = ACTIVE.run
+    run.clock += costs.TILE_SFPU * max(1, math.prod(shape) if shape else 1)
+    run.stats_ops += 1
+    return BlockExpr(np.asarray(data, dtype=np.float32), shape, tile)
+
+
+_TAKES_TILE: dict[str, bool] = {}
+
+
+def _takes_tile(spec) -> bool:
+    known = _TAKES_TILE.get(spec.name)
+    if known is None:
+        known = _TAKES_TILE[spec.name] = any(p.name == "tile" for p in spec.params)
+    return known
+
+
+def fill_value(value: float, shape, tile=TILE_32x32) -> BlockExpr:
+    th, tw = tile.height, tile.width
+    *batch, r, c = shape
+    data = np.full((*batch, r * th, c * tw), value, dtype=np.float32)
+    return BlockExpr(data, tuple(shape), tile)

@@ -1,0 +1,28 @@
+"""Per-launch state of the TT-Lang runtime: the operation that is running and its tracer.
+
+One operation runs at a time (its launch completes before the call returns), so a
+module-level record is enough and gives kernels O(1) access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["OpLaunch", "CURRENT", "TRACER", "current_launch"]
+
+
+@dataclass(slots=True)
+class OpLaunch:
+    """The operation being run: its name, grid (columns, rows, ...) and per-node setups."""
+
+    name: str
+    grid: tuple[int, ...]
+    setups: dict = field(default_factory=dict)  # core index -> NodeSetup
+
+
+CURRENT: OpLaunch | None = None
+TRACER = None
+
+
+def current_launch() -> OpLaunch | None:
+    return CURRENT

@@ -1,0 +1,75 @@
+"""Operation setup: what the operation body declares for one node.
+
+Calling an operation evaluates its body once per node of the grid, inside a
+``NodeSetup``: ``ttl.node()`` gives that node, DFB factories create the node's
+DFBs (bound to its core, physical indices in declaration order), kernel
+decorators register the node's kernel functions (closures over the node's DFBs),
+and pipes, pipe nets and semaphores are recorded.  The program builder checks
+that every node declared the same things (setup is deterministic) and turns the
+declarations into a device ``Program``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from tilewright.errors import InterfaceError, SourceLoc, internal_frame
+
+__all__ = ["KernelDecl", "NodeSetup", "current_setup", "caller_loc", "SETUP_STACK"]
+
+
+@dataclass(slots=True)
+class KernelDecl:
+    """A kernel function declared by ``@ttl.compute()`` / ``@ttl.datamovement()``."""
+
+    name: str
+    kind: str  # "compute" | "data_movement"
+    fn: object
+    selector: object
+    loc: SourceLoc | None
+
+
+@dataclass(slots=True)
+class NodeSetup:
+    """Declarations of one node's evaluation of the operation body."""
+
+    op: object
+    node: tuple[int, ...]
+    grid: tuple[int, ...]
+    device: object
+    core: object
+    dfbs: list = field(default_factory=list)
+    kernels: list[KernelDecl] = field(default_factory=list)
+    pipenets: list = field(default_factory=list)
+    semaphores: list = field(default_factory=list)
+    signposts: list = field(default_factory=list)
+    kernel_handles: list = field(default_factory=list)
+
+
+SETUP_STACK: list[NodeSetup] = []
+
+
+def current_setup(what: str) -> NodeSetup:
+    """The setup being evaluated; an error naming ``what`` outside an operation body."""
+    if not SETUP_STACK:
+        from tilewright.device.engine import ACTIVE
+
+        where = "inside a kernel" if ACTIVE.run is not None else "outside an operation"
+        raise InterfaceError(
+            f"{what} declares operation resources: call it in the body of an @ttl.operation "
+            f"(its setup), not {where}",
+            loc=caller_loc(),
+        )
+    return SETUP_STACK[-1]
+
+
+def caller_loc() -> SourceLoc | None:
+    """Location of the innermost user frame (not Tilewright's)."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not internal_frame(name) and not name.startswith("<frozen"):
+            return SourceLoc(name, f.f_lineno)
+        f = f.f_back
+    return None

@@ -1,0 +1,121 @@
+"""TT-Lang: the kernel language, on Tilewright's virtual device.
+
+``import ttl`` under ``tilewright run`` (or ``from tilewright import ttl``).  This
+package holds no semantics: each name forwards to the compiler (decoration and
+setup) or to the running node's runtime (``tilewright.compiler.runtime``).  Newest
+spellings are primary; legacy ones (reference A.12) are aliases.
+"""
+
+from __future__ import annotations
+
+from tilewright.compiler.declare import (
+    compute,
+    datamovement,
+    grid_size,
+    make_circular_buffer_like,
+    make_dataflow_buffer_like,
+    make_dfb,
+    node,
+)
+from tilewright.compiler.operation import Operation, operation
+from tilewright.compiler.runtime.copy import CopyTransferHandler, GroupTransfer, copy
+from tilewright.compiler.runtime.dfb import DataflowBuffer, TensorBlock
+from tilewright.compiler.runtime.expr import BlockExpr, evaluate as _evaluate
+from tilewright.compiler.runtime.misc import (
+    raw_element_read,
+    raw_element_write,
+    read_index,
+    signpost,
+    static_range,
+)
+from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
+from tilewright.errors import InterfaceError as _InterfaceError
+from tilewright.ttl import block, math
+
+__version__ = "0.20"
+"""The TT-Lang spec version this implementation follows."""
+
+# Spec names and implementation names.
+CircularBuffer = DataflowBuffer
+Block = TensorBlock
+Transfer = CopyTransferHandler
+
+# Legacy spellings (reference A.12).
+kernel = operation
+core = node
+
+
+class DFB:
+    """Annotation marker for DFB parameters of expand-only operations (``buf: ttl.DFB``)."""
+
+
+def matmul(lhs, rhs, *, transpose_rhs: bool = False):
+    """``ttl.matmul(lhs, rhs, transpose_rhs=False)``: block matmul (``[..,M,K] @ [..,K,N]``)."""
+    return _evaluate("matmul", lhs, rhs, transpose_rhs=transpose_rhs)
+
+
+def typecast(x, dtype):
+    """``ttl.typecast(x, dtype)``: see ``ttl.math.typecast``."""
+    return math.typecast(x, dtype)
+
+
+def Program(*threads):  # noqa: N802 - legacy spelling
+    """Removed in spec 0.2: kernels are collected automatically."""
+    raise _InterfaceError(
+        "ttl.Program was removed in spec 0.2: kernel functions are collected automatically; "
+        "delete the `return ttl.Program(...)(...)` statement"
+    )
+
+
+# Elementwise ops at the top level (ttl.exp, ttl.add, ...), as the generated API has them.
+exp = math.exp
+log = math.log
+sqrt = math.sqrt
+rsqrt = math.rsqrt
+recip = math.recip
+relu = math.relu
+sigmoid = math.sigmoid
+tanh = math.tanh
+gelu = math.gelu
+abs = math.abs  # noqa: A001
+neg = math.neg
+sign = math.sign
+sin = math.sin
+cos = math.cos
+max = math.max  # noqa: A001
+min = math.min  # noqa: A001
+reduce_sum = math.reduce_sum
+reduce_max = math.reduce_max
+fill = block.fill
+broadcast = block.broadcast
+transpose = block.transpose
+
+
+def add(a, b):
+    return _evaluate("add", a, b)
+
+
+def sub(a, b):
+    return _evaluate("sub", a, b)
+
+
+def mul(a, b):
+    return _evaluate("mul", a, b)
+
+
+def div(a, b):
+    return _evaluate("div", a, b)
+
+
+__all__ = [
+    "operation", "kernel", "compute", "datamovement", "node", "core", "grid_size",
+    "make_dataflow_buffer_like", "make_circular_buffer_like", "make_dfb",
+    "DataflowBuffer", "CircularBuffer", "TensorBlock", "Block", "BlockExpr", "DFB",
+    "copy", "CopyTransferHandler", "Transfer", "GroupTransfer",
+    "math", "block", "matmul", "typecast",
+    "signpost", "static_range", "raw_element_read", "raw_element_write", "read_index",
+    "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "Operation", "Program",
+    "exp", "log", "sqrt", "rsqrt", "recip", "relu", "sigmoid", "tanh", "gelu", "abs", "neg",
+    "sign", "sin", "cos", "max", "min", "reduce_sum", "reduce_max", "fill", "broadcast",
+    "transpose", "add", "sub", "mul", "div",
+]
