@@ -17,6 +17,7 @@ from tilewright.compiler.interface import check_interface
 from tilewright.compiler.runtime import state
 from tilewright.compiler.setup import SETUP_STACK, NodeSetup, caller_loc
 from tilewright.compiler.source import FunctionSource
+from tilewright.device.engine import location_of_exception
 from tilewright.errors import CapacityError, InterfaceError, TilewrightError
 
 __all__ = ["Operation", "operation"]
@@ -123,6 +124,8 @@ class Operation:
                 try:
                     self.body(*args)
                 except TilewrightError as exc:
+                    if exc.loc is None:
+                        exc.loc = location_of_exception(exc)
                     exc.add_note(f"while setting up node ({x}, {y}) of operation '{self.name}'")
                     raise
                 finally:
@@ -142,6 +145,9 @@ class Operation:
         try:
             with _kernel_print():
                 result = device.command_queue.enqueue_program(program, place_word="node")
+            from tilewright.compiler.runtime.pipes import check_unmatched
+
+            check_unmatched(launch)
         finally:
             state.CURRENT = prev
             state.TRACER = prev_tracer

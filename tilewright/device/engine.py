@@ -39,6 +39,7 @@ __all__ = [
     "WaitQueue",
     "current_run",
     "user_location",
+    "location_of_exception",
 ]
 
 
@@ -313,12 +314,13 @@ def _kernel_main(run: KernelRun) -> None:
 def _annotate(exc: BaseException, run: KernelRun) -> None:
     """Add the node/kernel to an error raised inside a kernel, keeping its type."""
     if isinstance(exc, TilewrightError) and exc.loc is None:
-        exc.loc = _location_of(exc)
+        exc.loc = location_of_exception(exc)
     if hasattr(exc, "add_note"):
         exc.add_note(f"in {run.label}")
 
 
-def _location_of(exc: BaseException) -> SourceLoc | None:
+def location_of_exception(exc: BaseException) -> SourceLoc | None:
+    """The innermost user frame (outside Tilewright) of an exception's traceback."""
     tb = exc.__traceback__
     loc = None
     while tb is not None:

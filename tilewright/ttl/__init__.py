@@ -28,6 +28,20 @@ from tilewright.compiler.runtime.misc import (
     signpost,
     static_range,
 )
+from tilewright.compiler.runtime.pipes import (
+    DstPipeIdentity,
+    Pipe,
+    PipeNet,
+    ReadyReceive,
+    ReceiveRequest,
+    SrcPipeIdentity,
+    wait_any,
+)
+from tilewright.compiler.runtime.semaphore import (
+    MulticastRemoteSemaphore,
+    Semaphore,
+    UnicastRemoteSemaphore,
+)
 from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.errors import InterfaceError as _InterfaceError
 from tilewright.ttl import block, math
@@ -115,6 +129,8 @@ __all__ = [
     "math", "block", "matmul", "typecast",
     "signpost", "static_range", "raw_element_read", "raw_element_write", "read_index",
     "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "Operation", "Program",
+    "Pipe", "PipeNet", "SrcPipeIdentity", "DstPipeIdentity", "ReceiveRequest", "ReadyReceive",
+    "wait_any", "Semaphore", "UnicastRemoteSemaphore", "MulticastRemoteSemaphore",
     "exp", "log", "sqrt", "rsqrt", "recip", "relu", "sigmoid", "tanh", "gelu", "abs", "neg",
     "sign", "sin", "cos", "max", "min", "reduce_sum", "reduce_max", "fill", "broadcast",
     "transpose", "add", "sub", "mul", "div",

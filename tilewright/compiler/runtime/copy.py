@@ -139,9 +139,9 @@ def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
             f"ttl.copy: tensor tiles {t.tile_shape.height}x{t.tile_shape.width} and DFB '{dfb.name}' "
             f"tiles {dfb.tile.height}x{dfb.tile.width} differ"
         )
-    if tuple(sl.shape) != tuple(blk.shape):
+    if not _shapes_match(sl, blk.shape):
         n_t, n_b = int(np.prod(sl.shape)), int(np.prod(blk.shape))
-        unit = "tiles" if tiled else "elements"
+        unit = "tile" if tiled else "element"
         if tiled:
             th, tw = t.tile_shape.height, t.tile_shape.width
             elems = sl.full_shape[:-2] + (sl.full_shape[-2] * th, sl.full_shape[-1] * tw)
@@ -153,6 +153,19 @@ def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
             f"({unit} counts: {n_t} vs {n_b}): the slice {sl} must cover exactly the block of "
             f"{blk.describe()}"
         )
+
+
+def _shapes_match(sl: TensorSlice, block_shape: tuple[int, ...]) -> bool:
+    """A slice covers a block: the block's shape equals the slice's trailing extents, and any
+    leading dimensions of the slice are single indices (spec §Tensor slices: 1x1 blocks may be
+    addressed with scalar indices; leading scalar indices squeeze)."""
+    full = sl.full_shape
+    r = len(block_shape)
+    if tuple(sl.shape) == tuple(block_shape):
+        return True
+    if r > len(full):
+        return False
+    return tuple(full[len(full) - r :]) == tuple(block_shape) and all(e == 1 for e in full[: len(full) - r])
 
 
 def _tile_pages(sl: TensorSlice) -> np.ndarray:

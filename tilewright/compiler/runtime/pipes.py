@@ -1,11 +1,531 @@
-"""Pipes and pipe nets at run time (in progress)."""
+"""Pipes and pipe nets (spec §Pipes; reference A.6, D.3).
 
-PIPE_TYPES: tuple = ()
+``ttl.Pipe(src, dst)`` joins a source node to one destination node (unicast) or to a
+rectangle of nodes given with slices (multicast).  ``ttl.PipeNet(pipes)`` groups
+pipes of one kind; kernels call ``net.if_src(cb)`` / ``net.if_dst(cb)``, which run
+``cb`` once per pipe record where this node is the source / a destination, with a
+pipe identity that ``ttl.copy(block, pipe)`` sends on and ``ttl.copy(pipe, block)``
+receives from.
+
+Transfers are a rendezvous per (pipe, destination) channel, in FIFO order: a send
+is delivered when every destination of its pipe has posted a receive; then one
+NoC write (a multicast for multicast pipes, one trace event) copies the sender's
+block into each receiver's block.  Sends and receives return handles;
+``ttl.wait_any(requests, start=)`` picks the first completed receive in cyclic
+order.  A send or receive that nothing matches is reported — in the deadlock
+report while kernels wait on it, or at the end of the operation.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from tilewright.compiler.runtime import state
+from tilewright.compiler.runtime.blockstate import Op, check_and_apply
+from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
+from tilewright.compiler.runtime.expr import shape_text
+from tilewright.compiler.setup import SETUP_STACK, caller_loc
+from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.device.transfer import transfer_cycles
+from tilewright.errors import DFBContractError, InterfaceError, KernelError
+
+__all__ = [
+    "Pipe",
+    "PipeNet",
+    "SrcPipeIdentity",
+    "DstPipeIdentity",
+    "ReceiveRequest",
+    "ReadyReceive",
+    "PipeSendHandle",
+    "wait_any",
+    "send",
+    "receive",
+    "check_unmatched",
+    "PIPE_TYPES",
+]
 
 
-def send(run, block, pipe):
-    raise NotImplementedError
+def _coord(value, what: str) -> tuple:
+    """Normalise a node coordinate: an int, or a tuple of ints and (for ranges) slices."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, (tuple, list)) and value:
+        out = []
+        for i, v in enumerate(value):
+            if isinstance(v, slice):
+                if not (isinstance(v.start, int) and isinstance(v.stop, int)) or v.step not in (None, 1):
+                    raise InterfaceError(
+                        f"{what}: slice {i} must have explicit int start and stop and step 1, got "
+                        f"{v.start}:{v.stop}:{v.step}",
+                        loc=caller_loc(),
+                    )
+                if not v.start < v.stop:
+                    raise InterfaceError(f"{what}: slice {i} must have start < stop, got {v.start}:{v.stop}",
+                                         loc=caller_loc())
+                out.append(slice(v.start, v.stop))
+            elif isinstance(v, int) and not isinstance(v, bool):
+                out.append(v)
+            else:
+                raise InterfaceError(f"{what}: coordinate {i} must be an int or a slice, got {v!r}",
+                                     loc=caller_loc())
+        return tuple(out)
+    raise InterfaceError(f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=caller_loc())
 
 
-def receive(run, pipe, block):
-    raise NotImplementedError
+def _to_xy(coord: tuple) -> tuple[int, int]:
+    if len(coord) == 1:
+        return (coord[0], 0)
+    return (coord[0], coord[1])
+
+
+def _coord_text(coord: tuple) -> str:
+    parts = [f"{c.start}..{c.stop - 1}" if isinstance(c, slice) else str(c) for c in coord]
+    return "(" + ", ".join(parts) + ")"
+
+
+class Pipe:
+    """``ttl.Pipe(src, dst)``: unicast (``dst`` a node) or multicast (``dst`` a node range)."""
+
+    def __init__(self, src, dst) -> None:
+        self.src = _coord(src, "ttl.Pipe src")
+        if any(isinstance(c, slice) for c in self.src):
+            raise InterfaceError("ttl.Pipe src must be one node, not a range", loc=caller_loc())
+        self.dst = _coord(dst, "ttl.Pipe dst")
+        if len(self.src) != len(self.dst):
+            raise InterfaceError(
+                f"ttl.Pipe: src {_coord_text(self.src)} and dst {_coord_text(self.dst)} have different ranks",
+                loc=caller_loc(),
+            )
+        self.multicast = any(isinstance(c, slice) for c in self.dst)
+
+    @property
+    def rank(self) -> int:
+        return len(self.src)
+
+    def src_node(self) -> tuple[int, int]:
+        return _to_xy(self.src)
+
+    def dst_nodes(self) -> list[tuple[int, int]]:
+        ranges = [range(c.start, c.stop) if isinstance(c, slice) else range(c, c + 1) for c in self.dst]
+        if len(ranges) == 1:
+            return [(x, 0) for x in ranges[0]]
+        return [(x, y) for y in ranges[1] for x in ranges[0]]
+
+    def __repr__(self) -> str:
+        return f"Pipe({_coord_text(self.src)} -> {_coord_text(self.dst)})"
+
+
+class _Identity:
+    __slots__ = ("net", "index", "pipe")
+
+    def __init__(self, net: PipeNet, index: int, pipe: Pipe) -> None:
+        self.net = net
+        self.index = index
+        self.pipe = pipe
+
+
+class SrcPipeIdentity(_Identity):
+    """What an ``if_src`` callback receives: send on it; ``.dst`` is the destination."""
+
+    @property
+    def dst(self):
+        d = self.pipe.dst
+        if self.pipe.multicast:
+            return tuple((c.start, c.stop - 1) if isinstance(c, slice) else (c, c) for c in d)
+        return d if len(d) > 1 else d[0]
+
+    def __repr__(self) -> str:
+        return f"<source end of {self.pipe!r}>"
+
+
+class DstPipeIdentity(_Identity):
+    """What an ``if_dst`` callback receives: receive from it; ``.src`` is the source."""
+
+    @property
+    def src(self):
+        s = self.pipe.src
+        return s if len(s) > 1 else s[0]
+
+    def __repr__(self) -> str:
+        return f"<destination end of {self.pipe!r}>"
+
+
+PIPE_TYPES = (SrcPipeIdentity, DstPipeIdentity)
+_GLOBAL_NETS = [0]
+
+
+class PipeNet:
+    """``ttl.PipeNet(pipes)``: a non-empty group of pipes of one kind."""
+
+    def __init__(self, pipes, graph=None) -> None:
+        if graph is not None:
+            raise InterfaceError("ttl.PipeNet(graph=...): multi-device transfer graphs are not supported",
+                                 loc=caller_loc())
+        pipes = list(pipes) if not isinstance(pipes, Pipe) else [pipes]
+        if not pipes:
+            raise InterfaceError("ttl.PipeNet needs at least one pipe", loc=caller_loc())
+        for p in pipes:
+            if not isinstance(p, Pipe):
+                raise InterfaceError(f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}", loc=caller_loc())
+        if len({p.multicast for p in pipes}) > 1:
+            raise InterfaceError("ttl.PipeNet mixes unicast and multicast pipes; a net has one kind",
+                                 loc=caller_loc())
+        if len({p.rank for p in pipes}) > 1:
+            raise InterfaceError("ttl.PipeNet pipes use coordinates of different ranks", loc=caller_loc())
+        if pipes[0].multicast:
+            seen: dict[tuple[int, int], Pipe] = {}
+            for p in pipes:
+                for n in p.dst_nodes():
+                    if n in seen:
+                        raise InterfaceError(
+                            f"ttl.PipeNet: multicast destinations of {seen[n]!r} and {p!r} overlap at node {n}",
+                            loc=caller_loc(),
+                        )
+                    seen[n] = p
+        self.pipes = pipes
+        self.loc = caller_loc()
+        if SETUP_STACK:
+            setup = SETUP_STACK[-1]
+            self.key = f"net{len(setup.pipenets)}"
+            setup.pipenets.append(self)
+            self._check_grid(setup.grid)
+        else:  # created in a factory or at module level: shared by every node
+            _GLOBAL_NETS[0] += 1
+            self.key = f"global{_GLOBAL_NETS[0]}"
+
+    def _check_grid(self, grid) -> None:
+        cols, rows = grid[0], grid[1]
+        for p in self.pipes:
+            for n in [p.src_node(), *p.dst_nodes()]:
+                if not (0 <= n[0] < cols and 0 <= n[1] < rows):
+                    raise InterfaceError(f"{p!r}: node {n} is outside the {cols}x{rows} grid", loc=self.loc)
+
+    # -- roles -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _node() -> tuple[int, int]:
+        run = ACTIVE.run
+        if run is not None:
+            return (run.core.logical.x, run.core.logical.y)
+        if SETUP_STACK:
+            return tuple(SETUP_STACK[-1].node)[:2]
+        raise KernelError("PipeNet roles are defined inside an @ttl.operation")
+
+    def is_src(self) -> bool:
+        node = self._node()
+        return any(p.src_node() == node for p in self.pipes)
+
+    def is_dst(self) -> bool:
+        node = self._node()
+        return any(node in p.dst_nodes() for p in self.pipes)
+
+    def is_active(self) -> bool:
+        return self.is_src() or self.is_dst()
+
+    def destination_count(self) -> int:
+        node = self._node()
+        return sum(1 for p in self.pipes if node in p.dst_nodes())
+
+    def _dm_only(self, what: str) -> None:
+        run = current_kernel(f"{what}")
+        if run.context.kernel.kind == "compute":
+            raise KernelError(f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel")
+        if state.CURRENT is not None and not SETUP_STACK:
+            self._check_grid(state.CURRENT.grid)
+
+    def if_src(self, callback) -> None:
+        """Call ``callback(pipe)`` once per pipe whose source is this node."""
+        self._dm_only("net.if_src")
+        node = self._node()
+        for i, p in enumerate(self.pipes):
+            if p.src_node() == node:
+                callback(SrcPipeIdentity(self, i, p))
+
+    def if_dst(self, callback) -> None:
+        """Call ``callback(pipe)`` once per pipe that has this node as a destination."""
+        self._dm_only("net.if_dst")
+        node = self._node()
+        for i, p in enumerate(self.pipes):
+            if node in p.dst_nodes():
+                callback(DstPipeIdentity(self, i, p))
+
+    def __repr__(self) -> str:
+        return f"PipeNet({self.pipes!r})"
+
+
+# -- transfers ----------------------------------------------------------------------------
+
+
+class _Send:
+    __slots__ = ("block", "pipe", "node", "remaining", "done", "done_at", "queue", "started", "run", "label")
+
+    def __init__(self, run, block, ident: SrcPipeIdentity, node) -> None:
+        self.run = run
+        self.block = block
+        self.pipe = ident.pipe
+        self.node = node
+        self.remaining = set(ident.pipe.dst_nodes())
+        self.done = False
+        self.done_at = 0
+        self.queue = WaitQueue()
+        self.started = run.clock
+        self.label = f"{ident.net.key}[{ident.index}]"
+
+    def describe_wait(self, _detail) -> str:
+        missing = ", ".join(str(n) for n in sorted(self.remaining))
+        return (
+            f"ttl.copy(block, pipe {self.pipe!r}).wait() on node {self.node}: waiting for node(s) "
+            f"{missing} to receive"
+        )
+
+
+class _Recv:
+    __slots__ = ("block", "pipe", "node", "done", "done_at", "queue", "consumed", "listeners", "run")
+
+    def __init__(self, run, block, ident: DstPipeIdentity, node) -> None:
+        self.run = run
+        self.block = block
+        self.pipe = ident.pipe
+        self.node = node
+        self.done = False
+        self.done_at = 0
+        self.queue = WaitQueue()
+        self.consumed = False
+        self.listeners: list[WaitQueue] = []
+
+    def describe_wait(self, _detail) -> str:
+        return (
+            f"receive on pipe {self.pipe!r} at node {self.node}: waiting for node "
+            f"{self.pipe.src_node()} to send"
+        )
+
+
+class _Channel:
+    __slots__ = ("sends", "recvs")
+
+    def __init__(self) -> None:
+        self.sends: deque[_Send] = deque()
+        self.recvs: deque[_Recv] = deque()
+
+
+def _channels() -> dict:
+    launch = state.CURRENT
+    if launch is None:
+        raise KernelError("pipe transfers run inside an @ttl.operation")
+    return launch.channels
+
+
+def _channel(key) -> _Channel:
+    chans = _channels()
+    ch = chans.get(key)
+    if ch is None:
+        ch = chans[key] = _Channel()
+    return ch
+
+
+class PipeSendHandle:
+    """The transfer handle of ``ttl.copy(block, pipe)``."""
+
+    __slots__ = ("send", "waited")
+
+    def __init__(self, send: _Send) -> None:
+        self.send = send
+        self.waited = False
+
+    def wait(self) -> None:
+        if self.waited:
+            raise DFBContractError("this pipe send was already waited; a handle is single-use")
+        run = current_kernel("transfer.wait()")
+        s = self.send
+        while not s.done:
+            ACTIVE.engine.block(s.queue, s)
+        self.waited = True
+        run.clock = max(run.clock, s.done_at)
+        if self in s.block.pending:
+            s.block.pending.remove(self)
+        check_and_apply(s.block, Op.TX_WAIT)
+
+
+class ReceiveRequest:
+    """The handle of ``ttl.copy(pipe, block)``: ``wait()`` for the data."""
+
+    __slots__ = ("recv", "waited")
+
+    def __init__(self, recv: _Recv) -> None:
+        self.recv = recv
+        self.waited = False
+
+    @property
+    def done(self) -> bool:
+        return self.recv.done
+
+    def wait(self) -> None:
+        if self.waited:
+            raise DFBContractError("this receive was already waited; a request is single-use")
+        run = current_kernel("ReceiveRequest.wait()")
+        r = self.recv
+        while not r.done:
+            ACTIVE.engine.block(r.queue, r)
+        self._complete(run)
+
+    def _complete(self, run) -> None:
+        self.waited = True
+        r = self.recv
+        r.consumed = True
+        run.clock = max(run.clock, r.done_at)
+        if self in r.block.pending:
+            r.block.pending.remove(self)
+        check_and_apply(r.block, Op.TX_WAIT)
+
+
+class ReadyReceive:
+    """What ``ttl.wait_any`` returns: ``index()`` of the completed request."""
+
+    __slots__ = ("_index", "request")
+
+    def __init__(self, index: int, request: ReceiveRequest) -> None:
+        self._index = index
+        self.request = request
+
+    def index(self) -> int:
+        return self._index
+
+
+def _node_of(run) -> tuple[int, int]:
+    return (run.core.logical.x, run.core.logical.y)
+
+
+def send(run, block: TensorBlock, ident) -> PipeSendHandle:
+    """``ttl.copy(block, pipe)`` on the pipe's source node."""
+    if not isinstance(ident, SrcPipeIdentity):
+        raise KernelError(
+            f"ttl.copy(block, pipe) sends, but {ident!r} is a receiving end (given to an if_dst "
+            "callback); send on the pipe given to if_src"
+        )
+    node = _node_of(run)
+    if ident.pipe.src_node() != node:
+        raise KernelError(f"ttl.copy(block, pipe): node {node} is not the source of {ident.pipe!r}")
+    check_and_apply(block, Op.COPY_SRC)
+    s = _Send(run, block, ident, node)
+    handle = PipeSendHandle(s)
+    block.pending.append(handle)
+    for d in ident.pipe.dst_nodes():
+        _channel((ident.net.key, ident.index, d)).sends.append(s)
+    _try_deliver(s, ident.net.key, ident.index)
+    run.clock += 16
+    return handle
+
+
+def receive(run, ident, block: TensorBlock) -> ReceiveRequest:
+    """``ttl.copy(pipe, block)`` on a destination node of the pipe."""
+    if not isinstance(ident, DstPipeIdentity):
+        raise KernelError(
+            f"ttl.copy(pipe, block) receives, but {ident!r} is a sending end (given to an if_src "
+            "callback); receive from the pipe given to if_dst"
+        )
+    node = _node_of(run)
+    if node not in ident.pipe.dst_nodes():
+        raise KernelError(f"ttl.copy(pipe, block): node {node} is not a destination of {ident.pipe!r}")
+    if not block.is_reserve:
+        raise KernelError(
+            f"ttl.copy(pipe, block) writes the block, so it must come from reserve(); "
+            f"{block.describe()} comes from wait()"
+        )
+    check_and_apply(block, Op.COPY_DST)
+    r = _Recv(run, block, ident, node)
+    req = ReceiveRequest(r)
+    block.pending.append(req)
+    ch = _channel((ident.net.key, ident.index, node))
+    ch.recvs.append(r)
+    if ch.sends:
+        _try_deliver(ch.sends[0], ident.net.key, ident.index)
+    run.clock += 16
+    return req
+
+
+def _try_deliver(s: _Send, net_key: str, index: int) -> None:
+    """Deliver ``s`` if it heads every destination channel and each has a receive."""
+    chans = [(d, _channel((net_key, index, d))) for d in s.pipe.dst_nodes()]
+    for _, ch in chans:
+        if not ch.sends or ch.sends[0] is not s or not ch.recvs:
+            return
+    src = s.block
+    data = src.memory()
+    nbytes = data.size
+    start = max([s.run.clock] + [ch.recvs[0].run.clock for _, ch in chans])
+    done_at = start + transfer_cycles(nbytes)
+    for node, ch in chans:
+        r = ch.recvs[0]
+        dst = r.block
+        if tuple(dst.shape) != tuple(src.shape) or dst.dfb.data_format != src.dfb.data_format:
+            raise KernelError(
+                f"pipe {s.pipe!r}: node {s.node} sends a block of shape {shape_text(src.shape)} "
+                f"({src.dtype.name.lower()}) but node {node} receives into a block of shape "
+                f"{shape_text(dst.shape)} ({dst.dtype.name.lower()}); sent and received blocks must match"
+            )
+    for node, ch in chans:
+        ch.sends.popleft()
+        r = ch.recvs.popleft()
+        mem = r.block.memory()
+        mem[:] = data
+        r.block.dfb.core.notify_write(r.block.addr, r.block.addr + nbytes)
+        r.done, r.done_at = True, done_at
+        r.queue.wake()
+        for q in r.listeners:
+            q.wake()
+        s.remaining.discard(node)
+    s.done, s.done_at = True, done_at
+    s.queue.wake()
+    tracer = state.TRACER
+    if tracer is not None:
+        kind = "multicast" if s.pipe.multicast else "pipe write"
+        tracer.span(s.run, kind, start, done_at,
+                    {"pipe": repr(s.pipe), "bytes": nbytes, "destinations": len(chans)})
+
+
+def wait_any(requests, start: int = 0) -> ReadyReceive:
+    """The first completed receive of ``requests`` in cyclic order from ``start``."""
+    run = current_kernel("ttl.wait_any")
+    if not isinstance(requests, tuple) or not requests:
+        raise KernelError("ttl.wait_any takes a non-empty tuple of ReceiveRequests")
+    if any(not isinstance(r, ReceiveRequest) for r in requests):
+        raise KernelError("ttl.wait_any takes ReceiveRequests (the results of ttl.copy(pipe, block))")
+    if len({id(r) for r in requests}) != len(requests):
+        raise KernelError("ttl.wait_any: the requests must be distinct")
+    if not isinstance(start, int) or not 0 <= start < len(requests):
+        raise KernelError(f"ttl.wait_any: start must be an index into the requests, got {start!r}")
+    n = len(requests)
+    while True:
+        for k in range(n):
+            i = (start + k) % n
+            req = requests[i]
+            if req.recv.done and not req.waited:
+                req._complete(run)
+                return ReadyReceive(i, req)
+        if all(r.waited for r in requests):
+            raise KernelError("ttl.wait_any: every request was already waited")
+        q = WaitQueue()
+        pending = [r for r in requests if not r.recv.done]
+        for r in pending:
+            r.recv.listeners.append(q)
+        ACTIVE.engine.block(q, pending[0].recv)
+        for r in pending:
+            if q in r.recv.listeners:
+                r.recv.listeners.remove(q)
+
+
+def check_unmatched(launch) -> None:
+    """After a launch: any send or receive that nothing matched is an error."""
+    for (net_key, index, node), ch in sorted(launch.channels.items(), key=lambda kv: str(kv[0])):
+        if ch.sends:
+            s = ch.sends[0]
+            raise KernelError(
+                f"pipe {s.pipe!r}: node {s.node} sent a block that node {node} never received "
+                "(unmatched send)"
+            )
+        if ch.recvs:
+            r = ch.recvs[0]
+            raise KernelError(
+                f"pipe {r.pipe!r}: node {node} posted a receive that node {r.pipe.src_node()} never "
+                "sent (unmatched receive)"
+            )

@@ -18,6 +18,7 @@ class OpLaunch:
     name: str
     grid: tuple[int, ...]
     setups: dict = field(default_factory=dict)  # core index -> NodeSetup
+    channels: dict = field(default_factory=dict)  # (net key, pipe index, dst node) -> pipe channel
 
 
 CURRENT: OpLaunch | None = None
