@@ -152,7 +152,7 @@ def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None,
     """
     torch = _torch()
     values = tensor.to_numpy()
-    out = torch.from_numpy(np.ascontiguousarray(values))
+    out = torch.from_numpy(np.ascontiguousarray(values).reshape(values.shape))
     target = dtype if dtype is not None else _torch_dtype(tensor.dtype)
     out = out.to(target)
     if torch_rank is not None:

@@ -26,19 +26,17 @@ __all__ = [
 
 _OPEN: dict[int, Device] = {}
 
-ENV_BOARD = "TILEWRIGHT_BOARD"
-"""Environment variable read once by ``open_device`` when no descriptor is given
-(the runner sets it from ``--board``)."""
-
-
 def _system_desc(system_desc, board):
     from tilewright import target
+    from tilewright.device import session
 
+    if system_desc is None and board is None:
+        system_desc, board = session.OPTIONS.system_desc, session.OPTIONS.board
     if system_desc is not None:
         if isinstance(system_desc, (str, os.PathLike)):
             system_desc = target.read_system_desc(system_desc)
         return getattr(system_desc, "system_desc", system_desc)
-    name = board or os.environ.get(ENV_BOARD) or "n150"
+    name = board or "n150"
     return target.board_preset(name).system_desc
 
 

@@ -216,6 +216,16 @@ class Tensor:
         """Bytes of one row of the 2D view (the host page of a ROW_MAJOR tensor)."""
         return (self.shape[-1] if self.shape else 1) * element_size(data_format_of(self.dtype))
 
+    def replace_pages(self, pages: np.ndarray) -> None:
+        """Overwrite the tensor's page bytes (host storage, or a write into the device buffer)."""
+        self._check_alive()
+        if self._buffer is not None:
+            self._buffer.write(pages.reshape(-1, self._buffer.page_size))
+            return
+        if pages.shape != self._pages.shape:
+            raise DeviceError(f"replace_pages: {pages.shape} does not match {self._pages.shape}")
+        self._pages = pages
+
     def to_numpy(self) -> np.ndarray:
         align = self._buffer.device.dram_alignment if self._buffer is not None else 32
         return decode_pages(self.host_pages(), self.dtype, self.layout, self._tile,

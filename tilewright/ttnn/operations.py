@@ -1,3 +1,0 @@
-"""ttnn operations (filled by the op-registry work)."""
-
-__all__: list[str] = []
