@@ -23,3 +23,31 @@ def to_dev(device):
 def bf16(*shape, seed=0):
     g = torch.Generator().manual_seed(seed)
     return (2 * torch.rand(*shape, generator=g) - 1).to(torch.bfloat16)
+
+
+@pytest.fixture
+def program(tmp_path):
+    """Write ``source`` to a file, execute it, return its namespace (locations point into it)."""
+    import textwrap
+
+    counter = [0]
+
+    def load(source: str) -> dict:
+        counter[0] += 1
+        path = tmp_path / f"prog{counter[0]}.py"
+        path.write_text(textwrap.dedent(source).lstrip("\n"))
+        ns: dict = {"__name__": f"prog{counter[0]}"}
+        exec(compile(path.read_text(), str(path), "exec"), ns)
+        ns["__file__"] = str(path)
+        return ns
+
+    return load
+
+
+def line_of(ns: dict, marker: str) -> int:
+    """1-based line of the first source line containing ``marker``."""
+    with open(ns["__file__"]) as f:
+        for i, text in enumerate(f, 1):
+            if marker in text:
+                return i
+    raise AssertionError(f"marker {marker!r} not found")

@@ -24,11 +24,8 @@ __all__ = ["run"]
               help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from.")
 def run(program, args, trace_path, stats, board, system_desc):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
+    session.reset(trace=trace_path is not None, stats=stats, board=board, system_desc=system_desc)
     opts = session.OPTIONS
-    opts.trace = trace_path is not None
-    opts.stats = stats
-    opts.board = board
-    opts.system_desc = system_desc
     status = run_program(program, list(args))
     if trace_path and opts.tracer is not None:
         opts.tracer.write(trace_path)

@@ -64,9 +64,25 @@ def format_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+def _open_devices() -> list:
+    from tilewright.ttnn import device as ttnn_device
+
+    return ttnn_device.open_devices()
+
+
+def _close_devices_left_open(before: list) -> None:
+    """A program that forgot ``ttnn.close_device`` must not leak its device into the next run."""
+    from tilewright.ttnn import device as ttnn_device
+
+    for dev in ttnn_device.open_devices():
+        if all(dev is not b for b in before):
+            ttnn_device.close_device(dev)
+
+
 def run_program(path: str, argv: list[str]) -> int:
     """Run ``path`` as ``__main__``; return the process exit status."""
     install_aliases()
+    before = _open_devices()
     path = os.path.abspath(path)
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.argv = [path, *argv]
@@ -89,6 +105,7 @@ def run_program(path: str, argv: list[str]) -> int:
         traceback.print_exc()
         return 1
     finally:
+        _close_devices_left_open(before)
         sys.argv = saved_argv
         if sys.path and sys.path[0] == os.path.dirname(path):
             sys.path.pop(0)

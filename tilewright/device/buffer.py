@@ -103,6 +103,10 @@ def _round_up(value: int, align: int) -> int:
     return -(-value // align) * align
 
 
+_FEW_PAGES = 32
+"""Up to this many pages, page I/O goes page by page (cheaper than numpy grouping)."""
+
+
 class Buffer:
     """A device buffer of ``num_pages`` pages of ``page_size`` bytes."""
 
@@ -262,26 +266,55 @@ class Buffer:
             out[page_ids] = region[:, : self.page_size]
         return out
 
-    def read_pages(self, page_ids: np.ndarray) -> np.ndarray:
-        """Pages ``page_ids`` (in that order) as uint8 (len, page_size); vectorised per bank."""
+    def read_pages(self, page_ids) -> np.ndarray:
+        """Pages ``page_ids`` (in that order) as uint8 (len, page_size)."""
         ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
         out = np.empty((ids.size, self.page_size), dtype=np.uint8)
+        ps = self.page_size
+        if ids.size <= _FEW_PAGES:  # a block's worth: direct slices beat grouping
+            for i, (owner, addr) in enumerate(self._page_slots(ids)):
+                out[i] = self.memory_of(owner)[addr : addr + ps]
+            return out
         for owner, pos, addrs in self._locate(ids):
             mem = self.memory_of(owner)
-            idx = addrs[:, None] + np.arange(self.page_size)
-            out[pos] = mem[idx]
+            out[pos] = mem[addrs[:, None] + np.arange(ps)]
         return out
 
-    def write_pages(self, page_ids: np.ndarray, data: np.ndarray) -> None:
+    def write_pages(self, page_ids, data: np.ndarray) -> None:
         """Store uint8 (len, page_size) ``data`` into pages ``page_ids``."""
         ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
         data = np.asarray(data, dtype=np.uint8).reshape(ids.size, self.page_size)
+        ps = self.page_size
+        if ids.size <= _FEW_PAGES:
+            for i, (owner, addr) in enumerate(self._page_slots(ids)):
+                self.memory_of(owner)[addr : addr + ps] = data[i]
+                if not isinstance(owner, int):
+                    owner.notify_write(addr, addr + ps)
+            return
         for owner, pos, addrs in self._locate(ids):
             mem = self.memory_of(owner)
-            idx = addrs[:, None] + np.arange(self.page_size)
-            mem[idx] = data[pos]
+            mem[addrs[:, None] + np.arange(ps)] = data[pos]
             if not isinstance(owner, int):
-                owner.notify_write(int(addrs.min()), int(addrs.max()) + self.page_size)
+                owner.notify_write(int(addrs.min()), int(addrs.max()) + ps)
+
+    def _page_slots(self, ids: np.ndarray):
+        """(owner, local address) per page id, computed with Python ints (few pages)."""
+        self._check_alive()
+        n = self.num_pages
+        if self.layout == TensorMemoryLayout.INTERLEAVED:
+            nb, base, aps = self.num_banks, self.address, self.aligned_page_size
+            cores = None if self.is_dram else self.device.cores
+            for page in ids.tolist():
+                if not 0 <= page < n:
+                    raise DeviceError(f"page {page} outside 0..{n - 1}")
+                bank, index = page % nb, page // nb
+                yield (bank if cores is None else cores[bank]), base + index * aps
+            return
+        if ids.size and (ids.min() < 0 or ids.max() >= n):
+            raise DeviceError(f"page ids outside 0..{n - 1}")
+        core_i, addrs = self._sharded_location(ids)
+        for c, a in zip(core_i.tolist(), addrs.tolist()):
+            yield self._shard_cores[c], a
 
     def _locate(self, ids: np.ndarray):
         """Group page ids by bank: (owner, positions in ``ids``, local addresses)."""

@@ -70,3 +70,13 @@ def format_stats() -> str:
     if len(lines) == 1:
         lines.append("(no launches)")
     return "\n".join(lines)
+
+
+def reset(*, trace: bool = False, stats: bool = False, board: str | None = None, system_desc=None) -> None:
+    """Start a new session (what `tilewright run` does before running a program)."""
+    OPTIONS.trace = trace
+    OPTIONS.stats = stats
+    OPTIONS.board = board
+    OPTIONS.system_desc = system_desc
+    OPTIONS.launches = []
+    OPTIONS.tracer = None

@@ -171,22 +171,24 @@ def _legacy_reduce(name: str, x, scaler, dims, shape):
     return BlockExpr(np.asarray(data, dtype=np.float32), reduced.shape, tile)
 
 
-def reduce_sum(x, dims=None, shape=None, *args, scaler=None, **kwargs):
-    """Sum over block dims with the spec's tiled semantics (result in column 0 / row 0)."""
-    if scaler is not None or _is_scaler(dims):
-        scale = scaler if scaler is not None else dims
-        legacy_dims = kwargs.pop("dims", shape if scaler is None else dims)
-        return _legacy_reduce("reduce_sum", x, scale, legacy_dims, None)
-    return evaluate("reduce_sum", x, dims=dims, shape=shape, *args, **kwargs)
+def _reduce(name: str, x, args, kwargs):
+    if (args and _is_scaler(args[0])) or "scaler" in kwargs:  # the 1.1.1 form (x, scaler, dims=)
+        scaler = kwargs.pop("scaler") if "scaler" in kwargs else args[0]
+        rest = args[1:] if "scaler" not in kwargs and args and _is_scaler(args[0]) else args
+        dims = kwargs.pop("dims", rest[0] if rest else None)
+        return _legacy_reduce(name, x, scaler, dims, None)
+    return evaluate(name, x, *args, **kwargs)
 
 
-def reduce_max(x, dims=None, shape=None, *args, scaler=None, **kwargs):
-    """Max over block dims with the spec's tiled semantics."""
-    if scaler is not None or _is_scaler(dims):
-        scale = scaler if scaler is not None else dims
-        legacy_dims = kwargs.pop("dims", shape if scaler is None else dims)
-        return _legacy_reduce("reduce_max", x, scale, legacy_dims, None)
-    return evaluate("reduce_max", x, dims=dims, shape=shape, *args, **kwargs)
+def reduce_sum(x, *args, **kwargs):
+    """``reduce_sum(x, dims, shape)``: sum with the spec's tiled semantics (result in column 0 /
+    row 0 of each tile); the 1.1.1 form ``reduce_sum(x, scaler, dims=)`` is accepted."""
+    return _reduce("reduce_sum", x, args, kwargs)
+
+
+def reduce_max(x, *args, **kwargs):
+    """``reduce_max(x, dims, shape)``: max with the spec's tiled semantics (1.1.1 form accepted)."""
+    return _reduce("reduce_max", x, args, kwargs)
 
 
 def typecast(x, dtype):

@@ -59,6 +59,11 @@ def open_device(*, device_id: int = 0, l1_small_size: int = DEFAULT_L1_SMALL_SIZ
     return dev
 
 
+def open_devices() -> list[Device]:
+    """Devices opened by ``open_device`` and not closed yet."""
+    return [d for d in _OPEN.values() if not d.closed]
+
+
 def close_device(device: Device) -> None:
     device.close()
     if _OPEN.get(device.device_id) is device:

@@ -26,14 +26,23 @@ __all__ = ["copy", "CopyTransferHandler", "GroupTransfer"]
 class CopyTransferHandler:
     """A transfer in flight (spec ``ttl.Transfer``): ``wait()`` once."""
 
-    __slots__ = ("block", "done_at", "waited", "what", "trace_start")
+    __slots__ = ("block", "done_at", "waited", "direction", "slice", "trace_start")
 
-    def __init__(self, block: TensorBlock | None, done_at: int, what: str, trace_start: int) -> None:
+    def __init__(self, block: TensorBlock | None, done_at: int, direction: str, sl, trace_start: int) -> None:
         self.block = block
         self.done_at = done_at
         self.waited = False
-        self.what = what
+        self.direction = direction  # "read" (tensor -> block) or "write" (block -> tensor)
+        self.slice = sl
         self.trace_start = trace_start
+
+    @property
+    def what(self) -> str:
+        """What the transfer moves (formatted only when needed: errors and traces)."""
+        blk = self.block.describe() if self.block is not None else "a block"
+        if self.direction == "read":
+            return f"copy {self.slice} -> {blk}"
+        return f"copy {blk} -> {self.slice}"
 
     def wait(self) -> None:
         """Block until the transfer completed; the handle is unusable afterwards."""
@@ -169,7 +178,12 @@ def _shapes_match(sl: TensorSlice, block_shape: tuple[int, ...]) -> bool:
 
 
 def _tile_pages(sl: TensorSlice) -> np.ndarray:
+    """Page ids of the slice's tiles in row-major block order."""
     grid = sl.tensor.page_grid()
+    if len(grid) == 2:  # the common case, without numpy's index machinery
+        (r, c), w = sl.index, grid[1]
+        return np.array([row * w + col for row in range(r.start, r.stop) for col in range(c.start, c.stop)],
+                        dtype=np.int64)
     ranges = [np.arange(s.start, s.stop) for s in sl.index]
     return np.ravel_multi_index(np.ix_(*ranges), grid).reshape(-1)
 
@@ -190,11 +204,11 @@ def _row_pages(sl: TensorSlice) -> tuple[np.ndarray, slice]:
     return ids, slice(last.start * es, last.stop * es)
 
 
-def _issue(run, blk: TensorBlock, nbytes: int, what: str) -> CopyTransferHandler:
+def _issue(run, blk: TensorBlock, nbytes: int, direction: str, sl) -> CopyTransferHandler:
     start = run.clock
     run.clock += 16  # issue cost; completion is modelled by the handle
     run.stats_ops += 1
-    handle = CopyTransferHandler(blk, start + transfer_cycles(nbytes), what, start)
+    handle = CopyTransferHandler(blk, start + transfer_cycles(nbytes), direction, sl, start)
     blk.pending.append(handle)
     return handle
 
@@ -216,7 +230,7 @@ def _tensor_to_block(run, sl: TensorSlice, blk: TensorBlock) -> CopyTransferHand
         ids, cols = _row_pages(sl)
         mem[:] = buf.read_pages(ids)[:, cols].reshape(-1)
     blk.dfb.core.notify_write(blk.addr, blk.addr + mem.size)
-    return _issue(run, blk, mem.size, f"copy {sl} -> {blk.describe()}")
+    return _issue(run, blk, mem.size, "read", sl)
 
 
 def _block_to_tensor(run, blk: TensorBlock, sl: TensorSlice) -> CopyTransferHandler:
@@ -232,4 +246,4 @@ def _block_to_tensor(run, blk: TensorBlock, sl: TensorSlice) -> CopyTransferHand
         pages = buf.read_pages(ids)
         pages[:, cols] = mem.reshape(ids.size, -1)
         buf.write_pages(ids, pages)
-    return _issue(run, blk, mem.size, f"copy {blk.describe()} -> {sl}")
+    return _issue(run, blk, mem.size, "write", sl)
