@@ -462,3 +462,12 @@ def op(a):
         ns["op"](to_dev(bf16(32, 32)))
     # The compute kernel may not pop a block it never read (MR): the block-state rule fires first.
     assert "next allowed: reading the block" in str(info.value) or "deadlock" in str(info.value)
+
+
+def test_unsupported_names_raise_errors_that_name_them():
+    from tilewright import ttl
+    from tilewright.ttl.unsupported import UNSUPPORTED
+
+    for name in UNSUPPORTED:
+        with pytest.raises(InterfaceError, match=f"ttl.{name}: "):
+            getattr(ttl, name)()

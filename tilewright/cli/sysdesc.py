@@ -366,3 +366,54 @@ def convert_cmd(
             root = replace(root, product_identifier=product)
         write_system_desc(root, output)
         click.echo(f"wrote {output}: {_summary(root)}")
+
+
+# --- query ----------------------------------------------------------------------------------
+
+
+@sysdesc.command("query")
+@click.option("--board", default=None, help="Board preset of the virtual system (default n150).")
+@click.option(
+    "--system-desc",
+    "system_desc",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Build the virtual system from this descriptor instead of a preset.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(tuple(_RENDER)),
+    default="table",
+    show_default=True,
+    help="How to show the descriptor.",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Also save it (format by extension: .ttsys, .json, .mlir), like `ttrt query --save-artifacts`.")
+def query_cmd(board: str | None, system_desc: str | None, fmt: str, output: str | None) -> None:
+    """Open the virtual device(s) and print their system descriptor (like `ttrt query`)."""
+    from dataclasses import replace
+
+    from tilewright.device.device import Mesh
+    from tilewright.target import board_preset
+
+    with _reported():
+        if system_desc is not None:
+            root = read_system_desc(system_desc)
+            name = Path(system_desc).name
+        else:
+            name = board or "n150"
+            root = board_preset(name)
+        mesh = Mesh(root.system_desc)
+        try:
+            # What the opened chips report, in chip-position order (the device is built from
+            # the descriptor, so an unusable one fails here rather than at a program's launch).
+            chips = tuple(dev.chip_desc for dev in mesh.devices)
+            indices = tuple(range(len(chips)))
+            sd = replace(root.system_desc, chip_descs=chips, chip_desc_indices=indices)
+            queried = replace(root, system_desc=sd)
+        finally:
+            mesh.close()
+        click.echo(_RENDER[fmt](queried, f"virtual {name}"))
+        if output is not None:
+            write_system_desc(queried, output)

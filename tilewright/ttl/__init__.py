@@ -45,6 +45,8 @@ from tilewright.compiler.runtime.semaphore import (
 from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.errors import InterfaceError as _InterfaceError
 from tilewright.ttl import block, math
+from tilewright.ttl.unsupported import UNSUPPORTED as _UNSUPPORTED
+from tilewright.ttl.unsupported import unsupported as _unsupported
 
 __version__ = "0.20"
 """The TT-Lang spec version this implementation follows."""
@@ -103,6 +105,30 @@ reduce_max = math.reduce_max
 fill = block.fill
 broadcast = block.broadcast
 transpose = block.transpose
+
+
+make_tensor_backed_dfb = _unsupported("make_tensor_backed_dfb")
+copy_tensor_page = _unsupported("copy_tensor_page")
+ProgramRuntimeResources = _unsupported("ProgramRuntimeResources")
+KernelRuntimeResources = _unsupported("KernelRuntimeResources")
+CoreRuntimeArgs = _unsupported("CoreRuntimeArgs")
+KernelDefine = _unsupported("KernelDefine")
+FabricManagerClaim = _unsupported("FabricManagerClaim")
+FabricConnectionBinding = _unsupported("FabricConnectionBinding")
+FabricConnectionRequirement = _unsupported("FabricConnectionRequirement")
+DeviceDomain = _unsupported("DeviceDomain")
+DeviceRange = _unsupported("DeviceRange")
+DeviceRef = _unsupported("DeviceRef")
+DomainComponent = _unsupported("DomainComponent")
+TransferGraph = _unsupported("TransferGraph")
+TransferEdge = _unsupported("TransferEdge")
+AxisNeighborTransfer = _unsupported("AxisNeighborTransfer")
+StencilTransfer = _unsupported("StencilTransfer")
+GatherTransfer = _unsupported("GatherTransfer")
+ScatterTransfer = _unsupported("ScatterTransfer")
+AllToAllTransfer = _unsupported("AllToAllTransfer")
+MeshProgramPlacement = _unsupported("MeshProgramPlacement")
+SRAMStorage = _unsupported("SRAMStorage")
 
 
 def add(a, b):
