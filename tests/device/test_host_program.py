@@ -227,3 +227,89 @@ def test_semaphores_multicast_and_barrier(device):
         program.set_runtime_args(k, ttnn.CoreCoord(x, 0), [x])
     device.command_queue.enqueue_program(program)
     assert sorted(seen.values()) == [7, 7, 7, 7]
+
+
+def test_noc_addresses_name_their_chip_and_cross_chip_access_is_an_error():
+    from tilewright.device.device import Mesh
+    from tilewright.device.kernel_api import get_noc_addr, noc_async_read
+    from tilewright.device.noc import decode_unicast, noc_chip
+    from tilewright.errors import NocError
+    from tilewright.target import board_preset
+
+    mesh = Mesh(board_preset("n300").system_desc)
+    seen = {}
+    try:
+        chip0, chip1 = mesh.devices
+
+        def kernel():
+            addr = get_noc_addr(1, 0, 0x20000)  # hand-given coords, on this kernel's chip
+            seen["chip"] = noc_chip(addr)
+            seen["xyl"] = decode_unicast(addr)
+            remote = addr & ~(0xF << 60) | ((0 + 1) << 60)  # name chip 0 explicitly
+            noc_async_read(remote, 0x20000, 32)
+
+        program = Program()
+        program.create_kernel(kernel, ttnn.CoreCoord(0, 0), ReaderDataMovementConfig())
+        with pytest.raises(NocError, match="targets chip 0 from chip 1"):
+            chip1.command_queue.enqueue_program(program)
+        assert seen == {"chip": 1, "xyl": (1, 0, 0x20000)}
+    finally:
+        mesh.close()
+
+
+def test_common_runtime_args_and_compile_time_args(device):
+    from tilewright.device.kernel_api import get_common_arg_val, get_compile_time_arg_val
+
+    seen = []
+
+    def kernel():
+        seen.append((get_arg_val(0), get_common_arg_val(0), get_common_arg_val(1), get_compile_time_arg_val(1)))
+
+    program = Program()
+    cores = ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))
+    k = program.create_kernel(kernel, cores, ReaderDataMovementConfig([5, 6]))
+    program.set_runtime_args(k, ttnn.CoreCoord(0, 0), [10])
+    program.set_runtime_args(k, ttnn.CoreCoord(1, 0), [11])
+    program.set_common_runtime_args(k, [7, 8])
+    device.command_queue.enqueue_program(program)
+    assert sorted(seen) == [(10, 7, 8, 6), (11, 7, 8, 6)]
+
+
+def test_write_multicast_reach_and_num_dests(device):
+    from tilewright.device.kernel_api import (
+        get_noc_multicast_addr,
+        noc_async_write_multicast,
+        noc_async_write_multicast_loopback_src,
+        read_l1,
+        write_l1,
+    )
+    from tilewright.errors import NocError
+
+    got = {}
+
+    def sender():
+        x = get_arg_val(0)
+        if x == 0:
+            write_l1(0x30000, np.arange(8, dtype=np.uint32))
+            a, b = device.core(0, 0), device.core(2, 0)
+            mc = get_noc_multicast_addr(a.noc_x, a.noc_y, b.noc_x, b.noc_y, 0x30000)
+            noc_async_write_multicast(0x30000, mc, 32, 2)  # excludes the sender: 2 destinations
+            with pytest.raises(NocError, match="num_dests is 3 but the rectangle reaches 2"):
+                noc_async_write_multicast(0x30000, mc, 32, 3)
+            noc_async_write_multicast_loopback_src(0x30000, mc, 32, 3)
+
+    def reader():
+        got[get_arg_val(0)] = read_l1(0x30000, 8, np.uint32).tolist()
+
+    p1 = Program()
+    cores = ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(2, 0))
+    k = p1.create_kernel(sender, cores, ReaderDataMovementConfig())
+    for x in range(3):
+        p1.set_runtime_args(k, ttnn.CoreCoord(x, 0), [x])
+    device.command_queue.enqueue_program(p1)
+    p2 = Program()
+    k = p2.create_kernel(reader, cores, ReaderDataMovementConfig())
+    for x in range(3):
+        p2.set_runtime_args(k, ttnn.CoreCoord(x, 0), [x])
+    device.command_queue.enqueue_program(p2)
+    assert got == {x: list(range(8)) for x in range(3)}

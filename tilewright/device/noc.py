@@ -7,8 +7,12 @@ multicast address encodes a rectangle:
 
 Workers use *translated* coordinates: logical ``(x, y)`` plus the descriptor's
 ``coord_translation_offsets`` (18, 18 on Wormhole).  DRAM banks get coordinates
-outside the worker rectangle (``Device.dram_noc_coord``); cross-chip traffic needs
-the fabric and is not modelled, so a NoC address always refers to the issuing chip.
+outside the worker rectangle (``Device.dram_noc_coord``).
+
+Bits 60..63 (unused by unicast and multicast encodings) carry the chip: 0 means "the
+issuing chip" (what hand-built addresses give), ``chip + 1`` names one.  Addresses
+the kernel API builds name their chip; cross-chip traffic needs the fabric and is not
+modelled, so a NoC access to another chip is an error.
 
 Local addresses may also be given in *host form*: a process address inside the L1
 arena, which is what native code sees for pointers (see ``memory.L1Arena``).
@@ -19,6 +23,8 @@ from __future__ import annotations
 
 __all__ = [
     "LOCAL_MASK",
+    "CHIP_SHIFT",
+    "noc_chip",
     "noc_xy_addr",
     "noc_multicast_addr",
     "decode_unicast",
@@ -26,12 +32,20 @@ __all__ = [
 ]
 
 LOCAL_MASK = (1 << 36) - 1
+CHIP_SHIFT = 60
 _COORD_MASK = 0x3F
 
 
-def noc_xy_addr(x: int, y: int, addr: int) -> int:
-    """Unicast NoC address of ``addr`` on the node at NoC coordinate (x, y)."""
-    return ((y & _COORD_MASK) << 42) | ((x & _COORD_MASK) << 36) | (addr & LOCAL_MASK)
+def noc_xy_addr(x: int, y: int, addr: int, chip: int | None = None) -> int:
+    """Unicast NoC address of ``addr`` on the node at NoC coordinate (x, y) (of ``chip``)."""
+    base = ((y & _COORD_MASK) << 42) | ((x & _COORD_MASK) << 36) | (addr & LOCAL_MASK)
+    return base if chip is None else base | ((chip + 1) << CHIP_SHIFT)
+
+
+def noc_chip(noc_addr: int) -> int | None:
+    """The chip a NoC address names, or None for "the issuing chip"."""
+    tag = (noc_addr >> CHIP_SHIFT) & 0xF
+    return tag - 1 if tag else None
 
 
 def noc_multicast_addr(x0: int, y0: int, x1: int, y1: int, addr: int) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilewright.device.noc import decode_multicast, decode_unicast
+from tilewright.device.noc import decode_multicast, decode_unicast, noc_chip
 from tilewright.errors import NocError
 
 __all__ = [
@@ -41,6 +41,12 @@ def resolve(device, noc_addr: int, size: int, what: str) -> tuple[np.ndarray, in
     x, y, local = decode_unicast(noc_addr)
     if size <= 0:
         raise NocError(f"{what}: transfer size must be positive, got {size}")
+    chip = noc_chip(noc_addr)
+    if chip is not None and chip != device.chip:
+        raise NocError(
+            f"{what}: NoC address {noc_addr:#x} targets chip {chip} from chip {device.chip}; "
+            "cross-chip traffic goes over ethernet / the fabric, which is not modelled"
+        )
     core = device.core_at_noc(x, y)
     if core is not None:
         local = device.resolve_local(core, local)

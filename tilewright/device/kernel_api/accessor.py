@@ -89,7 +89,7 @@ class InterleavedAddrGen:
         else:
             core = self.device.cores[bank]
             x, y = core.noc_x, core.noc_y
-        return noc_xy_addr(x, y, addr)
+        return noc_xy_addr(x, y, addr, self.device.chip)
 
 
 class InterleavedAddrGenFast(InterleavedAddrGen):
@@ -180,4 +180,5 @@ class TensorAccessor:
         in_shard = (pr % sr) * sc + pc % sc
         page_off = (shard_id // nb) * sr * sc + in_shard
         x, y = a.bank_coords[bank]
-        return noc_xy_addr(x, y, self.bank_base_address + page_off * self.aligned_page_size + offset)
+        return noc_xy_addr(x, y, self.bank_base_address + page_off * self.aligned_page_size + offset,
+                           self.device.chip)

@@ -234,10 +234,11 @@ def get_noc_addr(*args, noc: int = 0) -> int:
         return gen.get_noc_addr(page_id, offset)
     if len(args) == 1:
         core = _ctx().core
-        return noc_xy_addr(core.noc_x, core.noc_y, core.device.resolve_local(core, args[0]))
+        return noc_xy_addr(core.noc_x, core.noc_y, core.device.resolve_local(core, args[0]),
+                           core.device.chip)
     if len(args) == 3:
         x, y, addr = args
-        return noc_xy_addr(x, y, addr)
+        return noc_xy_addr(x, y, addr, _ctx().device.chip)
     raise KernelError(f"get_noc_addr: unsupported arguments {args!r}")
 
 
@@ -252,7 +253,7 @@ def get_noc_addr_from_bank_id(bank_id: int, bank_offset: int, dram: bool = True)
             raise NocError(f"L1 bank {bank_id} does not exist ({device.num_l1_banks} banks)")
         core = device.cores[bank_id]
         x, y = core.noc_x, core.noc_y
-    return noc_xy_addr(x, y, bank_offset)
+    return noc_xy_addr(x, y, bank_offset, device.chip)
 
 
 def get_noc_multicast_addr(x_start: int, y_start: int, x_end: int, y_end: int, addr: int, noc: int = 0) -> int:
