@@ -14,10 +14,11 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tilewright.cli import run, sysdesc
+    from tilewright.cli import explain, run, sysdesc
 
     cli.add_command(sysdesc.sysdesc)
     cli.add_command(run.run)
+    cli.add_command(explain.explain)
 
 
 _register()

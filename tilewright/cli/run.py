@@ -22,8 +22,23 @@ __all__ = ["run"]
               help="Board preset the program's ttnn.open_device uses (n150, n300, n300-llmbox, p150).")
 @click.option("--system-desc", "system_desc", type=click.Path(exists=True, dir_okay=False), default=None,
               help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from.")
-def run(program, args, trace_path, stats, board, system_desc):
+@click.option("--isolate", is_flag=True,
+              help="Run the simulation in a child process: a crashing external C++ function is reported "
+                   "with its call site instead of killing tilewright.")
+@click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
+def run(program, args, trace_path, stats, board, system_desc, isolate, isolate_channel):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
+    if isolate:
+        from tilewright.native.isolate import run_isolated
+
+        forwarded = [*(["--trace", trace_path] if trace_path else []), *(["--stats"] if stats else []),
+                     *(["--board", board] if board else []),
+                     *(["--system-desc", system_desc] if system_desc else [])]
+        sys.exit(run_isolated(program, list(args), forwarded))
+    if isolate_channel:
+        from tilewright.native.isolate import attach_child
+
+        attach_child(isolate_channel)
     session.reset(trace=trace_path is not None, stats=stats, board=board, system_desc=system_desc)
     opts = session.OPTIONS
     status = run_program(program, list(args))

@@ -12,7 +12,7 @@ kernels of that kind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tilewright.errors import CapacityError, SourceLoc
 
@@ -36,14 +36,15 @@ class LogicalKernel:
     name: str
     order: int = 0
     loc: SourceLoc | None = None
+    handle: object = field(default=None, compare=False)  # the ttl.Kernel handle (role "explicit")
 
     def describe(self) -> str:
         if self.role == "explicit":
             return f"{KIND_TEXT[self.kind]} kernel '{self.name}'"
         if self.role == "ordinal":
             return f"{KIND_TEXT[self.kind]} kernel '{self.name}'"
-        if self.role == "pipe_source":
-            return "PIPE_SOURCE_KERNEL"
+        if self.role == "pipe_source":  # the reference spells the implicit kernel this way
+            return f"{KIND_TEXT[self.kind]} kernel '<pipe_source>'"
         return KIND_TEXT[self.kind]
 
 

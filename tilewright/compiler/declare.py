@@ -123,17 +123,17 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int = 2, *, allocation
     setup = current_setup(what)
     if buffer_factor is not None:  # legacy spelling (spec 0.15: buffer_factor -> block_count)
         block_count = buffer_factor
-    if allocation_group is not None:
-        raise InterfaceError(f"{what}(allocation_group=...): DFB allocation groups are not supported yet",
-                             loc=caller_loc())
+    _check_group(allocation_group, what)
     if not isinstance(tensor, Tensor):
         raise InterfaceError(f"{what}: the first argument must be a TT-NN tensor, got {type(tensor).__name__}",
                              loc=caller_loc())
     tiled = tensor.layout == Layout.TILE
     shape = _check_shape(shape, what, tiled)
     block_count = _check_block_count(block_count, what)
-    return _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
-                    block_count=block_count, dtype=tensor.dtype, tile=tensor.tile_shape, tiled=tiled)
+    dfb = _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
+                   block_count=block_count, dtype=tensor.dtype, tile=tensor.tile_shape, tiled=tiled)
+    dfb.allocation_group = allocation_group
+    return dfb
 
 
 def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
@@ -146,9 +146,7 @@ def make_dfb(dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_gr
     """A tiled DFB of an explicit data type (spec §Dataflow buffers, ``ttl.make_dfb``)."""
     what = "ttl.make_dfb"
     setup = current_setup(what)
-    if allocation_group is not None:
-        raise InterfaceError(f"{what}(allocation_group=...): DFB allocation groups are not supported yet",
-                             loc=caller_loc())
+    _check_group(allocation_group, what)
     dt = parse_dtype(dtype, f"{what}: dtype")
     shape = _check_shape(shape, what, True)
     block_count = _check_block_count(block_count, what)
@@ -162,8 +160,22 @@ def make_dfb(dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_gr
             loc=caller_loc(),
         )
     tile_shape = TILE_32x32 if (th, tw) == (32, 32) else TileShape(th, tw)
-    return _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
-                    block_count=block_count, dtype=dt, tile=tile_shape, tiled=True)
+    dfb = _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
+                   block_count=block_count, dtype=dt, tile=tile_shape, tiled=True)
+    dfb.allocation_group = allocation_group
+    return dfb
+
+
+def _check_group(group, what: str) -> None:
+    """``allocation_group=`` takes a ``ttl.make_dfb_allocation_group()`` identity (reference A.4)."""
+    from tilewright.compiler.dfb_reset import DFBAllocationGroup
+
+    if group is not None and not isinstance(group, DFBAllocationGroup):
+        raise InterfaceError(
+            f"{what}(allocation_group=...): expected a ttl.DFBAllocationGroup "
+            f"(ttl.make_dfb_allocation_group()), got {type(group).__name__}",
+            loc=caller_loc(),
+        )
 
 
 def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):

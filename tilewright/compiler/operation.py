@@ -47,9 +47,13 @@ class Operation:
         self.split_plan = None
         self.last_program = None
         self.last_launch = None
-        if not self.multi_kernel:
-            from tilewright.compiler import split
+        from tilewright.compiler import extern
 
+        self.extern_plan = extern.validate_operation(self)  # call_extern_func sites (C.9)
+        from tilewright.compiler import split
+
+        self.identity = split.register_operation(self)  # reference B.9; binds Kernel handles
+        if not self.multi_kernel:
             self.split_plan, self.body = split.split_operation(self)
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__

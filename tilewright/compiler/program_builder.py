@@ -16,6 +16,7 @@ count, format) and kernels (name, kind) in the same order.  Then:
 from __future__ import annotations
 
 from tilewright.compiler import dfb_alloc
+from tilewright.compiler.runtime import dfb_share
 from tilewright.compiler.capacity import LogicalKernel, assign_slots
 from tilewright.compiler.runtime import state
 from tilewright.device.coords import CoreCoord, CoreRange
@@ -23,7 +24,10 @@ from tilewright.device.engine import ACTIVE
 from tilewright.device.program import CircularBufferConfig, ComputeConfig, DataMovementConfig, Program
 from tilewright.errors import InterfaceError
 
-__all__ = ["build", "logical_kernels"]
+__all__ = ["build", "logical_kernels", "BUILD_OBSERVERS"]
+
+#: Callables ``observer(op, program, setups)`` run after each program is built.
+BUILD_OBSERVERS: list = []
 
 
 def _check_consistent(op, setups) -> None:
@@ -97,6 +101,10 @@ def build(op, device, grid, setups, call_loc) -> Program:
     for setup in setups.values():
         for dfb, (index, address) in zip(setup.dfbs, placement):
             dfb.index, dfb.address = index, address
+        for slot in placement.slots:  # shared indices check disjoint lifetimes at run time
+            if len(slot.members) > 1:
+                members = [setup.dfbs[m] for m in slot.members]
+                dfb_share.install(slot.index, members, "allocation group" if slot.group else "reuse")
     configured: set[int] = set()
     for dfb, (index, address) in zip(first.dfbs, placement):
         if index in configured:  # a shared physical index (DFB reuse) is configured once
@@ -121,6 +129,9 @@ def build(op, device, grid, setups, call_loc) -> Program:
     program.kernel_slots = {decl.name: slots[lk] for decl, lk in zip(first.kernels, kernels)}
     program.logical_kernels = kernels
     program.dfb_table = [(d.name, idx, addr, d.total_bytes) for d, (idx, addr) in zip(first.dfbs, placement)]
+    program.dfb_allocation = placement
+    for observer in BUILD_OBSERVERS:  # e.g. `tilewright explain`
+        observer(op, program, setups)
     return program
 
 

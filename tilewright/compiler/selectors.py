@@ -123,7 +123,7 @@ def logical_kernel_of(selector, decorator_kind: str, fn_name: str, loc: SourceLo
                 f"decorator's kind is {decorator_kind}",
                 loc=loc,
             )
-        return LogicalKernel(decorator_kind, "explicit", selector.name or fn_name, 0, loc)
+        return LogicalKernel(decorator_kind, "explicit", selector.name or fn_name, 0, loc, handle=selector)
     raise InterfaceError(
         f"{deco}(kernel=...) takes one selector (a KernelKind member, ttl.PIPE_SOURCE_KERNEL or a "
         f"ttl.Kernel handle), got {selector!r}",

@@ -26,6 +26,11 @@ from tilewright.errors import DeviceError
 
 __all__ = ["L1Arena", "DramChannels", "host_address_of"]
 
+# Closed L1 arenas by size, ready for the next device: the low 2 GiB are a scarce
+# address range, and numpy views that outlive a device would keep its mapping alive,
+# so arenas are recycled (their pages dropped) instead of unmapped.
+_ARENA_POOL: dict[int, list[mmap.mmap]] = {}
+
 _MAP_32BIT = 0x40  # linux/mman.h, x86-64 only
 _MAP_NORESERVE = 0x4000
 _SLOT_ALIGN = 1 << 16
@@ -72,7 +77,8 @@ class L1Arena:
             raise DeviceError(
                 f"{num_cores} cores x {self.slot_size} B of L1 do not fit in the low 2 GiB"
             )
-        self._map = _map_low(total)
+        pooled = _ARENA_POOL.get(total)
+        self._map = pooled.pop() if pooled else _map_low(total)
         self.base = host_address_of(self._map)
         self.view = np.frombuffer(self._map, dtype=np.uint8)
 
@@ -94,11 +100,13 @@ class L1Arena:
         return None
 
     def close(self) -> None:
+        """Drop the contents (pages go back to the OS, reads give zeros) and recycle the range."""
         self.view = np.empty(0, dtype=np.uint8)
-        try:
-            self._map.close()
-        except BufferError:  # views still alive somewhere; the mapping goes with them
-            pass
+        m, self._map = self._map, None
+        if m is None:
+            return
+        m.madvise(mmap.MADV_DONTNEED)
+        _ARENA_POOL.setdefault(len(m), []).append(m)
 
 
 class DramChannels:
@@ -134,6 +142,6 @@ class DramChannels:
             if m is not None:
                 try:
                     m.close()
-                except BufferError:
-                    pass
+                except BufferError:  # views still alive: at least give the pages back
+                    m.madvise(mmap.MADV_DONTNEED)
             self._maps[i] = None

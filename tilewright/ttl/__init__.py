@@ -17,6 +17,15 @@ from tilewright.compiler.declare import (
     make_dfb,
     node,
 )
+from tilewright.compiler.dfb_reset import (
+    DFBAllocationGroup,
+    DFBReconfiguration,
+    DFBReset,
+    make_dfb_allocation_group,
+    reconfigure_dfbs,
+    reset_all_dfbs,
+    reset_dfbs,
+)
 from tilewright.compiler.operation import Operation, operation
 from tilewright.compiler.runtime.copy import CopyTransferHandler, GroupTransfer, copy
 from tilewright.compiler.runtime.dfb import DataflowBuffer, TensorBlock
@@ -41,6 +50,17 @@ from tilewright.compiler.runtime.semaphore import (
     MulticastRemoteSemaphore,
     Semaphore,
     UnicastRemoteSemaphore,
+)
+from tilewright.compiler.extern.surface import (
+    DFBAccess,
+    DFBEffect,
+    DispatchCondition,
+    ScalarType,
+    call_extern_func,
+    dfb_descriptor,
+    get_dfb_id,
+    raw_addr,
+    uint32,
 )
 from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.errors import InterfaceError as _InterfaceError
@@ -155,6 +175,10 @@ __all__ = [
     "math", "block", "matmul", "typecast",
     "signpost", "static_range", "raw_element_read", "raw_element_write", "read_index",
     "Kernel", "KernelKind", "PIPE_SOURCE_KERNEL", "Operation", "Program",
+    "DFBReset", "DFBReconfiguration", "DFBAllocationGroup", "make_dfb_allocation_group",
+    "reset_dfbs", "reset_all_dfbs", "reconfigure_dfbs",
+    "call_extern_func", "dfb_descriptor", "get_dfb_id", "raw_addr", "uint32", "DFBEffect", "DFBAccess",
+    "ScalarType", "DispatchCondition",
     "Pipe", "PipeNet", "SrcPipeIdentity", "DstPipeIdentity", "ReceiveRequest", "ReadyReceive",
     "wait_any", "Semaphore", "UnicastRemoteSemaphore", "MulticastRemoteSemaphore",
     "exp", "log", "sqrt", "rsqrt", "recip", "relu", "sigmoid", "tanh", "gelu", "abs", "neg",

@@ -1,0 +1,101 @@
+"""The JIT build cache: keys, header invalidation, XDG location, failure reports."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tilewright import native
+from tilewright.errors import NativeBuildError, SourceLoc
+from tilewright.native import build as nbuild
+
+
+def source_including(header: str) -> str:
+    return (
+        '#include "tilewright/glue.h"\n'
+        f'#include "{header}"\n'
+        "TW_EXPORT int32_t tw_entry(const int64_t*, int64_t* r) {\n"
+        "    TW_ENTRY_BEGIN\n    *r = value();\n    TW_ENTRY_END\n}\n"
+    )
+
+
+def call_entry(path: str) -> int:
+    import ctypes
+
+    lib = ctypes.CDLL(path)
+    result = ctypes.c_int64(0)
+    argv = (ctypes.c_int64 * 1)()
+    assert lib.tw_entry(argv, ctypes.byref(result)) == 0
+    return result.value
+
+
+def test_second_build_is_a_cache_hit_and_header_edits_rebuild(tmp_path):
+    header = tmp_path / "value.hpp"
+    header.write_text("#pragma once\ninline int64_t value() { return 41; }\n")
+    src = source_including("value.hpp")
+    first = native.build_shared_object(src, include_paths=[tmp_path])
+    assert not first.cached and call_entry(first.path) == 41
+    nbuild._VERIFIED.clear()  # a new process: only the on-disk cache
+    second = native.build_shared_object(src, include_paths=[tmp_path])
+    assert second.cached and second.path == first.path
+    header.write_text("#pragma once\ninline int64_t value() { return 42; }\n")
+    nbuild._VERIFIED.clear()
+    third = native.build_shared_object(src, include_paths=[tmp_path])
+    assert not third.cached and third.path != first.path and call_entry(third.path) == 42
+
+
+def test_flags_and_include_paths_are_part_of_the_key(tmp_path):
+    (tmp_path / "value.hpp").write_text("#pragma once\ninline int64_t value() { return 7; }\n")
+    src = source_including("value.hpp")
+    a = native.build_shared_object(src, include_paths=[tmp_path])
+    b = native.build_shared_object(
+        src, include_paths=[tmp_path], options=nbuild.replace(native.OPTIONS, opt_level="-O2")
+    )
+    assert a.key != b.key
+
+
+def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    opts = nbuild.BuildOptions()
+    assert opts.resolved_cache_dir() == tmp_path / "xdg" / "tilewright" / "native"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert str(nbuild.BuildOptions().resolved_cache_dir()).endswith(
+        os.path.join(".cache", "tilewright", "native")
+    )
+    assert nbuild.BuildOptions(cache_dir="/x").resolved_cache_dir().as_posix() == "/x"
+
+
+def test_build_error_has_compiler_messages_source_and_location(tmp_path):
+    src = '#include "tilewright/glue.h"\nint broken( { return 0; }\n'
+    loc = SourceLoc(str(tmp_path / "prog.py"), 12)
+    with pytest.raises(NativeBuildError) as info:
+        native.build_shared_object(src, what="a test unit", loc=loc)
+    err = info.value
+    assert err.message.startswith("C++ build of a test unit failed (compiler exit status")
+    assert "error:" in err.compiler_output
+    assert "   2 | int broken( { return 0; }" in err.message
+    assert err.loc == loc
+    kept = err.message.split("kept at ", 1)[1].split(")", 1)[0]
+    assert Path(kept).read_text() == src
+
+
+def test_undefined_symbol_is_named(tmp_path):
+    src = (
+        '#include "tilewright/glue.h"\nint64_t missing_value(int);\n'
+        "TW_EXPORT int32_t tw_entry(const int64_t*, int64_t* r) { *r = missing_value(3); return 0; }\n"
+    )
+    with pytest.raises(NativeBuildError, match=r"undefined symbol\(s\) missing_value\(int\)"):
+        native.build_shared_object(src)
+
+
+def test_missing_compiler_is_reported(monkeypatch):
+    opts = nbuild.BuildOptions(compiler="/nonexistent/c++")
+    with pytest.raises(NativeBuildError, match="cannot run the C\\+\\+ compiler"):
+        native.build_shared_object("int x;", options=opts)
+
+
+def test_dependency_file_parsing():
+    text = "out.so: /a/src.cpp /inc/a.h \\\n /inc/b\\ c.h /inc/a.h\n"
+    assert nbuild._parse_deps(text, "/a/src.cpp") == ["/inc/a.h", "/inc/b c.h"]

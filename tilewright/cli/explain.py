@@ -1,0 +1,107 @@
+"""``tilewright explain prog.py [args]``: run a program and show how its operations compiled.
+
+The program runs exactly as under ``tilewright run``.  For every operation it
+compiles (each distinct compilation once, in order), the report shows the form
+(unified or multi-kernel), the grid, the setup declarations of a unified body, each
+logical kernel with its processor slot and its body (for a unified operation, the
+function the splitter generated, written as the explicit form would write it), and
+the DFB table: physical index, L1 address, bytes, declaration line, and the
+allocator's sharing decision.  The report is deterministic: no object addresses,
+no timestamps; files are shown relative to the program's directory.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+import click
+
+from tilewright.cli.runner import run_program
+
+__all__ = ["describe_compilation", "explain"]
+
+
+def _where(path: str, base: str) -> str:
+    rel = os.path.relpath(path, base)
+    return path if rel.startswith("..") else rel
+
+
+def _indent(text: str, by: str = "    ") -> str:
+    return "\n".join(by + line if line else line for line in text.splitlines())
+
+
+def _explicit_kernels(op, setup) -> dict[str, str]:
+    defs = {k.name: k for k in op.interface.kernel_defs}
+    return {
+        d.name: ast.unparse(defs[d.name]) if d.name in defs else "<kernel function not found>"
+        for d in setup.kernels
+    }
+
+
+def describe_compilation(op, program, setups, base: str) -> str:
+    """The explain report of one compiled operation (deterministic text)."""
+    first = next(iter(setups.values()))
+    plan = getattr(op, "split_plan", None)
+    form = "multi-kernel" if op.multi_kernel else "unified"
+    src = op.source
+    lines = [
+        f"operation {op.name} ({form}) at {_where(src.file, base)}:{src.tree.lineno}, grid {tuple(first.grid)}"
+    ]
+    if plan is not None and plan.setup:
+        lines.append("  setup:")
+        for decl in plan.setup:
+            lines.append(
+                f"    {decl.name} = ttl.{decl.factory}(...)  # line {decl.line} ({decl.kind})"
+            )
+    if plan is not None:
+        bodies = dict(plan.kernel_sources)
+    else:
+        bodies = _explicit_kernels(op, first)
+    slots = getattr(program, "kernel_slots", {})
+    logical = getattr(program, "logical_kernels", [])
+    for decl, lk in zip(first.kernels, logical):
+        lines.append(f"  kernel {decl.name}: {lk.describe()}, slot {slots.get(decl.name, '?')}")
+        lines.append(_indent(bodies.get(decl.name, ""), "      "))
+    lines.append("  DFBs:")
+    lines.append(f"    {'name':<24} {'index':>5} {'address':>10} {'bytes':>7}  declared  decision")
+    allocation = getattr(program, "dfb_allocation", None)
+    notes = allocation.notes if allocation is not None else ("",) * len(first.dfbs)
+    for d, (index, address), note in zip(first.dfbs, allocation or (), notes):
+        line = d.loc.line if d.loc is not None else "?"
+        lines.append(
+            f"    {d.name:<24} {index:>5} {address:>#10x} {d.total_bytes:>7}  line {line:<4}  {note or 'own index'}"
+        )
+    return "\n".join(lines)
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def explain(program, args):
+    """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
+    from tilewright.compiler import program_builder
+    from tilewright.device import session
+
+    session.reset()
+    base = os.path.dirname(os.path.abspath(program))
+    reports: list[str] = []
+
+    def observe(op, built, setups) -> None:
+        text = describe_compilation(op, built, setups, base)
+        if text not in reports:
+            reports.append(text)
+
+    program_builder.BUILD_OBSERVERS.append(observe)
+    try:
+        status = run_program(program, list(args))
+    finally:
+        program_builder.BUILD_OBSERVERS.remove(observe)
+    sys.stdout.flush()
+    click.echo("")
+    click.echo(f"== tilewright explain: {len(reports)} compiled operation(s)")
+    for text in reports:
+        click.echo("")
+        click.echo(text)
+    sys.exit(status)

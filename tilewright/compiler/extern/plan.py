@@ -1,0 +1,213 @@
+"""The validated plan of an operation's external calls (immutable; built at decoration).
+
+One :class:`CallSite` per ``ttl.call_extern_func(...)`` in the operation's source:
+its location, header and callee, template arguments, and per kernel selection
+(``Variant``) the function arguments, DFB dependency occurrences and the expanded
+DFB contract.  :func:`dfb_usage` summarises what the calls do to DFBs for the DFB
+allocator (reference C.7: opaque occurrences and ``unknown_dfb_access`` forbid
+sharing a physical index).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from tilewright.errors import SourceLoc
+
+__all__ = [
+    "TemplateArg",
+    "FuncArg",
+    "Occurrence",
+    "Effect",
+    "Variant",
+    "CallSite",
+    "ExternPlan",
+    "DFBUsage",
+    "CallDFBUsage",
+    "dfb_usage",
+    "EFFECT_KINDS",
+    "MAX_EXPANDED_EFFECTS",
+]
+
+EFFECT_KINDS = ("reserve", "push", "wait", "pop")
+MAX_EXPANDED_EFFECTS = 4096
+"""Most protocol actions one call may declare after ``repeat`` expansion (C.6)."""
+
+_SITE_IDS = itertools.count(1)
+
+
+def next_site_id() -> int:
+    """A process-unique call-site id (crash reports of isolated runs name sites by id)."""
+    return next(_SITE_IDS)
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateArg:
+    """One template argument: static C++ text, or a DFB (descriptor / physical index)."""
+
+    kind: str  # "int" | "bool" | "float" | "uint" | "descriptor" | "dfb_id"
+    text: str | None = None
+    dfb: str | None = None  # DFB name, for "descriptor" / "dfb_id"
+
+
+@dataclass(frozen=True, slots=True)
+class FuncArg:
+    """One function argument and how the generated C++ receives it (C.4)."""
+
+    kind: str  # "scalar" | "uint32" | "dfb" | "tensor" | "raw_addr"
+    source: str  # the Python expression, for messages
+    name: str | None = None  # DFB / tensor name
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """A DFB dependency occurrence: func-arg DFBs, then descriptors, then dfb_dependencies."""
+
+    dfb: str
+    where: str  # "func_args" | "template_args" | "dfb_dependencies"
+    position: int  # index in that (runtime) list
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    kind: str  # reserve | push | wait | pop
+    occurrence: int
+    tiles: int
+
+    def describe(self, name: str) -> str:
+        return f"{self.kind}({name}, tiles={self.tiles})"
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """What the call passes and promises on one selected kernel."""
+
+    func_args: tuple[FuncArg, ...]
+    occurrences: tuple[Occurrence, ...]
+    effects: tuple[Effect, ...]  # expanded, in C++ execution order
+    inspected: tuple[int, ...]  # occurrence indices with DFBAccess.inspect
+
+    @property
+    def effect_occurrences(self) -> frozenset[int]:
+        return frozenset(e.occurrence for e in self.effects)
+
+    @property
+    def opaque(self) -> tuple[int, ...]:
+        """Occurrences with neither an effect nor an access (C.6 opaque occurrences)."""
+        used = self.effect_occurrences | set(self.inspected)
+        return tuple(i for i in range(len(self.occurrences)) if i not in used)
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """One validated ``ttl.call_extern_func`` call of an operation."""
+
+    id: int
+    operation: str
+    loc: SourceLoc
+    position: tuple[int, int, int, int]  # lineno, end_lineno, col_offset, end_col_offset
+    header: str
+    callee: str
+    template_args: tuple[TemplateArg, ...]
+    variants: (
+        dict  # kernel key (None = every kernel, or "compute" / "data_movement" / ...) -> Variant
+    )
+    include_paths: tuple[str, ...]
+    unknown_dfb_access: bool
+    result_type: object  # ScalarType | None
+    condition: object  # DispatchCondition | None
+    condition_name: str | None
+    kernel_kinds: frozenset[str] | None  # kinds the call may run on (None: not restricted)
+    kernel_function: str | None  # enclosing explicit kernel function, if any
+
+    @property
+    def title(self) -> str:
+        return f"ttl.call_extern_func({self.header!r}, {self.callee!r})"
+
+    def describe(self) -> str:
+        return f"{self.title} at {self.loc}"
+
+
+@dataclass(slots=True)
+class ExternPlan:
+    """All external calls of one operation, findable by source position at run time."""
+
+    operation: str
+    sites: tuple[CallSite, ...]
+    by_code: dict = field(default_factory=dict)  # (code, lasti) -> CallSite, filled lazily
+
+    def site_at(self, position: tuple[int, int, int, int]) -> CallSite | None:
+        for s in self.sites:
+            if s.position == position:
+                return s
+        same_start = [
+            s for s in self.sites if s.position[0] == position[0] and s.position[2] == position[2]
+        ]
+        if len(same_start) == 1:
+            return same_start[0]
+        same_line = [s for s in self.sites if s.position[0] == position[0]]
+        return same_line[0] if len(same_line) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class CallDFBUsage:
+    """What one external call does to DFBs, for the DFB allocator (reference C.7)."""
+
+    site: str  # "file:line"
+    effects: dict  # DFB name -> tuple of (kind, tiles) in order
+    inspected: frozenset[str]
+    opaque: frozenset[str]  # dependency occurrences without a contract
+    unknown_dfb_access: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DFBUsage:
+    """The external calls' DFB facts of one operation.
+
+    ``conflicting`` names the DFBs that must not share a physical index with any other
+    DFB (opaque occurrences); ``all_opaque`` means some call may touch every
+    user-managed DFB (``unknown_dfb_access=True``), so no user DFB may be shared.
+    """
+
+    calls: tuple[CallDFBUsage, ...]
+
+    @property
+    def conflicting(self) -> frozenset[str]:
+        out: set[str] = set()
+        for c in self.calls:
+            out |= c.opaque
+        return frozenset(out)
+
+    @property
+    def all_opaque(self) -> bool:
+        return any(c.unknown_dfb_access for c in self.calls)
+
+
+def dfb_usage(op) -> DFBUsage:
+    """The DFB usage record of ``op``'s external calls (empty if it has none).
+
+    The DFB allocator (``compiler.dfb_alloc``) reads this before sharing physical
+    indices between DFBs: a DFB in ``conflicting`` (or any DFB when ``all_opaque``)
+    keeps its own index.
+    """
+    plan = getattr(op, "extern_plan", None)
+    if plan is None:
+        return DFBUsage(())
+    calls = []
+    for site in plan.sites:
+        for variant in site.variants.values():
+            names = [o.dfb for o in variant.occurrences]
+            effects: dict[str, list] = {}
+            for e in variant.effects:
+                effects.setdefault(names[e.occurrence], []).append((e.kind, e.tiles))
+            calls.append(
+                CallDFBUsage(
+                    site=f"{site.loc.file}:{site.loc.line}",
+                    effects={k: tuple(v) for k, v in effects.items()},
+                    inspected=frozenset(names[i] for i in variant.inspected),
+                    opaque=frozenset(names[i] for i in variant.opaque),
+                    unknown_dfb_access=site.unknown_dfb_access,
+                )
+            )
+    return DFBUsage(tuple(calls))

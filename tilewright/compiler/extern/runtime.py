@@ -1,0 +1,541 @@
+"""Running external calls: bind a call site on a kernel, build it, call it, check it.
+
+The first evaluation of a call site on a kernel run *binds* it (:class:`Binding`):
+the site is found in the operation's plan by its source position, the run's kernel
+must be one the call selects, the dependency occurrences are resolved to the node's
+DFBs (their capacities checked against the declared tile counts), tensors are
+checked for the kernel kind and turned into accessor handles, the C++ glue is
+generated (:mod:`.glue`), built or found in the cache, and loaded.  Every later
+evaluation is the fast path: marshal the scalar arguments into a preallocated
+``int64`` array, run the entry point through the bridge with the site's contract
+monitor attached, and return the scalar result.
+
+Bindings are per launch: a new launch (``compiler.runtime.state.CURRENT``) drops
+them, as it drops the bridge's accessor handles.  Dispatch conditions are checked
+here too: every evaluation of one ``DispatchCondition`` on a node in one dispatch
+must give the same truth value.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from tilewright.compiler.extern import glue
+from tilewright.compiler.extern.contract import ContractMonitor
+from tilewright.compiler.extern.surface import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
+from tilewright.compiler.runtime import state
+from tilewright.device.engine import ACTIVE
+from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
+from tilewright.native import bridge
+from tilewright.native.build import build_shared_object
+
+__all__ = ["call", "Binding", "build_site"]
+
+_BINDINGS: dict = {}
+_CONDITIONS: dict = {}
+_LAUNCH: list = [None]
+_LIBS: dict = {}
+
+_I32 = (-(1 << 31), (1 << 31) - 1)
+_I64 = (-(1 << 63), (1 << 63) - 1)
+_U32 = (0, (1 << 32) - 1)
+
+_TILE_DTYPES = frozenset(
+    {"FLOAT32", "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B", "INT32", "UINT32", "UINT16", "UINT8"}
+)
+_ROW_MAJOR_DTYPES = frozenset({"FLOAT32", "BFLOAT16", "INT32", "UINT32", "UINT16", "UINT8"})
+
+
+def call(frame, func_args, template_args, dfb_dependencies):
+    """Evaluate the external call at ``frame``'s current call instruction on the running kernel."""
+    run = ACTIVE.run
+    launch = state.CURRENT
+    if _LAUNCH[0] is not launch:
+        _BINDINGS.clear()
+        _CONDITIONS.clear()
+        _LAUNCH[0] = launch
+    key = (run, frame.f_code, frame.f_lasti)
+    binding = _BINDINGS.get(key)
+    if binding is None:
+        binding = _BINDINGS[key] = Binding(
+            run, launch, frame, func_args, template_args, dfb_dependencies
+        )
+    return binding.invoke(func_args)
+
+
+def _position(code, lasti: int):
+    for i, pos in enumerate(code.co_positions()):
+        if 2 * i == lasti:
+            return pos
+    return None
+
+
+def _find_site(run, launch, frame):
+    setup = launch.setups.get(run.core.index) if launch.setups else None
+    op = getattr(setup, "op", None)
+    plan = getattr(op, "extern_plan", None)
+    site = None
+    if plan is not None:
+        site = plan.by_code.get((frame.f_code, frame.f_lasti))
+        if site is None:
+            pos = _position(frame.f_code, frame.f_lasti)
+            site = plan.site_at(pos) if pos is not None else None
+            if site is not None:
+                plan.by_code[(frame.f_code, frame.f_lasti)] = site
+    if site is None:
+        raise ExternCallError(
+            "this ttl.call_extern_func call was not validated with its operation: write it as "
+            "ttl.call_extern_func(...) directly in the operation body or one of its kernel functions",
+            loc=SourceLoc(frame.f_code.co_filename, frame.f_lineno),
+        )
+    return site
+
+
+def _kernel_keys(run, launch) -> list:
+    """Keys of per-kernel mappings that may name the running kernel, most specific first."""
+    from tilewright.compiler.selectors import Kernel, PipeSourceKernel
+
+    keys = []
+    setup = launch.setups.get(run.core.index)
+    for decl in getattr(setup, "kernels", ()):
+        if decl.name == run.name:
+            sel = decl.selector
+            if isinstance(sel, Kernel) and sel.name:
+                keys.append(f"kernel:{sel.name}")
+            elif isinstance(sel, PipeSourceKernel):
+                keys.append("pipe_source")
+            break
+    keys.append(f"kind:{run.context.kernel.kind}")
+    keys.append("*")
+    return keys
+
+
+def _runtime_key_matches(selector, key: str) -> bool:
+    from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+
+    if isinstance(selector, KernelKind):
+        return key == f"kind:{selector.value}"
+    if isinstance(selector, PipeSourceKernel):
+        return key == "pipe_source"
+    if isinstance(selector, Kernel):
+        return key == f"kernel:{selector.name}"
+    return False
+
+
+class Binding:
+    """One call site bound on one kernel run: entry point, argument layout, contract."""
+
+    __slots__ = (
+        "site",
+        "run",
+        "variant_key",
+        "lib",
+        "argv",
+        "result",
+        "result_ref",
+        "scalars",
+        "fixed",
+        "monitor",
+        "token",
+        "signature",
+        "state_args",
+        "kind",
+        "native",
+    )
+
+    def __init__(self, run, launch, frame, func_args, template_args, dfb_dependencies) -> None:
+        site = self.site = _find_site(run, launch, frame)
+        self.run = run
+        kind = self.kind = run.context.kernel.kind
+        if site.kernel_kinds is not None and kind not in site.kernel_kinds:
+            raise ExternCallError(
+                f"{site.title} selects {', '.join(sorted(site.kernel_kinds))} kernels but runs on "
+                f"{run.label}",
+                loc=site.loc,
+            )
+        keys = _kernel_keys(run, launch)
+        variant_key = next((k for k in keys if k in site.variants), None)
+        if variant_key is None:
+            variant_key = None if None in site.variants else "*"
+        self.variant_key = variant_key
+        variant = site.variants[variant_key]
+        args = self._args_of(func_args)
+        if len(args) != len(variant.func_args):
+            raise ExternCallError(
+                f"{site.title}: func_args has {len(args)} values at run time, the source lists "
+                f"{len(variant.func_args)}",
+                loc=site.loc,
+            )
+        dfbs = self._occurrence_dfbs(variant, args, template_args or [], dfb_dependencies or [])
+        self._check_capacities(variant, dfbs)
+        template_texts = self._template_texts(template_args or [])
+        self.state_args = (args, template_texts, dfbs)
+        self.signature = self._initial_signature(variant, args)
+        self.fixed: list = []
+        self._build()
+        setup = launch.setups.get(run.core.index)
+        names = {d.index: d.name for d in getattr(setup, "dfbs", ()) if d.index is not None}
+        names.update((d.index, d.name) for d in dfbs)
+        expected = tuple((e.kind, dfbs[e.occurrence].index, e.tiles) for e in variant.effects)
+        self.monitor = ContractMonitor(
+            site,
+            run,
+            expected,
+            tracked=frozenset(dfbs[e.occurrence].index for e in variant.effects),
+            inspected=frozenset(dfbs[i].index for i in variant.inspected),
+            opaque=frozenset(dfbs[i].index for i in variant.opaque),
+            unknown=site.unknown_dfb_access,
+            names=names,
+        )
+        self.token = (site.id, run.core.logical.x, run.core.logical.y)
+        self.native = bridge.prepare(self.lib, observer=self.monitor.observe, token=self.token)
+        from tilewright.native import isolate
+
+        isolate.announce(site)
+
+    # -- binding -----------------------------------------------------------------------------
+
+    def _args_of(self, func_args) -> list:
+        if func_args is None:
+            return []
+        if isinstance(func_args, dict):
+            for sel, value in func_args.items():
+                if self.variant_key is not None and _runtime_key_matches(sel, self.variant_key):
+                    return list(value)
+            return []
+        return func_args
+
+    def _error(self, message: str, cls=ExternCallError, **kw):
+        return cls(f"{self.site.title}: {message}", loc=self.site.loc, **kw)
+
+    def _occurrence_dfbs(self, variant, args, template_args, deps) -> list:
+        from tilewright.compiler.runtime.dfb import DataflowBuffer
+
+        out = []
+        for occ in variant.occurrences:
+            try:
+                if occ.where == "func_args":
+                    obj = args[occ.position]
+                elif occ.where == "template_args":
+                    marker = template_args[occ.position]
+                    obj = marker.dfb if isinstance(marker, DFBDescriptorArg) else None
+                else:
+                    obj = deps[occ.position]
+            except (IndexError, KeyError, TypeError):
+                obj = None
+            if not isinstance(obj, DataflowBuffer):
+                raise self._error(
+                    f"{occ.where}[{occ.position}] ('{occ.dfb}') is {type(obj).__name__} at run time, not a DFB"
+                )
+            if obj.index is None:
+                raise self._error(f"DFB '{occ.dfb}' has no physical index")
+            out.append(obj)
+        return out
+
+    def _check_capacities(self, variant, dfbs) -> None:
+        seen = set()
+        for e in variant.effects:
+            key = (e.occurrence, e.tiles)
+            if key in seen:
+                continue
+            seen.add(key)
+            dfb = dfbs[e.occurrence]
+            if e.tiles > dfb.capacity_tiles:
+                raise self._error(
+                    f"ttl.DFBEffect.{e.kind}({dfb.name}, tiles={e.tiles}) exceeds the capacity of DFB "
+                    f"'{dfb.name}' ({dfb.capacity_tiles} tiles: {dfb.block_count} blocks of "
+                    f"{dfb.block_pages} tiles)"
+                )
+
+    def _template_texts(self, template_args) -> list[str]:
+        from tilewright.compiler.runtime.dfb import DataflowBuffer
+
+        texts = []
+        for i, t in enumerate(self.site.template_args):
+            if t.kind in ("descriptor", "dfb_id"):
+                marker = template_args[i] if i < len(template_args) else None
+                dfb = getattr(marker, "dfb", None)
+                if not isinstance(marker, (DFBDescriptorArg, DFBIdArg)) or not isinstance(
+                    dfb, DataflowBuffer
+                ):
+                    raise self._error(
+                        f"template_args[{i}] is not a DFB descriptor / id at run time"
+                    )
+                texts.append(
+                    glue.descriptor_text(dfb) if t.kind == "descriptor" else str(dfb.index)
+                )
+            else:
+                texts.append(t.text)
+        return texts
+
+    def _initial_signature(self, variant, args) -> tuple[bool, ...]:
+        """Per function argument: True if a scalar is passed as int64_t (else int32_t)."""
+        sig = []
+        for a, v in zip(variant.func_args, args, strict=True):
+            wide = False
+            if a.kind == "scalar":
+                v = self._scalar(v, a, 0)
+                wide = not _I32[0] <= v <= _I32[1]
+            sig.append(wide)
+        return tuple(sig)
+
+    def _scalar(self, v, a, pos: int) -> int:
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, int):
+            return v
+        if type(v).__name__ == "GlobalSemaphore" and hasattr(v, "address"):
+            return int(v.address() if callable(v.address) else v.address)
+        try:
+            import numpy as np
+
+            if isinstance(v, np.integer):
+                return int(v)
+        except ImportError:  # pragma: no cover
+            pass
+        raise self._error(
+            f"func_args element {a.source} is {type(v).__name__} {v!r} at run time; scalar function "
+            "arguments are integers"
+        )
+
+    def _tensor_param(self, i: int, a, tensor, slot: int):
+        """Check a tensor function argument for this kernel kind (C.9 item 16); its parameter."""
+        from tilewright.ttnn.tensor import Tensor
+
+        if not isinstance(tensor, Tensor):
+            raise self._error(
+                f"func_args element {a.source} is {type(tensor).__name__} at run time, not a tensor"
+            )
+        buf = tensor.buffer
+        dtype, layout = tensor.dtype.name, tensor.layout.name
+        desc = f"{layout} {dtype} tensor in {buf.buffer_type.name} ({buf.layout.name.lower()})"
+        allowed = _TILE_DTYPES if layout == "TILE" else _ROW_MAJOR_DTYPES
+        if dtype not in allowed:
+            raise self._error(
+                f"func_args element {a.source}: {layout} tensors of {dtype} are not supported for external "
+                f"calls (supported: {', '.join(sorted(allowed))})"
+            )
+        if self.kind == "compute":
+            if buf.shard is None or buf.buffer_type.name not in ("L1", "L1_SMALL"):
+                raise self._error(
+                    f"func_args element {a.source}: a tensor passed to a compute kernel must be height-, "
+                    f"width- or block-sharded in L1 (a LocalTensorAccessor of the node's shard); got a {desc}"
+                )
+            core = self.run.core
+            if all(c is not core for c in buf.shard_cores):
+                raise self._error(
+                    f"func_args element {a.source}: node {core.logical} holds no shard of the tensor; every "
+                    "node executing a compute-kernel external call must own a shard"
+                )
+            value = core.host_base + buf.address
+            decl = (
+                f"const LocalTensorAccessor<uint8_t> v{i}(static_cast<uint32_t>(tw_argv[{slot}]));"
+            )
+            return value, decl
+        if buf.buffer_type.name == "L1_SMALL" and buf.shard is None:
+            raise self._error(
+                f"func_args element {a.source}: an L1_SMALL tensor must be sharded; got a {desc}"
+            )
+        from tilewright.device.kernel_api.accessor import (
+            TensorAccessor,
+            TensorAccessorArgs,
+            tensor_accessor_args,
+        )
+
+        ctx = self.run.context
+        saved = ctx.compile_args
+        # TensorAccessorArgs decodes the words from the kernel's compile-time args (one
+        # decoder for both paths); hand it this tensor's words for the moment.
+        ctx.compile_args = tensor_accessor_args(buf)
+        try:
+            args = TensorAccessorArgs(0)
+        finally:
+            ctx.compile_args = saved
+        handle = bridge.new_handle(TensorAccessor(args, buf.address, buf.page_size))
+        return handle, f"const auto v{i} = ::tw::accessor_arg(tw_argv[{slot}]);"
+
+    def _raw_address(self, a, marker) -> int:
+        from tilewright.ttnn.tensor import Tensor
+
+        tensor = getattr(marker, "tensor", None)
+        if not isinstance(marker, RawAddr) or not isinstance(tensor, Tensor):
+            raise self._error(
+                f"func_args element {a.source} is not ttl.raw_addr(tensor) at run time"
+            )
+        buf = tensor.buffer
+        if buf.buffer_type.name in ("L1", "L1_SMALL"):
+            return (
+                self.run.core.host_base + buf.address
+            )  # an L1 address is a pointer in native code
+        return buf.address
+
+    def _build(self) -> None:
+        site, variant = self.site, self.site.variants[self.variant_key]
+        args, template_texts, _ = self.state_args
+        params: list[glue.Param] = []
+        scalars: list[tuple[int, int, tuple[int, int]]] = []
+        fixed: list[tuple[int, int, object]] = []
+        values: list[int] = []
+        extra_headers: list[str] = []
+        for i, a in enumerate(variant.func_args):
+            slot = len(values)
+            v = args[i]
+            if a.kind == "dfb":
+                params.append(glue.Param(f"constexpr uint32_t v{i} = {v.index};", f"v{i}"))
+                continue
+            if a.kind == "tensor":
+                value, decl = self._tensor_param(i, a, v, slot)
+                if self.kind == "compute":
+                    extra_headers.append("api/tensor/local_tensor_accessor.h")
+                params.append(glue.Param(decl, f"v{i}"))
+                fixed.append((i, slot, v))
+                values.append(value)
+                continue
+            if a.kind == "raw_addr":
+                values.append(self._raw_address(a, v))
+                fixed.append((i, slot, v.tensor))
+                params.append(
+                    glue.Param(
+                        f"const uint32_t v{i} = static_cast<uint32_t>(tw_argv[{slot}]);", f"v{i}"
+                    )
+                )
+                continue
+            if a.kind == "uint32":
+                scalars.append((slot, i, _U32))
+                values.append(0)
+                params.append(
+                    glue.Param(
+                        f"const uint32_t v{i} = static_cast<uint32_t>(tw_argv[{slot}]);", f"v{i}"
+                    )
+                )
+                continue
+            ctype, bounds = ("int64_t", _I64) if self.signature[i] else ("int32_t", _I32)
+            scalars.append((slot, i, bounds))
+            values.append(0)
+            params.append(
+                glue.Param(f"const {ctype} v{i} = static_cast<{ctype}>(tw_argv[{slot}]);", f"v{i}")
+            )
+        source = glue.generate(
+            title=site.title,
+            where=str(site.loc),
+            kernel_kind=self.kind,
+            header=site.header,
+            callee=site.callee,
+            template_texts=template_texts,
+            params=params,
+            result_cpp=site.result_type.cpp_type if site.result_type is not None else None,
+            uses_descriptor=any(t.kind == "descriptor" for t in site.template_args),
+            extra_headers=tuple(dict.fromkeys(extra_headers)),
+        )
+        self.lib = load_source(source, site)
+        self.argv = (ctypes.c_int64 * max(1, len(values)))(*values)
+        self.result = ctypes.c_int64(0)
+        self.result_ref = ctypes.byref(self.result)
+        self.scalars = tuple(scalars)
+        self.fixed = tuple(fixed)
+
+    # -- the fast path ---------------------------------------------------------------------------
+
+    def invoke(self, func_args):
+        args = func_args if self.variant_key is None else self._args_of(func_args)
+        argv = self.argv
+        for slot, pos, (lo, hi) in self.scalars:
+            v = args[pos]
+            if v.__class__ is not int:
+                v = self._marshal(pos, v)
+            if v < lo or v > hi:
+                v = self._widen(pos, v)
+                return self.invoke(func_args)
+            argv[slot] = v
+        for pos, _slot, obj in self.fixed:
+            given = args[pos]
+            if given is not obj and getattr(given, "tensor", None) is not obj:
+                raise self._error(
+                    f"func_args element {self.site.variants[self.variant_key].func_args[pos].source} "
+                    "names a different tensor than when the call was first bound"
+                )
+        monitor = self.monitor
+        monitor.start()
+        tracer = state.TRACER
+        if tracer is None:
+            rc = bridge.invoke(self.native, argv, self.result_ref)
+        else:  # one span per external call on the kernel's track
+            start = self.run.clock
+            rc = bridge.invoke(self.native, argv, self.result_ref)
+            tracer.span(self.run, f"extern {self.site.callee}", start, self.run.clock)
+        monitor.finish()
+        if rc == 2:
+            raise self._error(
+                f"a C++ exception escaped the external function: "
+                f"{self.lib.last_error().decode('utf-8', 'replace')}",
+                cls=KernelError,
+                rule="extern-cpp-exception",
+            )
+        site = self.site
+        if site.result_type is None:
+            return None
+        value = self.result.value
+        if site.condition is not None:
+            self._record_condition(value)
+        return value
+
+    def _marshal(self, pos: int, v) -> int:
+        a = self.site.variants[self.variant_key].func_args[pos]
+        if a.kind == "uint32":
+            if not isinstance(v, UInt32):
+                return self._scalar(v, a, pos)
+            return v.value
+        return self._scalar(v, a, pos)
+
+    def _widen(self, pos: int, v: int) -> int:
+        a = self.site.variants[self.variant_key].func_args[pos]
+        if a.kind == "uint32" or self.signature[pos] or not _I64[0] <= v <= _I64[1]:
+            width = "an unsigned 32-bit" if a.kind == "uint32" else "a 64-bit"
+            raise self._error(f"func_args element {a.source} = {v} does not fit {width} integer")
+        sig = list(self.signature)
+        sig[pos] = True
+        self.signature = tuple(sig)
+        self._build()  # the same call with an int64_t parameter (another cached object)
+        self.native = bridge.prepare(self.lib, observer=self.monitor.observe, token=self.token)
+        return v
+
+    def _record_condition(self, value: int) -> None:
+        site = self.site
+        key = (site.condition, self.run.core.index)
+        truth = bool(value)
+        prev = _CONDITIONS.get(key)
+        if prev is None:
+            _CONDITIONS[key] = (truth, site, self.run.label)
+            return
+        if prev[0] != truth:
+            first, first_label = prev[1], prev[2]
+            raise DFBContractError(
+                f"DispatchCondition '{site.condition_name}' disagrees within one dispatch on "
+                f"{self.run.place}: {first.title} at {first.loc} ({first_label}) returned {prev[0]}, but "
+                f"{site.title} at {site.loc} ({self.run.label}) returned {truth}; every evaluation of one "
+                "DispatchCondition on a node must give the same truth value",
+                loc=site.loc,
+                rule="dispatch-condition",
+            )
+
+
+def load_source(source: str, site) -> bridge.NativeLibrary:
+    """Build (or find in the cache) and load the glue of a call site."""
+    key = (source, site.include_paths)
+    lib = _LIBS.get(key)
+    if lib is None:
+        result = build_shared_object(
+            source,
+            include_paths=site.include_paths,
+            what=f"{site.title} at {site.loc}",
+            loc=site.loc,
+        )
+        lib = _LIBS[key] = bridge.load(result.path)
+    return lib
+
+
+def build_site(site, source: str) -> str:
+    """Path of the shared object of ``source`` (a site's glue); used by benchmarks and tests."""
+    return build_shared_object(
+        source, include_paths=site.include_paths, what=site.title, loc=site.loc
+    ).path

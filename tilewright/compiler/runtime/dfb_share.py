@@ -1,0 +1,87 @@
+"""Run-time check for logical DFBs that share one physical index (reference C.7).
+
+The allocator lets two logical DFBs of a node share a circular-buffer index only
+when it proved (or an allocation group declared) that their lifetimes do not
+overlap.  The check here holds them to it: a DFB is *live* from its first
+acquisition until every block it reserved was pushed and popped again; acquiring a
+block of one DFB while another DFB of the same index is live is a
+``DFBContractError`` naming both.
+
+The program builder installs the check by making the sharing DFBs instances of
+``SharedIndexDFB`` (the same object, with acquisition and release hooks); DFBs with
+an index of their own are untouched and pay nothing.
+"""
+
+from __future__ import annotations
+
+from tilewright.compiler.runtime.blockstate import Op
+from tilewright.compiler.runtime.dfb import DataflowBuffer
+from tilewright.errors import DFBContractError
+
+__all__ = ["SharedIndexDFB", "SharedIndexGuard", "install"]
+
+
+class SharedIndexGuard:
+    """The logical DFBs of one node that share one physical index."""
+
+    __slots__ = ("index", "members", "pushed", "why")
+
+    def __init__(self, index: int, members: list[DataflowBuffer], why: str) -> None:
+        self.index = index
+        self.members = members
+        self.why = why  # "reuse" (proved disjoint) or "allocation group"
+        self.pushed = {id(m): 0 for m in members}  # blocks pushed and not yet popped
+
+    def _state(self, dfb: DataflowBuffer) -> str | None:
+        held = len(dfb._reserved) + len(dfb._waited)  # the DFB's own bookkeeping, read-only
+        parts = []
+        if held:
+            parts.append(f"{held} acquired block(s)")
+        if self.pushed[id(dfb)]:
+            parts.append(f"{self.pushed[id(dfb)]} pushed block(s) not yet popped")
+        return " and ".join(parts) or None
+
+    def before_acquire(self, dfb: DataflowBuffer, method: str) -> None:
+        for other in self.members:
+            if other is dfb:
+                continue
+            live = self._state(other)
+            if live:
+                raise DFBContractError(
+                    f"{dfb.name}.{method}(): DFBs '{dfb.name}' and '{other.name}' share physical index "
+                    f"{self.index} ({self.why}) on node {dfb.core.logical}, but '{other.name}' is still "
+                    f"live ({live}); two logical DFBs sharing an index must never be live at once"
+                )
+
+    def after_release(self, dfb: DataflowBuffer, op: Op) -> None:
+        self.pushed[id(dfb)] += 1 if op == Op.PUSH else -1
+
+    def reset(self, _dfb: DataflowBuffer) -> None:
+        for key in self.pushed:
+            self.pushed[key] = 0
+
+
+class SharedIndexDFB(DataflowBuffer):
+    """A DataflowBuffer whose index is shared: acquisitions check the other sharers."""
+
+    share_guard: SharedIndexGuard
+
+    def reserve(self, **kwargs):
+        self.share_guard.before_acquire(self, "reserve")
+        return super().reserve(**kwargs)
+
+    def wait(self, **kwargs):
+        self.share_guard.before_acquire(self, "wait")
+        return super().wait(**kwargs)
+
+    def _release(self, block, op: Op) -> None:
+        super()._release(block, op)
+        self.share_guard.after_release(self, op)
+
+
+def install(index: int, members: list[DataflowBuffer], why: str) -> None:
+    """Make ``members`` (one node's DFBs of one index) check each other at run time."""
+    guard = SharedIndexGuard(index, members, why)
+    for dfb in members:
+        dfb.__class__ = SharedIndexDFB
+        dfb.share_guard = guard

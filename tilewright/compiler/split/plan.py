@@ -1,0 +1,233 @@
+"""The split plan of a unified operation: immutable data, computed before any AST change.
+
+A plan says, for one unified body (after composition and setup lifting), which
+logical kernels exist (``KernelRef``), which kernels every statement is placed on
+(``StatementPlacement``), who owns every DFB transaction (``Transaction``), which
+inline acquisitions get a compiler-inserted release (``InlineAcquisition``), the
+kernel requirement per kind, and the DFB lifecycle facts the allocator uses to
+prove physical-index reuse (``LifecycleFacts``, reference C.7).  Everything here is
+a frozen dataclass (reference B.7: "The split plan ... is immutable and computed
+before any AST mutation"); code generation reads the plan and a private copy of
+the analysed tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+__all__ = [
+    "COMPUTE",
+    "DATA_MOVEMENT",
+    "PIPE_SOURCE",
+    "DFBEvent",
+    "DFBFacts",
+    "InlineAcquisition",
+    "KernelRef",
+    "LifecycleFacts",
+    "SetupDecl",
+    "SplitPlan",
+    "StatementPlacement",
+    "Transaction",
+    "format_kernels",
+]
+
+_KIND_ORDER = {"compute": 0, "data_movement": 1}
+_ROLE_ORDER = {"canonical": 0, "pipe_source": 1, "explicit": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRef:
+    """A logical kernel of a unified operation (reference B.6 / B.7).
+
+    ``role`` is ``"canonical"`` (the kind's default kernel, selected by a
+    ``KernelKind`` member), ``"pipe_source"`` (the implicit data-movement kernel
+    that runs ``if_src`` callbacks) or ``"explicit"`` (a ``ttl.Kernel`` handle;
+    ``name`` is its bound name and ``handle_id`` tells two handles apart).
+    """
+
+    kind: str
+    role: str
+    name: str = ""
+    handle_id: int = 0
+
+    def describe(self) -> str:
+        """The reference's spelling: ``compute``, ``data_movement kernel 'reader'``."""
+        if self.role == "canonical":
+            return self.kind
+        return f"{self.kind} kernel '{self.name}'"
+
+    def sort_key(self) -> tuple[int, int, str]:
+        """Reference B.7 order: kind, implicit before explicit, name."""
+        return (_KIND_ORDER[self.kind], _ROLE_ORDER[self.role], self.name)
+
+    @property
+    def function_name(self) -> str:
+        """The kernel function's name in the generated body (its logical identity)."""
+        if self.role == "canonical":
+            return self.kind
+        if self.role == "pipe_source":
+            return "pipe_source"
+        return self.name
+
+
+COMPUTE = KernelRef("compute", "canonical")
+DATA_MOVEMENT = KernelRef("data_movement", "canonical")
+PIPE_SOURCE = KernelRef("data_movement", "pipe_source", "<pipe_source>")
+
+
+def format_kernels(kernels) -> str:
+    """``compute, data_movement`` in the reference's order."""
+    return ", ".join(k.describe() for k in sorted(kernels, key=KernelRef.sort_key))
+
+
+@dataclass(frozen=True, slots=True)
+class StatementPlacement:
+    """Where one statement of the analysed body runs.
+
+    ``path`` addresses the statement in the analysed tree (child list indices);
+    ``anchored`` says whether a TT-Lang call (or ownership) pinned it, as opposed to
+    being replicated by default or by scalar liveness (reference B.5).
+    """
+
+    path: tuple
+    line: int
+    kernels: tuple[KernelRef, ...]
+    anchored: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    """The owner of the DFB transactions of one acquisition site (reference B.4).
+
+    A ``with dfb.wait() as blk:`` block lives in its ``with`` body, so each such
+    statement is its own site; ``blk = dfb.wait()`` bindings share one owner per name.
+    """
+
+    block: str
+    dfb: str
+    line: int
+    inferred: tuple[KernelRef, ...]
+    explicit: tuple[KernelRef, ...]
+    owner: KernelRef
+    site: str = (
+        "bound"  # "bound" (`blk = dfb.wait()`, one owner per name) or "with" (per statement)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class InlineAcquisition:
+    """An unbound ``dfb.wait()`` / ``dfb.reserve()`` whose release the compiler inserts."""
+
+    path: tuple
+    line: int
+    dfb: str
+    method: str
+    owner: KernelRef
+    temp: str
+    ordinal: int  # which acquisition of the statement (iter_skip_nested order)
+
+
+@dataclass(frozen=True, slots=True)
+class SetupDecl:
+    """A lifted setup declaration (reference B.2): ``name = factory(...)`` at top level."""
+
+    name: str
+    factory: str
+    line: int
+    kind: str  # "dfb" | "pipe" | "kernel" | "semaphore" | "group"
+    group: str | None = None  # the allocation_group= name of a DFB declaration
+
+
+@dataclass(frozen=True, slots=True)
+class DFBEvent:
+    """One DFB protocol event of a kernel's straight-line program (reference C.7)."""
+
+    kernel: KernelRef
+    position: int
+    dfb: str
+    action: str  # "reserve" | "push" | "wait" | "pop" | "use"
+
+
+@dataclass(frozen=True, slots=True)
+class DFBFacts:
+    """What the plan proves about one declared DFB's lifecycle (reference C.7).
+
+    ``bounded`` holds when every reserve/push/wait/pop of the DFB runs exactly once
+    (straight-line top-level code, ``with`` bodies included), paired in order;
+    ``reason`` says why not otherwise.  ``producer`` / ``consumer`` are the
+    pointer-owner kernels; ``transactions`` the number of blocks moved.
+    """
+
+    dfb: str
+    line: int
+    bounded: bool
+    reason: str
+    producer: KernelRef | None
+    consumer: KernelRef | None
+    transactions: int
+    opaque: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleFacts:
+    """Per-DFB facts plus every kernel's straight-line DFB events (happens-before input)."""
+
+    dfbs: tuple[DFBFacts, ...]
+    events: tuple[DFBEvent, ...]
+
+    def facts(self, dfb: str) -> DFBFacts | None:
+        return next((f for f in self.dfbs if f.dfb == dfb), None)
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The complete, immutable split decision for one unified operation."""
+
+    op_name: str
+    identity: str
+    file: str
+    line: int
+    has_grid: bool
+    dfb_params: tuple[str, ...]
+    pipenet_params: tuple[str, ...]
+    kernels: tuple[KernelRef, ...]
+    kernel_origins: tuple[tuple[KernelRef, int], ...]
+    requirements: tuple[tuple[str, int], ...]
+    setup: tuple[SetupDecl, ...]
+    statements: tuple[StatementPlacement, ...]
+    transactions: tuple[Transaction, ...]
+    inline_acquisitions: tuple[InlineAcquisition, ...]
+    lifecycle: LifecycleFacts
+    # The analysed body (composition applied, setup still in place).  Never mutated:
+    # code generation and callers that compose this operation work on copies.
+    body: ast.FunctionDef = field(compare=False, repr=False)
+    # Values of names the composed body references that the original function's
+    # scope does not provide (composition's fresh names, lifted Kernel handles).
+    injected: tuple[tuple[str, object], ...] = field(default=(), compare=False, repr=False)
+    generated_source: str = field(default="", compare=False, repr=False)
+    # Each kernel's generated function as the explicit form spells it: (name, source).
+    kernel_sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def expand_only(self) -> bool:
+        """Callable only by composition: DFB / PipeNet parameters or no grid (reference B.8)."""
+        return bool(self.dfb_params or self.pipenet_params) or not self.has_grid
+
+    def expand_only_reason(self, name: str) -> str:
+        params = self.dfb_params + self.pipenet_params
+        if params:
+            listed = ", ".join(f"'{p}'" for p in params)
+            return (
+                f"@ttl.operation '{name}' is expand-only because it has DFB or PipeNet "
+                f"parameter(s): {listed}; it cannot be called directly"
+            )
+        return (
+            f"@ttl.operation '{name}' has no grid and is expand-only; it cannot be called directly"
+        )
+
+    def placement(self, path: tuple) -> StatementPlacement | None:
+        return next((s for s in self.statements if s.path == path), None)
+
+    def origin_line(self, kernel: KernelRef) -> int:
+        return dict(self.kernel_origins).get(kernel, self.line)

@@ -1,0 +1,244 @@
+"""Static name resolution for unified bodies, and ``kernel=`` selectors (reference B.6).
+
+``Scope`` answers "what does this name mean in the operation's frozen scope":
+values injected by composition or lifting, the function's closure cells, its
+module globals and the builtins, in that order.  Nothing is evaluated; attribute
+paths go through ``inspect.getattr_static``.
+
+``SelectorResolver`` turns a selector expression (``ttl.KernelKind.COMPUTE``,
+``ttl.PIPE_SOURCE_KERNEL``, a Kernel handle, a ``|`` union of KernelKind members,
+a tuple of selectors) into ``KernelRef`` values, with the reference's messages for
+every malformed selector.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import sys
+
+from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+from tilewright.compiler.split.plan import (
+    COMPUTE,
+    DATA_MOVEMENT,
+    PIPE_SOURCE,
+    KernelRef,
+    format_kernels,
+)
+from tilewright.errors import SplitError
+
+__all__ = ["MISSING", "Scope", "SelectorResolver", "is_ttl_module", "kernel_ref_of", "ttl_module"]
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
+def ttl_module():
+    """The language module (looked up, never imported: the compiler sits below ``ttl``)."""
+    return sys.modules.get("tilewright.ttl")
+
+
+def is_ttl_module(value) -> bool:
+    """``tilewright.ttl`` or one of its namespaces (``ttl.math``, ``ttl.block``)."""
+    name = getattr(value, "__name__", None)
+    return (
+        inspect.ismodule(value)
+        and isinstance(name, str)
+        and (name == "tilewright.ttl" or name.startswith("tilewright.ttl."))
+    )
+
+
+class Scope:
+    """The names an operation body can see, without evaluating anything."""
+
+    def __init__(self, fn, injected: dict[str, object] | None = None) -> None:
+        self.fn = fn
+        self.injected = dict(injected or {})
+        self.closure: dict[str, object] = {}
+        code = getattr(fn, "__code__", None)
+        for name, cell in zip(
+            getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or ()
+        ):
+            try:
+                self.closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell (recursive definition being bound)
+                continue
+        self.globals = getattr(fn, "__globals__", {}) or {}
+
+    def lookup(self, name: str):
+        """The value ``name`` resolves to, or ``MISSING``."""
+        for table in (self.injected, self.closure, self.globals):
+            if name in table:
+                return table[name]
+        return getattr(builtins, name, MISSING)
+
+    def where(self, name: str) -> str | None:
+        """ "injected" / "closure" / "global" / "builtin", or None when unresolved."""
+        if name in self.injected:
+            return "injected"
+        if name in self.closure:
+            return "closure"
+        if name in self.globals:
+            return "global"
+        if hasattr(builtins, name):
+            return "builtin"
+        return None
+
+    def resolve(self, node: ast.expr):
+        """Statically resolve a Name / Attribute path (``ttl.KernelKind.COMPUTE``)."""
+        if isinstance(node, ast.Name):
+            value = self.lookup(node.id)
+            if value is MISSING and node.id == "ttl":
+                return ttl_module() or MISSING
+            return value
+        if isinstance(node, ast.Attribute):
+            owner = self.resolve(node.value)
+            if owner is MISSING:
+                return MISSING
+            try:
+                return inspect.getattr_static(owner, node.attr)
+            except AttributeError:
+                return MISSING
+        return MISSING
+
+
+def kernel_ref_of(value) -> KernelRef | None:
+    """The KernelRef a selector value denotes (None if it is not a selector)."""
+    if isinstance(value, KernelKind):
+        return COMPUTE if value is KernelKind.COMPUTE else DATA_MOVEMENT
+    if isinstance(value, PipeSourceKernel):
+        return PIPE_SOURCE
+    if isinstance(value, Kernel) and value.name is not None:
+        return KernelRef(value.kind.value, "explicit", value.name, id(value))
+    return None
+
+
+def _is_union(node: ast.AST) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)
+
+
+def _flatten_union(node: ast.expr) -> list[ast.expr]:
+    if not _is_union(node):
+        return [node]
+    return _flatten_union(node.left) + _flatten_union(node.right)
+
+
+class SelectorResolver:
+    """Resolves ``kernel=`` expressions statically (reference B.6)."""
+
+    def __init__(self, src, scope: Scope, handles: dict[str, Kernel]) -> None:
+        self.src = src
+        self.scope = scope
+        self.handles = dict(handles)  # operation-resource Kernel handles by name
+        self.used: dict[KernelRef, object] = {}  # every explicit ref resolved -> its handle
+
+    def error(self, node: ast.AST, message: str) -> SplitError:
+        return self.src.error_at(node, message, cls=SplitError)
+
+    def _resolve_reference(self, node: ast.expr):
+        if isinstance(node, ast.Name) and node.id in self.handles:
+            return self.handles[node.id]
+        if (
+            isinstance(node, ast.Name)
+            and node.id == "KernelKind"
+            and self.scope.where("KernelKind") is None
+        ):
+            return KernelKind
+        return self.scope.resolve(node)
+
+    def resolve_one(self, node: ast.expr) -> KernelRef:
+        """One selector: KernelKind member, PIPE_SOURCE_KERNEL or a Kernel handle."""
+        value = self._resolve_reference(node)
+        if isinstance(value, Kernel) and not any(value is h for h in self.handles.values()):
+            value = MISSING if value.name is None else value
+        ref = kernel_ref_of(value)
+        if ref is not None:
+            if ref.role == "explicit":
+                self.used[ref] = value
+            return ref
+        if isinstance(node, ast.Attribute) and value is MISSING:
+            owner = self._resolve_reference(node.value)
+            if owner is KernelKind:
+                raise self.error(node, f"unknown KernelKind member '{node.attr}'")
+        detail = "" if value is MISSING else f", got {type(value).__name__}"
+        raise self.error(
+            node,
+            "kernel selector must be a KernelKind or Kernel declared as a top-level operation "
+            f"resource{detail}",
+        )
+
+    def resolve_selection(
+        self, node: ast.expr, *, allow_tuple: bool = True
+    ) -> frozenset[KernelRef]:
+        """A selection: one selector, a ``|`` union of KernelKind members, or a tuple."""
+        if _is_union(node):
+            parts = _flatten_union(node)
+            refs = [self.resolve_one(p) for p in parts]
+            if any(r.role != "canonical" for r in refs):
+                raise self.error(
+                    node,
+                    "kernel kind union operands must be KernelKind members; use a tuple to include "
+                    "operation-local Kernel handles",
+                )
+            return self._distinct(node, refs)
+        if not isinstance(node, ast.Tuple):
+            return frozenset({self.resolve_one(node)})
+        if not allow_tuple:
+            raise self.error(node, "expected one kernel selector, not a tuple")
+        if not node.elts:
+            raise self.error(node, "call_extern_func kernel selection requires a nonempty tuple")
+        return self._distinct(node, [self.resolve_one(e) for e in node.elts])
+
+    def _distinct(self, node: ast.expr, refs: list[KernelRef]) -> frozenset[KernelRef]:
+        selected = frozenset(refs)
+        if len(selected) != len(refs):
+            raise self.error(
+                node, "call_extern_func kernel selection contains a duplicate kernel selector"
+            )
+        return selected
+
+    def resolve_release(self, call: ast.Call) -> KernelRef | None:
+        """The ``kernel=`` of ``blk.push()`` / ``blk.pop()``: one selector only."""
+        node = keyword(call, "kernel")
+        if node is None:
+            return None
+        what = ast.unparse(call.func)
+        if isinstance(node, ast.Tuple):
+            raise self.error(node, f"{what} accepts one kernel selector, not a tuple")
+        if _is_union(node):
+            raise self.error(node, f"{what} accepts one kernel selector, not a kind union")
+        return self.resolve_one(node)
+
+    def resolve_extern(
+        self, call: ast.Call, inferred: frozenset[KernelRef]
+    ) -> frozenset[KernelRef]:
+        """``call_extern_func``'s selection (reference B.6 / C.2)."""
+        node = keyword(call, "kernel")
+        if node is None:
+            if len(inferred) == 1:
+                return inferred
+            raise self.error(
+                call,
+                "call_extern_func requires a kernel selector when its logical kernel cannot be inferred",
+            )
+        selected = self.resolve_selection(node, allow_tuple=True)
+        if inferred and selected != inferred:
+            raise self.error(
+                node,
+                f"explicit external-call kernel selection ({format_kernels(selected)}) conflicts with "
+                f"inferred selection ({format_kernels(inferred)})",
+            )
+        return selected
+
+
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None

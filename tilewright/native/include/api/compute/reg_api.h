@@ -1,0 +1,3 @@
+// api/compute/reg_api.h -- part of the emulated compute kernel API (see compute_kernel_api.h).
+#pragma once
+#include "api/compute/compute_kernel_api.h"

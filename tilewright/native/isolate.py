@@ -1,0 +1,142 @@
+"""Process isolation for native code: ``tilewright run --isolate prog.py``.
+
+An external C++ function that segfaults or aborts takes its process with it.  With
+``--isolate`` the simulation runs in a child process (``python -m tilewright run``
+with the same options) and the parent reports a crash instead of dying:
+
+* the child announces each external call site once, on a pipe
+  (``S <id> <file> <line> <col> <title>``), when the site is first bound;
+* before entering native code it stores ``(site id, node x, node y)`` in a small
+  shared-memory slot (three int32 stores, no system call), clears it when native
+  code returns or calls back into Python, and restores it when the callback returns;
+* if the child dies from a signal, the parent reads the slot and raises a
+  :class:`~tilewright.errors.NativeCrashError` located at the call site that was
+  running (or says the crash happened outside external code).
+
+The child's output, exit status and Tilewright diagnostics pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+from typing import ClassVar
+
+from tilewright.errors import NativeCrashError, SourceLoc
+from tilewright.native.bridge import CRASH
+
+__all__ = ["run_isolated", "attach_child", "announce", "crash_error"]
+
+_SLOT_BYTES = 16
+
+
+class _Child:
+    """The child side: the announcement pipe and the shared slot (None when not isolated)."""
+
+    channel: ClassVar = None
+    announced: ClassVar[set[int]] = set()
+    mapping: ClassVar = None
+
+
+def attach_child(spec: str) -> None:
+    """Called in the child (``--isolate-channel W,F``): open the pipe and map the slot."""
+    write_fd, slot_fd = (int(x) for x in spec.split(","))
+    _Child.channel = os.fdopen(write_fd, "w", buffering=1, encoding="utf-8")
+    _Child.mapping = mmap.mmap(slot_fd, _SLOT_BYTES)
+    CRASH.slot = (ctypes.c_int32 * 4).from_buffer(_Child.mapping)
+
+
+def announce(site) -> None:
+    """Tell the parent about a call site (once per site; a no-op unless isolated)."""
+    channel = _Child.channel
+    if channel is None or site.id in _Child.announced:
+        return
+    _Child.announced.add(site.id)
+    loc = site.loc
+    col = "" if loc.col is None else str(loc.col)
+    fields = [str(site.id), loc.file, str(loc.line), col, site.title]
+    channel.write("S\t" + "\t".join(f.replace("\t", " ").replace("\n", " ") for f in fields) + "\n")
+
+
+def _no_core_dump() -> None:  # pragma: no cover - runs in the child before exec
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def crash_error(returncode: int, sites: dict, slot: tuple[int, int, int]) -> NativeCrashError:
+    """The report for a child that died from signal ``-returncode``."""
+    signum = -returncode
+    try:
+        name = signal.Signals(signum).name
+        desc = signal.strsignal(signum) or name
+    except ValueError:
+        name = desc = f"signal {signum}"
+    site_id, x, y = slot
+    info = sites.get(site_id)
+    if site_id and info is not None:
+        file, line, col, title = info
+        loc = SourceLoc(file, line, col)
+        return NativeCrashError(
+            f"{title} crashed with {name} ({desc}) on node ({x}, {y}); the isolated simulation process "
+            "was stopped",
+            loc=loc,
+            hint="the external function (or code it calls) faulted; check pointer arithmetic and bounds. "
+            "To see the native stack run without --isolate under a debugger: "
+            "gdb --args python -m tilewright run PROGRAM",
+        )
+    return NativeCrashError(
+        f"the isolated simulation process died with {name} ({desc}) outside external C++ code",
+        hint="this is a crash of the simulation itself; please report it with the program",
+    )
+
+
+def run_isolated(program: str, args: list[str], forwarded: list[str]) -> int:
+    """Run ``tilewright run [forwarded] program args`` in a child; report a native crash."""
+    from tilewright.cli.runner import format_error
+
+    read_fd, write_fd = os.pipe()
+    slot_file = tempfile.TemporaryFile()
+    slot_file.truncate(_SLOT_BYTES)
+    slot_fd = slot_file.fileno()
+    cmd = [
+        sys.executable,
+        "-m",
+        "tilewright",
+        "run",
+        "--isolate-channel",
+        f"{write_fd},{slot_fd}",
+        *forwarded,
+        program,
+        *args,
+    ]
+    try:
+        proc = subprocess.Popen(cmd, pass_fds=(write_fd, slot_fd), preexec_fn=_no_core_dump)
+    finally:
+        os.close(write_fd)
+    sites: dict[int, tuple[str, int, int | None, str]] = {}
+    with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as pipe:
+        for line in pipe:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 6 and parts[0] == "S":
+                _, sid, file, lno, col, title = parts
+                sites[int(sid)] = (file, int(lno), int(col) if col else None, title)
+    returncode = proc.wait()
+    if returncode >= 0:
+        slot_file.close()
+        return returncode
+    slot_file.seek(0)
+    site_id, x, y, _ = struct.unpack("<4i", slot_file.read(_SLOT_BYTES).ljust(_SLOT_BYTES, b"\0"))
+    slot_file.close()
+    sys.stdout.flush()
+    print(format_error(crash_error(returncode, sites, (site_id, x, y))), file=sys.stderr)
+    return 1
