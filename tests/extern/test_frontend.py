@@ -554,12 +554,12 @@ UNIFIED_CASES = [
     (
         "31-empty-tuple",
         'ttl.call_extern_func("h.hpp", "f", kernel=())',
-        "kernel selector tuple must not be empty",
+        "call_extern_func kernel selection requires a nonempty tuple",
     ),
     (
         "31-duplicate",
         'ttl.call_extern_func("h.hpp", "f", kernel=(ttl.KernelKind.COMPUTE, ttl.KernelKind.COMPUTE))',
-        "duplicate kernel selector ttl.KernelKind.COMPUTE",
+        "call_extern_func kernel selection contains a duplicate kernel selector",
     ),
 ]
 

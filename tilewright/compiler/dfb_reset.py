@@ -223,7 +223,7 @@ def _synchronize(declaration, what: str, action) -> None:
 
 def _held(dfb) -> str | None:
     # The DFB's acquired-but-unreleased blocks (its own bookkeeping, read-only here).
-    held = list(dfb._reserved) + list(dfb._waited)
+    held = dfb.held_blocks()
     if not held:
         return None
     return ", ".join(f"{b.describe()} held by kernel '{b.run.name}'" for b in held)
@@ -236,7 +236,7 @@ def reset_interface(dfb, what: str) -> None:
         raise DFBContractError(
             f"{what}: DFB '{dfb.name}' is reset while {held}; release blocks before the reset"
         )
-    cb = dfb._circular()
+    cb = dfb.circular_buffer()
     cb.wr_ptr = cb.rd_ptr = cb.fifo_addr
     cb.received = cb.acked = 0
     cb.pack_counter = 0

@@ -277,14 +277,16 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
         if isinstance(node, ast.Tuple):
             if not node.elts:
-                raise self.error("kernel selector tuple must not be empty")
+                raise self.error("call_extern_func kernel selection requires a nonempty tuple")
             keys: list[str] = []
             kinds: set[str] = set()
             for e in node.elts:
                 k, kk = self.selector(e)
                 for key in k:
                     if key in keys:
-                        raise self.error(f"duplicate kernel selector {self.text(e)}")
+                        raise self.error(
+                            "call_extern_func kernel selection contains a duplicate kernel selector"
+                        )
                     keys.append(key)
                 kinds |= kk
             return frozenset(keys), frozenset(kinds)

@@ -81,6 +81,14 @@ class DataflowBuffer:
     def total_bytes(self) -> int:
         return self.block_bytes * self.block_count
 
+    def held_blocks(self) -> list:
+        """Blocks acquired and not released yet (reserved ones first), for resets and sharing checks."""
+        return [*self._reserved, *self._waited]
+
+    def circular_buffer(self):
+        """This node's circular buffer of the DFB's physical index (valid while its launch runs)."""
+        return self._circular()
+
     def _circular(self):
         cb = self._cb
         if cb is None:

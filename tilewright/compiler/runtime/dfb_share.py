@@ -33,7 +33,7 @@ class SharedIndexGuard:
         self.pushed = {id(m): 0 for m in members}  # blocks pushed and not yet popped
 
     def _state(self, dfb: DataflowBuffer) -> str | None:
-        held = len(dfb._reserved) + len(dfb._waited)  # the DFB's own bookkeeping, read-only
+        held = len(dfb.held_blocks())
         parts = []
         if held:
             parts.append(f"{held} acquired block(s)")
