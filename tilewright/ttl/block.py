@@ -7,8 +7,7 @@ the ``block`` namespace is bound here.
 
 from __future__ import annotations
 
-from tilewright.compiler.runtime.expr import evaluate
-from tilewright.device.ops import get_op
+from tilewright.compiler.runtime.expr import bind_op
 
 __all__ = [
     "broadcast",
@@ -23,15 +22,7 @@ __all__ = [
 
 
 def _bind(name: str):
-    spec = get_op(name)
-
-    def fn(*args, **kwargs):
-        return evaluate(name, *args, **kwargs)
-
-    fn.__name__ = name
-    fn.__qualname__ = name
-    fn.__doc__ = f"ttl.block.{spec.signature()}: {spec.doc}"
-    return fn
+    return bind_op("block", name)
 
 
 broadcast = _bind("broadcast")

@@ -15,8 +15,8 @@ import warnings
 
 import numpy as np
 
-from tilewright.compiler.runtime.expr import BlockExpr, as_value, evaluate
-from tilewright.device.ops import LEGACY_ALIASES, get_op
+from tilewright.compiler.runtime.expr import BlockExpr, as_value, bind_op, evaluate
+from tilewright.device.ops import LEGACY_ALIASES
 from tilewright.ttl import block as _block
 
 __all__ = [
@@ -84,15 +84,7 @@ __all__ = [
 
 
 def _bind(name: str):
-    spec = get_op(name)
-
-    def fn(*args, **kwargs):
-        return evaluate(name, *args, **kwargs)
-
-    fn.__name__ = name
-    fn.__qualname__ = name
-    fn.__doc__ = f"ttl.math.{spec.signature()}: {spec.doc}"
-    return fn
+    return bind_op("math", name)
 
 
 abs = _bind("abs")

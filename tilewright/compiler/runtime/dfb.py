@@ -18,14 +18,17 @@ state forbids it, which is an error.
 from __future__ import annotations
 
 import math
+import sys
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
 from tilewright.compiler.runtime.blockstate import Context, Op, State, check_and_apply
+from tilewright.compiler.runtime.expr import BlockExpr, BlockOperators, as_value, evaluate, shape_text
 from tilewright.device.engine import ACTIVE
-from tilewright.device.formats import decode_block, encode_block
-from tilewright.errors import BlockStateError, DFBContractError, KernelError
+from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
+from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
 
 __all__ = ["DataflowBuffer", "TensorBlock", "current_kernel"]
 
@@ -118,63 +121,46 @@ class DataflowBuffer:
 
     def reserve(self, **kwargs) -> TensorBlock:
         """Acquire the next free block (blocking); it starts in state MW."""
-        if kwargs:
-            _reject_kernel_kw("reserve", kwargs)
-        run = current_kernel(f"{self.name}.reserve()")
-        self._role(run, True)
-        held = self._reserved
-        if held and not _is_compute(run):
-            raise DFBContractError(
-                f"{self.name}.reserve(): kernel '{run.name}' still holds block "
-                f"{held[-1].describe()}; a data-movement kernel addresses a DFB through one write "
-                "pointer: push each block before the next acquisition"
-            )
-        cb = self._circular()
-        need = (len(held) + 1) * self.block_pages
-        if need > cb.num_pages:
-            raise DFBContractError(
-                f"{self.name}.reserve(): kernel '{run.name}' already holds all {self.block_count} "
-                "blocks of the DFB; push one before reserving another"
-            )
-        run.clock += 8
-        while cb.pages_free < need:
-            ACTIVE.engine.block(cb.back_q, self, ("reserve", need))
-        addr = cb.wr_ptr + len(held) * self.block_bytes
-        if addr >= cb.fifo_limit:
-            addr -= cb.fifo_limit - cb.fifo_addr
-        ctx = Context.CK_RESERVE if _is_compute(run) else Context.DM_RESERVE
-        block = TensorBlock(self, addr, ctx, run, State.MW)
-        held.append(block)
-        return block
+        return self._acquire(_PRODUCER, kwargs)
 
     def wait(self, **kwargs) -> TensorBlock:
         """Acquire the next filled block (blocking); it starts in state MR."""
+        return self._acquire(_CONSUMER, kwargs)
+
+    def _acquire(self, side: _Side, kwargs) -> TensorBlock:
         if kwargs:
-            _reject_kernel_kw("wait", kwargs)
-        run = current_kernel(f"{self.name}.wait()")
-        self._role(run, False)
-        held = self._waited
-        if held and not _is_compute(run):
+            _reject_kernel_kw(side.method, kwargs)
+        run = current_kernel(f"{self.name}.{side.method}()")
+        self._role(run, side.producer)
+        held = self._reserved if side.producer else self._waited
+        compute = _is_compute(run)
+        if held and not compute:
             raise DFBContractError(
-                f"{self.name}.wait(): kernel '{run.name}' still holds block {held[-1].describe()}; "
-                "a data-movement kernel addresses a DFB through one read pointer: pop each block "
-                "before the next acquisition"
+                f"{self.name}.{side.method}(): kernel '{run.name}' still holds block "
+                f"{held[-1].describe()}; a data-movement kernel addresses a DFB through one "
+                f"{side.pointer} pointer: {side.release} each block before the next acquisition"
             )
         cb = self._circular()
         need = (len(held) + 1) * self.block_pages
         if need > cb.num_pages:
             raise DFBContractError(
-                f"{self.name}.wait(): kernel '{run.name}' already holds all {self.block_count} "
-                "blocks of the DFB; pop one before waiting for another"
+                f"{self.name}.{side.method}(): kernel '{run.name}' already holds all "
+                f"{self.block_count} blocks of the DFB; {side.release} one before acquiring another"
             )
         run.clock += 8
-        while cb.pages_filled < need:
-            ACTIVE.engine.block(cb.front_q, self, ("wait", need))
-        addr = cb.rd_ptr + len(held) * self.block_bytes
+        if side.producer:
+            while cb.pages_free < need:
+                ACTIVE.engine.block(cb.back_q, self, ("reserve", need))
+            addr = cb.wr_ptr
+        else:
+            while cb.pages_filled < need:
+                ACTIVE.engine.block(cb.front_q, self, ("wait", need))
+            addr = cb.rd_ptr
+        addr += len(held) * self.block_bytes
         if addr >= cb.fifo_limit:
             addr -= cb.fifo_limit - cb.fifo_addr
-        ctx = Context.CK_WAIT if _is_compute(run) else Context.DM_WAIT
-        block = TensorBlock(self, addr, ctx, run, State.MR)
+        block = TensorBlock(self, addr, side.compute_context if compute else side.dm_context, run,
+                            side.initial)
         held.append(block)
         return block
 
@@ -246,6 +232,23 @@ class DataflowBuffer:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """The producer or consumer side of a DFB: what differs between reserve() and wait()."""
+
+    method: str
+    producer: bool
+    pointer: str
+    release: str
+    compute_context: Context
+    dm_context: Context
+    initial: State
+
+
+_PRODUCER = _Side("reserve", True, "write", "push", Context.CK_RESERVE, Context.DM_RESERVE, State.MW)
+_CONSUMER = _Side("wait", False, "read", "pop", Context.CK_WAIT, Context.DM_WAIT, State.MR)
+
+
 def _reject_kernel_kw(method: str, kwargs) -> None:
     if "kernel" in kwargs:
         raise DFBContractError(
@@ -254,8 +257,8 @@ def _reject_kernel_kw(method: str, kwargs) -> None:
     raise TypeError(f"{method}() got unexpected keyword argument(s): {', '.join(kwargs)}")
 
 
-class TensorBlock:
-    """One acquired block of a DFB (spec ``ttl.Block``)."""
+class TensorBlock(BlockOperators):
+    """One acquired block of a DFB (spec ``ttl.Block``); Python operators build expressions."""
 
     __slots__ = ("dfb", "addr", "context", "run", "state", "ror", "pending", "__weakref__")
 
@@ -312,8 +315,6 @@ class TensorBlock:
             mat = decode_block(self.memory(), dfb.data_format, dfb.tile, r, cols)
             th, tw = dfb.tile.height, dfb.tile.width
             return mat.reshape(*batch, rows * th, cols * tw) if batch else mat
-        from tilewright.device.formats import decode_elements
-
         count = math.prod(dfb.shape)
         return decode_elements(self.memory(), dfb.data_format, count).reshape(dfb.shape).astype(np.float32)
 
@@ -326,11 +327,13 @@ class TensorBlock:
                 raise BlockStateError(f"value of shape {values.shape} is not a whole number of tiles")
             data = encode_block(mat, dfb.data_format, dfb.tile)
         else:
-            from tilewright.device.formats import encode_elements
-
             data = encode_elements(values.reshape(-1), dfb.data_format)
         self.memory()[:] = data
         self.dfb.core.notify_write(self.addr, self.addr + data.size)
+
+    def as_block_value(self) -> BlockExpr:
+        """The block as an operand of an expression: a read (state transition STORE_SRC)."""
+        return BlockExpr(self.read(), self.shape, self.tile)
 
     def read(self) -> np.ndarray:
         """Read the block as an operand (state transition STORE_SRC)."""
@@ -341,8 +344,6 @@ class TensorBlock:
 
     def store(self, expr, acc: bool = False) -> None:
         """Materialise a block expression into this block (spec ``Block.store``)."""
-        from tilewright.compiler.runtime.expr import as_value, shape_text
-
         self._compute_only("store()")
         if acc:  # legacy store(expr, acc=True) == `block += expr` (spec 0.12)
             self.__iadd__(expr)
@@ -359,8 +360,6 @@ class TensorBlock:
 
     def __iadd__(self, expr):
         """``block += expr``: read, add, write back (packer accumulation on reserved blocks)."""
-        from tilewright.compiler.runtime.expr import evaluate
-
         total = evaluate("add", self, expr)
         self.store(total)
         return self
@@ -400,112 +399,7 @@ class TensorBlock:
                 f"{what} runs on compute kernels; '{run.name}' is a data-movement kernel"
             )
 
-    # -- python operators build block expressions -------------------------------------------
-
-    def __add__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("add", self, other)
-
-    def __radd__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("add", other, self)
-
-    def __sub__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("sub", self, other)
-
-    def __rsub__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("sub", other, self)
-
-    def __mul__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("mul", self, other)
-
-    def __rmul__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("mul", other, self)
-
-    def __truediv__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("div", self, other)
-
-    def __rtruediv__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("div", other, self)
-
-    def __matmul__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("matmul", self, other)
-
-    def __neg__(self):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("neg", self)
-
-    def __abs__(self):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("abs", self)
-
-    def __pow__(self, n):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("pow", self, n)
-
-    def __gt__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("gt", self, other)
-
-    def __lt__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("lt", self, other)
-
-    def __ge__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("ge", self, other)
-
-    def __le__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("le", self, other)
-
-    def __eq__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("eq", self, other)
-
-    def __ne__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("ne", self, other)
-
-    def __mod__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("mod", self, other)
-
-    def __floordiv__(self, other):
-        from tilewright.compiler.runtime.expr import evaluate
-
-        return evaluate("floordiv", self, other)
-
     __hash__ = object.__hash__
-
-    def __bool__(self) -> bool:
-        raise KernelError("a block has no truth value; compare elementwise and use ttl.block.where")
 
     def __repr__(self) -> str:
         return f"<TensorBlock of {self.dfb.name} @ {self.addr:#x} {self.state.name}>"
@@ -517,10 +411,6 @@ class TensorBlock:
 
 def _variable_name(block: TensorBlock) -> str | None:
     """The user's variable holding ``block``: scan the user's frames (errors only)."""
-    import sys
-
-    from tilewright.errors import internal_frame
-
     frame = sys._getframe(1)
     while frame is not None:
         if not internal_frame(frame.f_code.co_filename):

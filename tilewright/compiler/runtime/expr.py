@@ -13,31 +13,24 @@ import math
 
 import numpy as np
 
-from tilewright.compiler.runtime.dfb import TensorBlock
 from tilewright.device import costs
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import TILE_32x32
 from tilewright.device.ops import OpError, bind_params, get_op, result_shape
 from tilewright.errors import KernelError
 
-__all__ = ["BlockExpr", "evaluate", "as_value", "shape_text", "fill_value"]
+__all__ = ["BlockOperators", "BlockExpr", "evaluate", "as_value", "bind_op", "shape_text", "fill_value"]
 
 
 def shape_text(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-class BlockExpr:
-    """The value of a block expression: float32 data, its block shape (tiles) and tile."""
+class BlockOperators:
+    """Python operators on block operands (blocks and expressions): each is a registry op."""
 
-    __slots__ = ("data", "shape", "tile")
+    __slots__ = ()
 
-    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile) -> None:
-        self.data = data
-        self.shape = tuple(shape)
-        self.tile = tile
-
-    # Python operators on expressions.
     def __add__(self, o):
         return evaluate("add", self, o)
 
@@ -101,7 +94,21 @@ class BlockExpr:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        raise KernelError("a block expression has no truth value; use ttl.block.where")
+        raise KernelError("a block has no truth value; compare elementwise and use ttl.block.where")
+
+
+class BlockExpr(BlockOperators):
+    """The value of a block expression: float32 data, its block shape (tiles) and tile."""
+
+    __slots__ = ("data", "shape", "tile")
+
+    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile) -> None:
+        self.data = data
+        self.shape = tuple(shape)
+        self.tile = tile
+
+    def as_block_value(self) -> BlockExpr:
+        return self
 
     def __repr__(self) -> str:
         return f"<BlockExpr shape={shape_text(self.shape)}>"
@@ -112,17 +119,15 @@ class BlockExpr:
 
 
 def as_value(x) -> BlockExpr:
-    """A block operand as a BlockExpr (reads TensorBlocks: a state transition)."""
-    if isinstance(x, BlockExpr):
-        return x
-    if isinstance(x, TensorBlock):
-        return BlockExpr(x.read(), x.shape, x.tile)
+    """A block operand as a BlockExpr (reading a TensorBlock is a state transition)."""
+    if isinstance(x, BlockOperators):
+        return x.as_block_value()
     raise KernelError(f"expected a block or block expression, got {type(x).__name__}")
 
 
 def _operand(x):
-    if isinstance(x, (BlockExpr, TensorBlock)):
-        return as_value(x)
+    if isinstance(x, BlockOperators):
+        return x.as_block_value()
     if isinstance(x, (int, float, np.floating, np.integer)) and not isinstance(x, bool):
         return float(x)
     raise KernelError(f"block expression operand must be a block or a number, got {type(x).__name__}")
@@ -178,6 +183,19 @@ def _takes_tile(spec) -> bool:
     if known is None:
         known = _TAKES_TILE[spec.name] = any(p.name == "tile" for p in spec.params)
     return known
+
+
+def bind_op(namespace: str, name: str):
+    """``ttl.<namespace>.<name>``: a function evaluating registry op ``name`` on block operands."""
+    spec = get_op(name)
+
+    def fn(*args, **kwargs):
+        return evaluate(name, *args, **kwargs)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"ttl.{namespace}.{spec.signature()}: {spec.doc}"
+    return fn
 
 
 def fill_value(value: float, shape, tile=TILE_32x32) -> BlockExpr:
