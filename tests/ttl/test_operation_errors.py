@@ -471,3 +471,29 @@ def test_unsupported_names_raise_errors_that_name_them():
     for name in UNSUPPORTED:
         with pytest.raises(InterfaceError, match=f"ttl.{name}: "):
             getattr(ttl, name)()
+
+
+def test_deadlock_report_lists_held_blocks_with_their_states(program, to_dev):
+    ns = program(HEADER + """
+@ttl.operation(grid=(1, 1))
+def op(a):
+    d = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+    e = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+
+    @ttl.datamovement()
+    def reader():
+        with d.reserve() as blk:
+            ttl.copy(a[0, 0], blk).wait()
+
+    @ttl.compute()
+    def c():
+        with d.wait() as x:
+            x2 = x + x
+            with e.wait() as never:  # nobody produces e
+                pass
+""")
+    with pytest.raises(DeadlockError) as info:
+        ns["op"](to_dev(bf16(32, 32)))
+    msg = str(info.value)
+    assert "e.wait(): e holds 0 filled blocks" in msg
+    assert "holds block 'x' (waited from DFB 'd') in state RW" in msg

@@ -80,6 +80,7 @@ def _entry(index: int, name: str):
     def entry() -> None:
         run = ACTIVE.run
         setup = state.CURRENT.setups[run.core.index]
+        run.context.extra = setup  # deadlock reports ask it what the kernel holds
         setup.kernels[index].fn()
         for dfb in setup.dfbs:
             dfb.release_held(run)

@@ -46,6 +46,15 @@ class NodeSetup:
     signposts: list = field(default_factory=list)
     kernel_handles: list = field(default_factory=list)
 
+    def describe_holdings(self, run) -> list[str]:
+        """The blocks ``run`` holds on this node, with their states (for deadlock reports)."""
+        out = []
+        for dfb in self.dfbs:
+            for block in dfb.held_blocks():
+                if block.run is run:
+                    out.append(f"holds {block.describe()} in state {block.state.name}")
+        return out
+
 
 SETUP_STACK: list[NodeSetup] = []
 

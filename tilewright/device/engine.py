@@ -344,4 +344,10 @@ def _deadlock_report(blocked: list[KernelRun], total: int) -> str:
             if loc is not None:
                 where = f" at {loc}"
         lines.append(f"  {r.label}: blocked{where}: {r.describe_wait()}")
+        # A language layer may say what the kernel holds (TT-Lang: its blocks and their states).
+        extra = getattr(r.context, "extra", None)
+        describe = getattr(extra, "describe_holdings", None)
+        if describe is not None:
+            for line in describe(r):
+                lines.append(f"    {line}")
     return "\n".join(lines)
