@@ -203,7 +203,7 @@ def test_every_api_name_the_headers_call_is_in_the_bridge_table():
             for m in re.findall(r"^TW_BCAST\((\w+)\)", text, re.M)
             for k in ("rows", "cols", "scalar")
         }
-        names |= {f"{m}_tile" for m in re.findall(r"^\s*X\((\w+)\)", text, re.M)}
+        names |= {f"{m}_tile" for m in re.findall(r"^\s*[XP]\((\w+)\)", text, re.M)}
         names |= {"my_x", "my_y"} if "NocCoord" in text else set()
     missing = sorted(n for n in names if n.encode() not in bridge.CALLS)
     assert not missing, missing
@@ -213,6 +213,11 @@ def test_sfpu_ops_of_the_header_are_the_compute_registry():
     text = (INCLUDE / "api/compute/eltwise_unary/sfpu.h").read_text()
     ops = [f"{m}_tile" for m in re.findall(r"^\s*X\((\w+)\)", text, re.M)]
     assert ops == list(compute_api.SFPU_UNARY)
+    one_param = {f"{m}_tile" for m in re.findall(r"^\s*P\((\w+)\)", text, re.M)}
+    explicit = set(re.findall(r'tw::call\("(\w+_tile)"', text))
+    assert one_param | explicit == set(compute_api.SFPU_UNARY_PARAM)
+    for name in one_param:
+        assert compute_api.SFPU_UNARY_PARAM[name][0] in (("f",), ("i",)), name
 
 
 def test_both_header_spellings_exist():
@@ -235,3 +240,12 @@ def test_both_header_spellings_exist():
         "hostdevcommon/kernel_structs.h",
     ):
         assert spelled in files, spelled
+
+
+def test_every_bridged_api_name_has_its_python_kernel_equivalent():
+    """The bridge only routes: each tt-metal name it serves is the Python kernel API's."""
+    from tilewright.device import kernel_api
+
+    internal = {"dprint"}  # DPRINT formats in C++; Python kernels print
+    names = {n.decode() for n in bridge.CALLS if b"." not in n} - internal
+    assert names <= set(kernel_api.__all__), sorted(names - set(kernel_api.__all__))

@@ -43,6 +43,7 @@ class KernelContext:
         "dst_pending",
         "compute",
         "extra",
+        "api",
     )
 
     def __init__(self, device, core, kernel: KernelSpec, slot: str, args, common_args) -> None:
@@ -60,6 +61,7 @@ class KernelContext:
         self.dst_pending = 0
         self.compute = kernel.config if isinstance(kernel.config, ComputeConfig) else None
         self.extra = None
+        self.api = None  # kernel-API register state (NoC command-buffer state, packer flags)
 
 
 def slot_of(device, kernel: KernelSpec) -> str:

@@ -228,25 +228,8 @@ def _accessor_args_words(cta: int, crta: int) -> int:
     return _acc.TensorAccessorArgs(cta, crta).next_compile_time_args_offset()
 
 
-def _shard_volume(acc) -> int:
-    a = acc.args
-    if not a.sharded:
-        raise KernelError("shard access on an interleaved tensor accessor")
-    volume = 1
-    for s in a.shard_shape:
-        volume *= s
-    return volume
-
-
 def _shard_noc_addr(h: int, shard_id: int, offset: int = 0, noc: int = 0) -> int:
-    from tilewright.device.noc import noc_xy_addr
-
-    acc = _handle(h)
-    coords = acc.args.bank_coords
-    bank = shard_id % len(coords)
-    page_off = (shard_id // len(coords)) * _shard_volume(acc)
-    x, y = coords[bank]
-    return noc_xy_addr(x, y, acc.bank_base_address + page_off * acc.aligned_page_size + offset)
+    return _handle(h).get_shard_noc_addr(shard_id, offset)
 
 
 def _accessor_query(h: int, what: int) -> int:
@@ -258,20 +241,6 @@ def _accessor_query(h: int, what: int) -> int:
     if what == 2:
         return acc.bank_base_address
     raise KernelError(f"accessor query {what} is not defined")
-
-
-def _read_shard(h: int, shard_id: int, dst: int, noc: int = 0) -> None:
-    acc = _handle(h)
-    _df.noc_async_read(
-        _shard_noc_addr(h, shard_id), dst, acc.aligned_page_size * _shard_volume(acc)
-    )
-
-
-def _write_shard(h: int, shard_id: int, src: int, noc: int = 0) -> None:
-    acc = _handle(h)
-    _df.noc_async_write(
-        src, _shard_noc_addr(h, shard_id), acc.aligned_page_size * _shard_volume(acc)
-    )
 
 
 def _dprint(ptr: int) -> None:
@@ -293,12 +262,35 @@ def _compute_calls() -> dict[bytes, Callable]:
         "acquire_dst",
         "release_dst",
         "compute_kernel_hw_startup",
+        "copy_tile_to_dst_init_short",
         "copy_tile",
         "add_tiles",
         "sub_tiles",
         "mul_tiles",
+        "mm_init",
         "matmul_tiles",
+        "matmul_block_init",
+        "matmul_block",
+        "binary_dest_reuse_tiles_init",
+        "binary_dest_reuse_tiles",
+        "transpose_wh_init",
+        "transpose_wh_tile",
+        "transpose_wh_dest_init_short",
+        "transpose_wh_dest",
+        "tilize_init_short_with_dt",
+        "tilize_uninit_with_dt",
+        "tilize_block",
+        "untilize_block",
+        "pack_untilize_init",
+        "pack_untilize_block",
+        "pack_untilize_dest",
+        "reconfig_data_format",
+        "reconfig_data_format_srca",
+        "reconfig_data_format_srcb",
+        "pack_reconfig_data_format",
+        "pack_reconfig_l1_acc",
         "pack_tile",
+        "pack_tile_block",
         "reduce_tile",
         *[
             f"{op}_tiles_bcast_{kind}"
@@ -306,8 +298,32 @@ def _compute_calls() -> dict[bytes, Callable]:
             for kind in ("rows", "cols", "scalar")
         ],
         *_compute.SFPU_UNARY,
+        *_compute.SFPU_UNARY_PARAM,
     ]
     return {n.encode(): getattr(_compute, n) for n in names}
+
+
+def _dataflow_calls() -> dict[bytes, Callable]:
+    names = [
+        "get_tile_hw",
+        "get_tile_num_faces",
+        "noc_async_read_set_state",
+        "noc_async_read_with_state",
+        "noc_async_read_one_packet_set_state",
+        "noc_async_read_one_packet_with_state",
+        "noc_async_write_set_state",
+        "noc_async_write_with_state",
+        "noc_async_write_one_packet_set_state",
+        "noc_async_write_one_packet_with_state",
+        "noc_async_read_set_trid",
+        "noc_async_write_set_trid",
+        "noc_async_read_barrier_with_trid",
+        "noc_async_write_barrier_with_trid",
+        "noc_async_write_one_packet_with_trid",
+        "noc_async_write_one_packet_with_trid_set_state",
+        "noc_async_write_one_packet_with_trid_with_state",
+    ]
+    return {n.encode(): getattr(_df, n) for n in names}
 
 
 CALLS: dict[bytes, Callable] = {
@@ -333,7 +349,7 @@ CALLS: dict[bytes, Callable] = {
     b"cb_pages_reservable_at_back": _df.cb_pages_reservable_at_back,
     b"cb_pages_available_at_front": _df.cb_pages_available_at_front,
     b"get_tile_size": _df.get_tile_size,
-    b"get_dataformat": lambda cb: int(_df.get_dataformat(cb) or 0xFF),
+    b"get_dataformat": lambda cb: 0xFF if (f := _df.get_dataformat(cb)) is None else int(f),
     # NoC addresses and address generators
     b"get_noc_addr.xy": lambda x, y, addr, noc=0: _df.get_noc_addr(x, y, addr),
     b"get_noc_addr.local": lambda addr, noc=0: _df.get_noc_addr(addr),
@@ -355,8 +371,12 @@ CALLS: dict[bytes, Callable] = {
     b"accessor.write_page": lambda h, page, src, size=0, offset=0, noc=0: _df.noc_async_write_page(
         page, _handle(h), src, size, offset
     ),
-    b"accessor.read_shard": _read_shard,
-    b"accessor.write_shard": _write_shard,
+    b"accessor.read_shard": lambda h, shard, dst, noc=0: _df.noc_async_read_shard(
+        shard, _handle(h), dst
+    ),
+    b"accessor.write_shard": lambda h, shard, src, noc=0: _df.noc_async_write_shard(
+        shard, _handle(h), src
+    ),
     # NoC transfers
     b"noc_async_read": _df.noc_async_read,
     b"noc_async_write": _df.noc_async_write,
@@ -381,8 +401,10 @@ CALLS: dict[bytes, Callable] = {
     b"noc_semaphore_set_multicast_loopback_src": _df.noc_semaphore_set_multicast_loopback_src,
     # debug print
     b"dprint": _dprint,
+    **_dataflow_calls(),
     # compute
     **_compute_calls(),
+    b"sfpu.init": lambda *args: _compute.exp_tile_init(),
 }
 """tt-metal kernel-API name (as the headers spell it) -> Python implementation."""
 

@@ -182,3 +182,35 @@ class TensorAccessor:
         x, y = a.bank_coords[bank]
         return noc_xy_addr(x, y, self.bank_base_address + page_off * self.aligned_page_size + offset,
                            self.device.chip)
+
+    # -- shards (sharded accessors only) ------------------------------------------------------
+
+    def _sharded(self, what: str) -> TensorAccessorArgs:
+        if not self.args.sharded:
+            raise KernelError(f"{what}: the tensor accessor is interleaved; shards exist only for sharded tensors")
+        return self.args
+
+    def shard_volume(self) -> int:
+        """Pages per shard (the shard shape in pages, multiplied out)."""
+        return math.prod(self._sharded("shard access").shard_shape)
+
+    def num_shards(self) -> int:
+        a = self._sharded("shard access")
+        return math.prod(math.ceil(t / s) for t, s in zip(a.tensor_shape, a.shard_shape))
+
+    def shard_bytes(self) -> int:
+        """Bytes of one whole shard: aligned page size x shard volume (what *_shard moves)."""
+        return self.aligned_page_size * self.shard_volume()
+
+    def get_shard_noc_addr(self, shard_id: int, offset: int = 0, noc: int = 0) -> int:
+        """NoC address of shard ``shard_id``: bank ``shard_id % banks``, round-robin (§3.3)."""
+        a = self._sharded("get_shard_noc_addr")
+        if not 0 <= shard_id < self.num_shards():
+            raise NocError(
+                f"TensorAccessor: shard {shard_id} is outside the tensor ({self.num_shards()} shards)"
+            )
+        nb = len(a.bank_coords)
+        x, y = a.bank_coords[shard_id % nb]
+        page_off = (shard_id // nb) * self.shard_volume()
+        return noc_xy_addr(x, y, self.bank_base_address + page_off * self.aligned_page_size + offset,
+                           self.device.chip)

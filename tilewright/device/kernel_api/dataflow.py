@@ -14,9 +14,10 @@ import numpy as np
 
 from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.device.formats import TILE_32x32, tile_size_bytes
 from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
 from tilewright.device.transfer import multicast_targets, noc_copy, resolve, transfer_cycles
-from tilewright.errors import DFBContractError, KernelError, NocError
+from tilewright.errors import DFBContractError, FormatError, KernelError, NocError
 
 __all__ = [
     "get_arg_val",
@@ -39,6 +40,8 @@ __all__ = [
     "cb_pages_reservable_at_back",
     "cb_pages_available_at_front",
     "get_tile_size",
+    "get_tile_hw",
+    "get_tile_num_faces",
     "get_dataformat",
     "get_noc_addr",
     "get_noc_addr_from_bank_id",
@@ -51,6 +54,23 @@ __all__ = [
     "noc_async_write_page",
     "noc_async_read_tile",
     "noc_async_write_tile",
+    "noc_async_read_shard",
+    "noc_async_write_shard",
+    "noc_async_read_set_state",
+    "noc_async_read_with_state",
+    "noc_async_read_one_packet_set_state",
+    "noc_async_read_one_packet_with_state",
+    "noc_async_write_set_state",
+    "noc_async_write_with_state",
+    "noc_async_write_one_packet_set_state",
+    "noc_async_write_one_packet_with_state",
+    "noc_async_read_set_trid",
+    "noc_async_write_set_trid",
+    "noc_async_read_barrier_with_trid",
+    "noc_async_write_barrier_with_trid",
+    "noc_async_write_one_packet_with_trid",
+    "noc_async_write_one_packet_with_trid_set_state",
+    "noc_async_write_one_packet_with_trid_with_state",
     "noc_async_write_multicast",
     "noc_async_write_multicast_loopback_src",
     "noc_async_read_barrier",
@@ -216,7 +236,35 @@ def cb_pages_available_at_front(cb_id: int, num_pages: int) -> bool:
 
 
 def get_tile_size(cb_id: int) -> int:
-    return circular_buffer(cb_id).page_size
+    """Bytes of one tile of the CB's format and tile shape.
+
+    tt-metal reads ``unpack_tile_size[cb]`` from the JIT CB descriptors (digest §4.1, §2.3):
+    a property of the format, not of the page size.  A CB whose format has no tile form
+    (raw formats) gives its page size.
+    """
+    cb = circular_buffer(cb_id)
+    if cb.data_format is None:
+        return cb.page_size
+    device = _ctx().device
+    try:
+        return tile_size_bytes(
+            cb.data_format,
+            cb.tile or TILE_32x32,
+            l1_alignment=device.l1_alignment,
+            dram_alignment=device.dram_alignment,
+        )
+    except FormatError:
+        return cb.page_size
+
+
+def get_tile_hw(cb_id: int) -> int:
+    """Elements of one tile of the CB (``unpack_tile_r_dim * unpack_tile_c_dim``)."""
+    return (circular_buffer(cb_id).tile or TILE_32x32).num_elements
+
+
+def get_tile_num_faces(cb_id: int) -> int:
+    """Faces of one tile of the CB (``unpack_tile_num_faces``: 4 for 32x32, 2 for 16x32 ...)."""
+    return (circular_buffer(cb_id).tile or TILE_32x32).num_faces
 
 
 def get_dataformat(cb_id: int):
@@ -310,6 +358,158 @@ def noc_async_write_page(page_id: int, addrgen, src_local_l1_addr: int, size: in
 
 noc_async_read_tile = noc_async_read_page
 noc_async_write_tile = noc_async_write_page
+
+
+def noc_async_read_shard(shard_id: int, accessor, dst_local_l1_addr: int, noc: int = 0) -> None:
+    """Read shard ``shard_id`` of a sharded TensorAccessor: aligned page size x shard volume."""
+    noc_async_read(accessor.get_shard_noc_addr(shard_id), dst_local_l1_addr, accessor.shard_bytes())
+
+
+def noc_async_write_shard(shard_id: int, accessor, src_local_l1_addr: int, noc: int = 0) -> None:
+    """Write a whole shard of a sharded TensorAccessor from L1."""
+    noc_async_write(src_local_l1_addr, accessor.get_shard_noc_addr(shard_id), accessor.shard_bytes())
+
+
+# -- stateful NoC transfers ----------------------------------------------------------------
+#
+# tt-metal's *_set_state programs a NoC command buffer with the target node (the upper
+# bits of the 64-bit NoC address) and, for one-packet forms, the size; *_with_state then
+# issues a transfer that supplies only the 32-bit local address (and the size, for the
+# general forms).  Same copy semantics as noc_async_read / noc_async_write.  A with_state
+# call with no set_state before it (on that NoC) would reuse whatever the command buffer
+# last held; here it is a NocError.
+
+_LO32 = 0xFFFFFFFF
+MAX_TRANSACTION_ID = 0xF
+"""Transaction ids are 4-bit fields of the NoC command (``NOC_MAX_TRANSACTION_ID``)."""
+
+
+def api_state(ctx) -> dict:
+    """Per-kernel-run register state of the kernel API (NoC command buffers, packer flags)."""
+    if ctx.api is None:
+        ctx.api = {}
+    return ctx.api
+
+
+def _set_state(kind: str, noc_addr: int, size: int, noc: int) -> None:
+    api_state(_ctx()).setdefault("noc", {})[(kind, noc)] = (int(noc_addr), int(size))
+    _tick(costs.CB_OP)
+
+
+def _state_addr(kind: str, local_addr: int, noc: int, what: str, setter: str) -> tuple[int, int]:
+    state = api_state(_ctx()).get("noc", {}).get((kind, noc))
+    if state is None:
+        raise NocError(
+            f"{what}: no {setter} on NoC {noc} before it; the command buffer holds no target "
+            "(hardware would reuse whatever the last transfer left in it)"
+        )
+    base, size = state
+    return (base & ~_LO32) | (int(local_addr) & _LO32), size
+
+
+def noc_async_read_set_state(src_noc_addr: int, noc: int = 0) -> None:
+    """Program the read command buffer with the source node of ``src_noc_addr``."""
+    _set_state("read", src_noc_addr, 0, noc)
+
+
+def noc_async_read_with_state(src_local_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0) -> None:
+    """Read ``size`` bytes from ``src_local_addr`` on the node set by noc_async_read_set_state."""
+    src, _ = _state_addr("read", src_local_addr, noc, "noc_async_read_with_state",
+                         "noc_async_read_set_state")
+    noc_async_read(src, dst_local_l1_addr, size, noc)
+
+
+def noc_async_read_one_packet_set_state(src_noc_addr: int, size: int, noc: int = 0) -> None:
+    """Program the read command buffer with the source node and the packet size."""
+    _set_state("read_one_packet", src_noc_addr, size, noc)
+
+
+def noc_async_read_one_packet_with_state(src_local_addr: int, dst_local_l1_addr: int, noc: int = 0) -> None:
+    """Read one packet (the size given to the set_state) from ``src_local_addr``."""
+    src, size = _state_addr("read_one_packet", src_local_addr, noc,
+                            "noc_async_read_one_packet_with_state",
+                            "noc_async_read_one_packet_set_state")
+    noc_async_read(src, dst_local_l1_addr, size, noc)
+
+
+def noc_async_write_set_state(dst_noc_addr: int, noc: int = 0) -> None:
+    """Program the write command buffer with the destination node of ``dst_noc_addr``."""
+    _set_state("write", dst_noc_addr, 0, noc)
+
+
+def noc_async_write_with_state(src_local_l1_addr: int, dst_local_addr: int, size: int, noc: int = 0) -> None:
+    """Write ``size`` bytes to ``dst_local_addr`` on the node set by noc_async_write_set_state."""
+    dst, _ = _state_addr("write", dst_local_addr, noc, "noc_async_write_with_state",
+                         "noc_async_write_set_state")
+    noc_async_write(src_local_l1_addr, dst, size, noc)
+
+
+def noc_async_write_one_packet_set_state(dst_noc_addr: int, size: int, noc: int = 0) -> None:
+    """Program the write command buffer with the destination node and the packet size."""
+    _set_state("write_one_packet", dst_noc_addr, size, noc)
+
+
+def noc_async_write_one_packet_with_state(src_local_l1_addr: int, dst_local_addr: int, noc: int = 0) -> None:
+    """Write one packet (the size given to the set_state) to ``dst_local_addr``."""
+    dst, size = _state_addr("write_one_packet", dst_local_addr, noc,
+                            "noc_async_write_one_packet_with_state",
+                            "noc_async_write_one_packet_set_state")
+    noc_async_write(src_local_l1_addr, dst, size, noc)
+
+
+def _check_trid(trid: int, what: str) -> int:
+    if not 0 <= trid <= MAX_TRANSACTION_ID:
+        raise NocError(
+            f"{what}: transaction id {trid} does not fit the NoC's 4-bit field "
+            f"(0..{MAX_TRANSACTION_ID})"
+        )
+    return trid
+
+
+def noc_async_read_set_trid(trid: int, noc: int = 0) -> None:
+    """Tag the following reads with transaction id ``trid`` (0..15)."""
+    api_state(_ctx())[("read_trid", noc)] = _check_trid(trid, "noc_async_read_set_trid")
+    _tick(costs.CB_OP)
+
+
+def noc_async_write_set_trid(trid: int, noc: int = 0) -> None:
+    """Tag the following writes with transaction id ``trid`` (0..15)."""
+    api_state(_ctx())[("write_trid", noc)] = _check_trid(trid, "noc_async_write_set_trid")
+    _tick(costs.CB_OP)
+
+
+def noc_async_read_barrier_with_trid(trid: int, noc: int = 0) -> None:
+    """Wait for the reads tagged ``trid`` (the emulated NoC completes every read at issue)."""
+    _check_trid(trid, "noc_async_read_barrier_with_trid")
+    noc_async_read_barrier(noc)
+
+
+def noc_async_write_barrier_with_trid(trid: int, noc: int = 0) -> None:
+    """Wait for the writes tagged ``trid`` to be acknowledged."""
+    _check_trid(trid, "noc_async_write_barrier_with_trid")
+    noc_async_write_barrier(noc)
+
+
+def noc_async_write_one_packet_with_trid(src_local_l1_addr: int, dst_noc_addr: int, size: int, trid: int,
+                                         cmd_buf: int = 0, noc: int = 0) -> None:
+    """One-packet write tagged with transaction id ``trid``."""
+    _check_trid(trid, "noc_async_write_one_packet_with_trid")
+    noc_async_write(src_local_l1_addr, dst_noc_addr, size, noc)
+
+
+def noc_async_write_one_packet_with_trid_set_state(dst_noc_addr: int, cmd_buf: int = 0, noc: int = 0) -> None:
+    """Program the (trid) write command buffer with the destination node."""
+    _set_state("write_trid", dst_noc_addr, 0, noc)
+
+
+def noc_async_write_one_packet_with_trid_with_state(src_local_l1_addr: int, dst_local_addr: int, size: int,
+                                                    trid: int, cmd_buf: int = 0, noc: int = 0) -> None:
+    """One-packet write tagged ``trid`` to ``dst_local_addr`` on the node of the set_state."""
+    _check_trid(trid, "noc_async_write_one_packet_with_trid_with_state")
+    dst, _ = _state_addr("write_trid", dst_local_addr, noc,
+                         "noc_async_write_one_packet_with_trid_with_state",
+                         "noc_async_write_one_packet_with_trid_set_state")
+    noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
 def _multicast(src_local_l1_addr, mcast_addr, size, num_dests, include_self, what) -> None:

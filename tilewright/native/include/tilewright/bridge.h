@@ -57,7 +57,7 @@ inline void check() {
 /** Call the Python implementation of kernel-API function `name` with integer args. */
 template <typename... A>
 inline int64_t call(const char* name, A... args) {
-    static_assert(sizeof...(A) <= 8, "tw::call takes at most 8 arguments");
+    static_assert(sizeof...(A) <= 12, "tw::call takes at most 12 arguments");
     const int64_t argv[sizeof...(A) + 1] = {static_cast<int64_t>(args)..., 0};
     const int64_t result = g_api->call(name, static_cast<int32_t>(sizeof...(A)), argv);
     check();

@@ -8,10 +8,13 @@
 //                       get_absolute_logical_x/y, my_x[noc], my_y[noc]
 //   circular buffers    cb_reserve_back, cb_push_back, cb_wait_front, cb_pop_front,
 //                       get_write_ptr, get_read_ptr, cb_pages_reservable_at_back,
-//                       cb_pages_available_at_front, get_tile_size, get_dataformat
+//                       cb_pages_available_at_front, get_tile_size, get_tile_hw,
+//                       get_tile_num_faces, get_dataformat
 //   NoC addresses       get_noc_addr (x/y/addr, local addr, page id + address generator),
-//                       get_noc_addr_from_bank_id, get_noc_multicast_addr
+//                       get_noc_addr_from_bank_id<DRAM>, get_noc_multicast_addr
 //   NoC transfers       noc_async_read/write (+ _one_packet, _page, _tile, _shard),
+//                       stateful forms (*_set_state / *_with_state, one-packet too),
+//                       transaction ids (*_set_trid, *_barrier_with_trid, *_with_trid),
 //                       multicast (+ loopback), barriers, noc_inline_dw_write
 //   semaphores          get_semaphore, noc_semaphore_set/wait/wait_min/inc/inc_multicast,
 //                       noc_semaphore_set_remote, noc_semaphore_set_multicast(_loopback_src)
@@ -232,17 +235,109 @@ inline void noc_async_posted_writes_flushed(uint8_t noc = noc_index) {
 inline void noc_async_atomic_barrier(uint8_t noc = noc_index) { tw::call("noc_async_atomic_barrier", noc); }
 inline void noc_async_full_barrier(uint8_t noc = noc_index) { tw::call("noc_async_full_barrier", noc); }
 
-// Transaction-id variants: the emulated NoC completes every transfer at issue, so a
+// -- stateful transfers ---------------------------------------------------------------------
+//
+// *_set_state programs the NoC command buffer with the target node (and, for one-packet
+// forms, the size); *_with_state supplies the 32-bit local address on that node.  Same
+// copy as noc_async_read / noc_async_write; a with_state without a set_state on that NoC
+// is an error (hardware would reuse stale command-buffer contents).
+
+/** NoC command buffer names (accepted for signature compatibility; one buffer per kind here). */
+inline constexpr uint8_t write_cmd_buf = 0;
+inline constexpr uint8_t read_cmd_buf = 1;
+inline constexpr uint8_t write_reg_cmd_buf = 2;
+inline constexpr uint8_t write_at_cmd_buf = 3;
+
+template <auto... flags>
+inline void noc_async_read_set_state(uint64_t src_noc_addr, uint8_t noc = noc_index, uint32_t vc = 0) {
+    (void)vc;
+    tw::call("noc_async_read_set_state", src_noc_addr, noc);
+}
+
+template <auto... flags>
+inline void noc_async_read_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr, uint32_t size,
+                                      uint8_t noc = noc_index, uint32_t vc = 0) {
+    (void)vc;
+    tw::call("noc_async_read_with_state", src_local_l1_addr, dst_local_l1_addr, size, noc);
+}
+
+template <auto... flags>
+inline void noc_async_read_one_packet_set_state(uint64_t src_noc_addr, uint32_t size, const uint32_t vc = 0,
+                                                uint8_t noc = noc_index) {
+    (void)vc;
+    tw::call("noc_async_read_one_packet_set_state", src_noc_addr, size, noc);
+}
+
+template <auto... flags>
+inline void noc_async_read_one_packet_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr,
+                                                 const uint32_t vc = 0, uint8_t noc = noc_index) {
+    (void)vc;
+    tw::call("noc_async_read_one_packet_with_state", src_local_l1_addr, dst_local_l1_addr, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_set_state(uint64_t dst_noc_addr, uint8_t noc = noc_index, uint8_t vc = 0) {
+    (void)vc;
+    tw::call("noc_async_write_set_state", dst_noc_addr, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr, uint32_t size,
+                                       uint8_t noc = noc_index) {
+    tw::call("noc_async_write_with_state", src_local_l1_addr, dst_local_l1_addr, size, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_one_packet_set_state(uint64_t dst_noc_addr, uint32_t size, uint8_t noc = noc_index,
+                                                 uint8_t vc = 0) {
+    (void)vc;
+    tw::call("noc_async_write_one_packet_set_state", dst_noc_addr, size, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_one_packet_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_l1_addr,
+                                                  uint8_t noc = noc_index) {
+    tw::call("noc_async_write_one_packet_with_state", src_local_l1_addr, dst_local_l1_addr, noc);
+}
+
+// -- transaction ids (0..15): the emulated NoC completes every transfer at issue, so a
 // transaction id only selects which barrier accounts the time.
-inline void noc_async_read_set_trid(uint32_t trid, uint8_t noc = noc_index) { (void)trid, (void)noc; }
-inline void noc_async_write_set_trid(uint32_t trid, uint8_t noc = noc_index) { (void)trid, (void)noc; }
+
+inline void noc_async_read_set_trid(uint32_t trid, uint8_t noc = noc_index) {
+    tw::call("noc_async_read_set_trid", trid, noc);
+}
+inline void noc_async_write_set_trid(uint32_t trid, uint8_t noc = noc_index) {
+    tw::call("noc_async_write_set_trid", trid, noc);
+}
 inline void noc_async_read_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
-    (void)trid;
-    noc_async_read_barrier(noc);
+    tw::call("noc_async_read_barrier_with_trid", trid, noc);
 }
 inline void noc_async_write_barrier_with_trid(uint32_t trid, uint8_t noc = noc_index) {
-    (void)trid;
-    noc_async_write_barrier(noc);
+    tw::call("noc_async_write_barrier_with_trid", trid, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_one_packet_with_trid(uint32_t src_local_l1_addr, uint64_t dst_noc_addr, uint32_t size,
+                                                 uint32_t trid, uint8_t cmd_buf = write_cmd_buf,
+                                                 uint8_t noc = noc_index, uint8_t vc = 0) {
+    (void)vc;
+    tw::call("noc_async_write_one_packet_with_trid", src_local_l1_addr, dst_noc_addr, size, trid, cmd_buf, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_one_packet_with_trid_set_state(uint64_t dst_noc_addr, uint8_t cmd_buf = write_cmd_buf,
+                                                           uint8_t noc = noc_index, uint8_t vc = 0) {
+    (void)vc;
+    tw::call("noc_async_write_one_packet_with_trid_set_state", dst_noc_addr, cmd_buf, noc);
+}
+
+template <auto... flags>
+inline void noc_async_write_one_packet_with_trid_with_state(uint32_t src_local_l1_addr, uint32_t dst_local_addr,
+                                                            uint32_t size, uint32_t trid,
+                                                            uint8_t cmd_buf = write_cmd_buf,
+                                                            uint8_t noc = noc_index) {
+    tw::call("noc_async_write_one_packet_with_trid_with_state", src_local_l1_addr, dst_local_addr, size, trid,
+             cmd_buf, noc);
 }
 
 /** 32-bit immediate write (byte-enable mask `be`); not to DRAM. */

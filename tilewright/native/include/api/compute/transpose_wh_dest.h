@@ -1,0 +1,3 @@
+// api/compute/transpose_wh_dest.h -- part of the emulated compute kernel API (see tilewright/compute_layout.h).
+#pragma once
+#include "api/compute/compute_kernel_api.h"
