@@ -252,7 +252,8 @@ def op(a, out):
         """,
         ),
         CapacityError,
-        "operation 'op' needs 65 DFB indices but the target has 64 (num_cbs)",
+        "operation 'op' needs 65 DFB indices but the target has 64 (num_cbs); exact search proved that "
+        "at least 65 indices are needed (0 states)",
     )
 
 

@@ -6,7 +6,8 @@ compiles (each distinct compilation once, in order), the report shows the form
 logical kernel with its processor slot and its body (for a unified operation, the
 function the splitter generated, written as the explicit form would write it), and
 the DFB table: physical index, L1 address, bytes, declaration line, and the
-allocator's sharing decision.  The report is deterministic: no object addresses,
+allocator's sharing decision, followed by how the indices were chosen (first-fit,
+or the exact colouring search's outcome when first-fit exceeded the index limit).  The report is deterministic: no object addresses,
 no timestamps; files are shown relative to the program's directory.
 """
 
@@ -73,6 +74,8 @@ def describe_compilation(op, program, setups, base: str) -> str:
         lines.append(
             f"    {d.name:<24} {index:>5} {address:>#10x} {d.total_bytes:>7}  line {line:<4}  {note or 'own index'}"
         )
+    if allocation is not None and allocation.summary:
+        lines.append(f"  DFB indices: {allocation.summary}")
     return "\n".join(lines)
 
 

@@ -25,7 +25,9 @@ __all__ = [
     "compute",
     "datamovement",
     "node",
+    "node_coords",
     "grid_size",
+    "grid_extent",
     "parse_dtype",
 ]
 
@@ -227,15 +229,29 @@ def _check_dims(dims) -> int:
     return dims
 
 
+def grid_extent(grid, dims: int):
+    """``ttl.grid_size(dims)`` of a (columns, rows) grid: the one definition (also used by
+    the DFB allocator's node-domain evaluation, ``split.domains``)."""
+    g = (grid[0], grid[1])
+    if dims == 1:
+        return math.prod(g)
+    return g + (1,) * (dims - 2)
+
+
+def node_coords(grid, xy: tuple[int, int], dims: int):
+    """``ttl.node(dims)`` of node ``xy`` on a (columns, rows) grid: the one definition."""
+    x, y = xy
+    if dims == 1:
+        return x * grid[1] + y
+    return (x, y) + (0,) * (dims - 2)
+
+
 def grid_size(dims: int = 2):
     """The grid's size in ``dims`` dimensions (spec §Grid): fewer dims flatten the highest
     ones, more dims pad with 1.  ``dims=1`` gives the node count."""
     dims = _check_dims(dims)
     grid, _ = _grid_and_node()
-    g = (grid[0], grid[1])
-    if dims == 1:
-        return math.prod(g)
-    return g + (1,) * (dims - 2)
+    return grid_extent(grid, dims)
 
 
 def node(dims: int = 2):
@@ -245,7 +261,5 @@ def node(dims: int = 2):
     flattening); more dims pad with 0.
     """
     dims = _check_dims(dims)
-    grid, (x, y) = _grid_and_node()
-    if dims == 1:
-        return x * grid[1] + y
-    return (x, y) + (0,) * (dims - 2)
+    grid, xy = _grid_and_node()
+    return node_coords(grid, xy, dims)

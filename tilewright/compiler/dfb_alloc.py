@@ -1,34 +1,38 @@
 """DFB physical indices and L1 addresses (reference C.7, D.1 limits, A.4 allocation groups).
 
-Logical DFBs are placed on physical circular-buffer *slots* by deterministic
-first-fit in declaration order.  A DFB joins an existing slot only when it may share
-it with every DFB already there:
+Logical DFBs are placed on physical circular-buffer *slots*.  The allocation units
+are single DFBs and allocation groups (``allocation_group=``: always one slot, as
+one vertex; validated: one page size, data format, tile and capacity, one producer
+and one consumer kernel).  Two single DFBs may share a slot only when
+``dfb_reuse.ReuseProver`` proves it from the split plan (the C.7 rules: type,
+bounded lifecycles incl. external ``dfb_effects``, node domains, counts, pointer
+owners, happens-before); a group shares with nobody else.  Sharing is not
+transitive: every two members of a slot are proved shareable.
 
-* DFBs of one allocation group (``allocation_group=``) always share one slot; the
-  group is validated: one page size, data format, tile and capacity (one FIFO ring);
-* otherwise sharing needs a proof from the unified operation's split plan
-  (``LifecycleFacts``), rule by rule (reference C.7): identical circular-buffer
-  type (block shape, element type, tile, block count); both lifecycles bounded
-  (every reserve / push / wait / pop runs exactly once, paired); identical
-  transaction counts; the same pointer owners (producer and consumer kernels); not
-  accessed by external calls or as plain values; and one DFB's terminal pop
-  happens-before the other's first acquisition (program order plus push -> wait).
-  Every node of the grid runs the same straight-line code, so the proof holds on
-  each node.  Explicit operations have no plan: their DFBs never share (when in
-  doubt, do not share).  ``options="--no-ttl-reuse-user-dfbs"`` disables reuse.
+1. Deterministic first-fit in declaration order.
+2. If first-fit needs more than the target's ``num_cbs`` indices: an exact DSATUR
+   colouring of the same conflict graph (``dfb_coloring``), bounded by
+   ``--ttl-dfb-exact-coloring-search-limit N`` states (default 1e6).  A colouring
+   within the limit is used (slots numbered by their first DFB); otherwise a
+   ``CapacityError`` reports the search outcome.
 
-Each DFB's placement carries a note saying why it shares or why not (``tilewright
-explain`` prints it).  The slot count is bounded by the target's ``num_cbs`` and the
-bytes by the node's free L1; both overflows are ``CapacityError``.
+``options="--no-ttl-reuse-user-dfbs"`` disables reuse.  Each DFB's placement
+carries a note saying why it shares or why not (``tilewright explain`` prints it).
+The bytes are bounded by the node's free L1 (``CapacityError``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilewright.compiler import dfb_coloring
+from tilewright.compiler.dfb_reuse import ReuseProver
 from tilewright.errors import CapacityError, InterfaceError
 
-__all__ = ["Allocation", "Slot", "allocate", "l1_budget"]
+__all__ = ["Allocation", "AllocationOptions", "Slot", "allocate", "l1_budget"]
+
+EXACT_LIMIT_FLAG = "--ttl-dfb-exact-coloring-search-limit"
+DEFAULT_EXACT_LIMIT = 1_000_000
 
 
 def l1_budget(device) -> tuple[int, str]:
@@ -65,6 +69,7 @@ class Allocation:
     placements: tuple[tuple[int, int], ...]  # per DFB, declaration order: (index, address)
     notes: tuple[str, ...]  # per DFB: the sharing decision
     slots: tuple[Slot, ...]
+    summary: str = ""  # how the indices were chosen (first-fit, or the exact search's outcome)
 
     def __iter__(self):
         return iter(self.placements)
@@ -76,82 +81,7 @@ class Allocation:
         return self.placements[i]
 
 
-def _type_key(d) -> tuple:
-    return (
-        d.shape,
-        d.block_count,
-        d.data_format,
-        d.tiled,
-        (d.tile.height, d.tile.width),
-        d.page_size,
-    )
-
-
-_TYPE_FIELDS = ("block shape", "block count", "data format", "layout", "tile", "page size")
-
-
-def _type_difference(a, b) -> str | None:
-    for name, x, y in zip(_TYPE_FIELDS, _type_key(a), _type_key(b)):
-        if x != y:
-            return (
-                f"{name}s differ ({x} vs {y})"
-                if name != "layout"
-                else "tiled and row-major layouts differ"
-            )
-    return None
-
-
-class _Prover:
-    """Applies the C.7 reuse rules to two logical DFBs using the split plan's facts."""
-
-    def __init__(self, op) -> None:
-        plan = getattr(op, "split_plan", None)
-        self.lifecycle = plan.lifecycle if plan is not None else None
-        options = str((getattr(op, "options", {}) or {}).get("options") or "")
-        self.enabled = "--no-ttl-reuse-user-dfbs" not in options.split()
-
-    def may_share(self, earlier, later) -> tuple[bool, str]:
-        if not self.enabled:
-            return False, "reuse disabled (--no-ttl-reuse-user-dfbs)"
-        diff = _type_difference(earlier, later)
-        if diff:
-            return False, diff
-        if self.lifecycle is None:
-            return False, "no split plan proves disjoint lifetimes (explicit operation)"
-        fa, fb = self.lifecycle.facts(earlier.name), self.lifecycle.facts(later.name)
-        if fa is None or fb is None:
-            return False, "no lifecycle facts"
-        for f in (fa, fb):
-            if not f.bounded:
-                return False, f"lifecycle of '{f.dfb}' is not bounded: {f.reason}"
-        if fa.transactions != fb.transactions:
-            return False, f"transaction counts differ ({fa.transactions} vs {fb.transactions})"
-        if (fa.producer, fa.consumer) != (fb.producer, fb.consumer):
-            return False, "pointer owners differ (producer or consumer kernel)"
-        if self._ordered(fa.dfb, fb.dfb) or self._ordered(fb.dfb, fa.dfb):
-            return True, "terminal pop happens-before first use"
-        return False, f"'{fa.dfb}' and '{fb.dfb}' may be live at the same time"
-
-    def owners(self, dfb: str) -> tuple | None:
-        """(producer, consumer) kernels of a DFB when the plan knows both."""
-        facts = self.lifecycle.facts(dfb) if self.lifecycle is not None else None
-        if facts is None or facts.producer is None or facts.consumer is None:
-            return None
-        return facts.producer, facts.consumer
-
-    def _ordered(self, first: str, second: str) -> bool:
-        from tilewright.compiler.split.lifecycle import happens_before
-
-        events = self.lifecycle.events
-        pops = [e for e in events if e.dfb == first and e.action == "pop"]
-        starts = [e for e in events if e.dfb == second and e.action in ("reserve", "wait")]
-        if not pops or not starts:
-            return False
-        terminal = max(pops, key=lambda e: e.position)
-        return all(happens_before(self.lifecycle, terminal, s) for s in starts)
-
-
-def _check_group(members: list, dfbs: list, prover: _Prover) -> None:
+def _check_group(members: list, dfbs: list, prover: ReuseProver) -> None:
     """One ring: matching page size, format, tile and capacity; the same pointer owners."""
     first = dfbs[members[0]]
     for pos in members[1:]:
@@ -179,61 +109,192 @@ def _check_group(members: list, dfbs: list, prover: _Prover) -> None:
                 )
 
 
-def allocate(op, device, dfbs, loc) -> Allocation:
-    """Indices, addresses and sharing notes for the DFBs of one node, in declaration order."""
-    prover = _Prover(op)
-    slots: list[list[int]] = []
-    slot_group: list[object] = []
-    where: list[int] = []
-    notes: list[str] = []
-    for pos, d in enumerate(dfbs):
-        group = getattr(d, "allocation_group", None)
-        chosen, note = None, ""
-        if group is not None:
-            chosen = next((s for s, g in enumerate(slot_group) if g is group), None)
-            if chosen is not None:
-                note = (
-                    f"shares index {chosen} with '{dfbs[slots[chosen][0]].name}' (allocation group)"
-                )
-        else:
-            for s, members in enumerate(slots):
-                if slot_group[s] is not None:
-                    continue
-                verdicts = [prover.may_share(dfbs[m], d) for m in members]
-                if all(ok for ok, _ in verdicts):
-                    chosen = s
-                    note = f"reuses index {s} of '{dfbs[members[-1]].name}': {verdicts[-1][1]}"
-                    break
-                if not note:
-                    bad = next((m, why) for m, (ok, why) in zip(members, verdicts) if not ok)
-                    note = f"not shared with '{dfbs[bad[0]].name}': {bad[1]}"
-        if chosen is None:
-            chosen = len(slots)
-            slots.append([])
-            slot_group.append(group)
-        slots[chosen].append(pos)
-        where.append(chosen)
-        notes.append(note)
-    for s, members in enumerate(slots):
-        if slot_group[s] is not None:
-            _check_group(members, dfbs, prover)
+@dataclass(frozen=True, slots=True)
+class AllocationOptions:
+    """The allocator's compiler flags (reference E.4), from the operation's ``options=`` string."""
 
-    limit = device.num_cbs
-    if len(slots) > limit:
-        names = ", ".join(d.name for d in dfbs)
-        raise CapacityError(
-            f"operation '{op.name}' needs {len(slots)} DFB indices but the target has {limit} "
-            f"(num_cbs); DFBs: {names}",
+    reuse: bool = True  # --[no-]ttl-reuse-user-dfbs
+    exact_limit: int = DEFAULT_EXACT_LIMIT  # --ttl-dfb-exact-coloring-search-limit N
+
+    @classmethod
+    def of(cls, op, loc=None) -> AllocationOptions:
+        text = str((getattr(op, "options", {}) or {}).get("options") or "")
+        words = text.split()
+        reuse = True
+        limit = DEFAULT_EXACT_LIMIT
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word in ("--no-ttl-reuse-user-dfbs", "--ttl-reuse-user-dfbs"):
+                reuse = word == "--ttl-reuse-user-dfbs"
+            elif word == EXACT_LIMIT_FLAG or word.startswith(EXACT_LIMIT_FLAG + "="):
+                value = word.partition("=")[2] if "=" in word else None
+                if value is None:
+                    i += 1
+                    value = words[i] if i < len(words) else ""
+                limit = _state_limit(value, op, loc)
+            i += 1
+        return cls(reuse, limit)
+
+
+def _state_limit(text: str, op, loc) -> int:
+    try:
+        value = float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        value = -1
+    if value < 0 or value != int(value):
+        raise InterfaceError(
+            f"operation '{op.name}': {EXACT_LIMIT_FLAG} takes a non-negative integer number of states, "
+            f"got {text!r}",
             loc=loc,
         )
+    return int(value)
+
+
+class _Graph:
+    """Allocation units and their pairwise sharing verdicts (memoised)."""
+
+    def __init__(self, dfbs: list, prover: ReuseProver) -> None:
+        self.dfbs = dfbs
+        self.prover = prover
+        self.verdicts: dict[tuple[int, int], tuple[bool, str]] = {}
+        self.units: list[list[int]] = []  # DFB positions per unit, first-declared first
+        self.group_of: list[object] = []
+        seen: dict[int, int] = {}
+        for pos, d in enumerate(dfbs):
+            group = getattr(d, "allocation_group", None)
+            if group is not None and id(group) in seen:
+                self.units[seen[id(group)]].append(pos)
+                continue
+            if group is not None:
+                seen[id(group)] = len(self.units)
+            self.units.append([pos])
+            self.group_of.append(group)
+
+    def verdict(self, a: int, b: int) -> tuple[bool, str]:
+        """May DFBs ``a`` and ``b`` (positions, ``a`` declared first) share (C.7)?"""
+        key = (a, b) if a < b else (b, a)
+        found = self.verdicts.get(key)
+        if found is None:
+            found = self.verdicts[key] = self.prover.may_share(self.dfbs[key[0]], self.dfbs[key[1]])
+        return found
+
+    def unit_compatible(self, u: int, v: int) -> bool:
+        if self.group_of[u] is not None or self.group_of[v] is not None:
+            return False
+        return self.verdict(self.units[u][0], self.units[v][0])[0]
+
+    def first_fit(self) -> list[list[int]]:
+        """Slots as lists of units: each unit joins the first slot it may share with."""
+        slots: list[list[int]] = []
+        for u in range(len(self.units)):
+            for slot in slots:
+                if all(self.unit_compatible(m, u) for m in slot):
+                    slot.append(u)
+                    break
+            else:
+                slots.append([u])
+        return slots
+
+    def conflicts(self) -> list[set[int]]:
+        n = len(self.units)
+        adjacency: list[set[int]] = [set() for _ in range(n)]
+        for u in range(n):
+            for v in range(u + 1, n):
+                if not self.unit_compatible(u, v):
+                    adjacency[u].add(v)
+                    adjacency[v].add(u)
+        return adjacency
+
+
+def _exact(graph: _Graph, first_fit: int, limit: int, options: AllocationOptions, op, loc):
+    """Slots from an exact colouring, or the CapacityError with the search's outcome."""
+    outcome = dfb_coloring.color(graph.conflicts(), limit, options.exact_limit)
+    if outcome.colors is None:
+        names = ", ".join(d.name for d in graph.dfbs)
+        raise CapacityError(
+            f"operation '{op.name}' needs {first_fit} DFB indices but the target has {limit} "
+            f"(num_cbs); {outcome.describe(limit)} ({EXACT_LIMIT_FLAG} {options.exact_limit}); "
+            f"DFBs: {names}",
+            loc=loc,
+        )
+    classes: dict[int, list[int]] = {}
+    for u, c in enumerate(outcome.colors):
+        classes.setdefault(c, []).append(u)
+    slots = sorted(classes.values(), key=lambda units: units[0])
+    summary = f"first-fit needed {first_fit} of {limit} indices; {outcome.describe(limit)}"
+    return slots, summary
+
+
+def _note(graph: _Graph, slots: list[list[int]], where: list[int], pos: int, exact: str) -> str:
+    """Why DFB ``pos`` shares its index, or why it does not share an earlier one."""
+    s = where[pos]
+    members = [m for u in slots[s] for m in graph.units[u]]
+    if graph.group_of[next(u for u in slots[s] if pos in graph.units[u])] is not None:
+        first = members[0]
+        if first == pos:
+            return ""
+        return f"shares index {s} with '{graph.dfbs[first].name}' (allocation group)"
+    earlier = [m for m in members if m < pos]
+    suffix = f" ({exact})" if exact else ""
+    if earlier:
+        ok, why = graph.verdict(earlier[-1], pos)
+        return f"reuses index {s} of '{graph.dfbs[earlier[-1]].name}': {why}{suffix}"
+    for t in range(len(slots)):
+        if t == s:
+            continue
+        units = slots[t]
+        if graph.group_of[units[0]] is not None:
+            continue
+        candidates = [m for u in units for m in graph.units[u] if m < pos]
+        for m in candidates:
+            ok, why = graph.verdict(m, pos)
+            if not ok:
+                return f"not shared with '{graph.dfbs[m].name}': {why}{suffix}"
+    return ""
+
+
+def allocate(op, device, dfbs, loc, grid=None) -> Allocation:
+    """Indices, addresses and sharing notes for the DFBs of one node, in declaration order.
+
+    ``grid`` (columns, rows) lets node-guarded DFBs prove disjoint launch-node domains.
+    """
+    options = AllocationOptions.of(op, loc)
+    prover = ReuseProver(op, grid, enabled=options.reuse)
+    graph = _Graph(list(dfbs), prover)
+    for u, group in enumerate(graph.group_of):
+        if group is not None:
+            _check_group(graph.units[u], dfbs, prover)
+    slots = graph.first_fit()
+    limit = device.num_cbs
+    summary = f"first-fit, {len(slots)} of {limit} indices"
+    exact = ""
+    if len(slots) > limit:
+        slots, summary = _exact(graph, len(slots), limit, options, op, loc)
+        exact = "exact DSATUR colouring"
+    where = [0] * len(dfbs)
+    for s, units in enumerate(slots):
+        for u in units:
+            for pos in graph.units[u]:
+                where[pos] = s
+    notes = [_note(graph, slots, where, pos, exact) for pos in range(len(dfbs))]
+    members = [sorted(m for u in units for m in graph.units[u]) for units in slots]
+    grouped = [graph.group_of[units[0]] is not None for units in slots]
+    placed = _place(op, device, dfbs, loc, members, grouped)
+    placements = tuple((where[p], placed[where[p]].address) for p in range(len(dfbs)))
+    return Allocation(placements, tuple(notes), placed, summary)
+
+
+def _place(op, device, dfbs, loc, members: list, grouped: list[bool]) -> tuple[Slot, ...]:
+    """L1 addresses per slot, within the node's free L1."""
     align = device.l1_alignment
     free, why = l1_budget(device)
     addr = device.l1_unreserved_base
     placed: list[Slot] = []
-    for s, members in enumerate(slots):
+    for s, on_slot in enumerate(members):
         addr = -(-addr // align) * align
-        size = max(dfbs[m].total_bytes for m in members)
-        placed.append(Slot(s, addr, size, tuple(members), slot_group[s] is not None))
+        size = max(dfbs[m].total_bytes for m in on_slot)
+        placed.append(Slot(s, addr, size, tuple(on_slot), grouped[s]))
         addr += size
     used = addr - device.l1_unreserved_base
     if used > free:
@@ -243,5 +304,4 @@ def allocate(op, device, dfbs, loc) -> Allocation:
             f"free ({why}): {listing}",
             loc=loc,
         )
-    placements = tuple((where[p], placed[where[p]].address) for p in range(len(dfbs)))
-    return Allocation(placements, tuple(notes), tuple(placed))
+    return tuple(placed)

@@ -6,7 +6,9 @@ count, format) and kernels (name, kind) in the same order.  Then:
 
 * logical kernels get processor slots (``capacity.assign_slots``);
 * DFBs get physical circular-buffer indices and L1 addresses (``dfb_alloc``),
-  within the target's index limit (``num_cbs``) and the node's free L1;
+  within the target's index limit (``num_cbs``) and the node's free L1; logical
+  DFBs sharing an index check at run time that they are never live at once
+  (``runtime.dfb_share``);
 * each kernel becomes one program kernel on the grid whose entry runs the node's
   own kernel function (per-node state comes from the setups, never from copies)
   and releases what it still holds at exit (the compiler's auto-sync);
@@ -98,7 +100,7 @@ def build(op, device, grid, setups, call_loc) -> Program:
     grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
     program = Program(op.name)
 
-    placement = dfb_alloc.allocate(op, device, first.dfbs, call_loc)
+    placement = dfb_alloc.allocate(op, device, first.dfbs, call_loc, grid=(cols, rows))
     for setup in setups.values():
         for dfb, (index, address) in zip(setup.dfbs, placement):
             dfb.index, dfb.address = index, address

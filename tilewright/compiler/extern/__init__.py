@@ -5,7 +5,7 @@
   ``ScalarType``, ``DispatchCondition``);
 * :mod:`.frontend` -- the must-reject checklist (C.9) from the operation's AST, at
   decoration, producing one :class:`~.plan.CallSite` per call (:mod:`.plan`, with the
-  DFB usage record the allocator reads: :func:`dfb_usage`);
+  DFB usage record the reuse proofs read: :func:`dfb_usage`);
 * :mod:`.glue` -- the C++ generated around a call (C.8 emission order);
 * :mod:`.runtime` -- binding a call on a kernel, building and calling it, results and
   dispatch conditions; :mod:`.contract` -- checking the DFB actions the C++ performs.

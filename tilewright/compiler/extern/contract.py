@@ -54,6 +54,7 @@ class ContractMonitor:
         "names",
         "observed",
         "pos",
+        "shared",
     )
 
     def __init__(
@@ -66,6 +67,7 @@ class ContractMonitor:
         opaque: frozenset,
         unknown: bool,
         names: dict[int, str],
+        effect_dfbs: tuple = (),
     ) -> None:
         self.site = site
         self.run = run
@@ -77,6 +79,13 @@ class ContractMonitor:
         self.names = names  # cb index -> DFB name
         self.observed: list = []
         self.pos = 0
+        # Per expected action: (guard, DFB) when the DFB shares its physical index (C.7), so
+        # the run-time sharing check sees external actions like native ones.
+        self.shared = (
+            tuple((getattr(d, "share_guard", None), d) for d in effect_dfbs)
+            if any(getattr(d, "share_guard", None) is not None for d in effect_dfbs)
+            else ()
+        )
 
     def start(self) -> None:
         self.pos = 0
@@ -89,6 +98,9 @@ class ContractMonitor:
             pos = self.pos
             if pos < len(self.expected) and self.expected[pos] == (kind, cb, n):
                 self.pos = pos + 1
+                if self.shared and self.shared[pos][0] is not None:
+                    guard, dfb = self.shared[pos]
+                    guard.extern_action(dfb, kind, n)
                 return
             raise self._mismatch(kind, cb, n)
         if cb in self.inspected:

@@ -4,8 +4,9 @@ One :class:`CallSite` per ``ttl.call_extern_func(...)`` in the operation's sourc
 its location, header and callee, template arguments, and per kernel selection
 (``Variant``) the function arguments, DFB dependency occurrences and the expanded
 DFB contract.  :func:`dfb_usage` summarises what the calls do to DFBs for the DFB
-allocator (reference C.7: opaque occurrences and ``unknown_dfb_access`` forbid
-sharing a physical index).
+lifecycle proofs of physical-index reuse (reference C.7: declared effects count as
+transactions, inspections as uses; opaque occurrences and ``unknown_dfb_access``
+forbid sharing unless a later reset terminates them).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "DFBUsage",
     "CallDFBUsage",
     "dfb_usage",
+    "select_variant",
     "EFFECT_KINDS",
     "MAX_EXPANDED_EFFECTS",
 ]
@@ -125,6 +127,11 @@ class CallSite:
     def title(self) -> str:
         return f"ttl.call_extern_func({self.header!r}, {self.callee!r})"
 
+    def variant_key(self, kernel_keys):
+        """The variant a kernel runs, given its keys most specific first (``kernel:<name>``,
+        ``pipe_source``, ``kind:<kind>``, ``*``); the one rule for run time and allocation."""
+        return select_variant(self.variants, kernel_keys)
+
     def describe(self) -> str:
         return f"{self.title} at {self.loc}"
 
@@ -150,24 +157,37 @@ class ExternPlan:
         return same_line[0] if len(same_line) == 1 else None
 
 
+def select_variant(variants: dict, kernel_keys):
+    """The key of ``variants`` a kernel with ``kernel_keys`` (most specific first) runs."""
+    key = next((k for k in kernel_keys if k in variants), None)
+    if key is None:
+        key = None if None in variants else "*"
+    return key
+
+
 @dataclass(frozen=True, slots=True)
 class CallDFBUsage:
-    """What one external call does to DFBs, for the DFB allocator (reference C.7)."""
+    """What one external call (one kernel variant) does to DFBs (reference C.6, C.7)."""
 
     site: str  # "file:line"
     effects: dict  # DFB name -> tuple of (kind, tiles) in order
     inspected: frozenset[str]
     opaque: frozenset[str]  # dependency occurrences without a contract
     unknown_dfb_access: bool
+    position: tuple | None = None  # the call's (lineno, end_lineno, col_offset, end_col_offset)
+    kernel: object = None  # the variant key (None: every kernel the call runs on)
+    actions: tuple[tuple[str, str, int], ...] = ()  # (DFB, kind, tiles) in C++ execution order
+    variants: tuple = ()  # every variant key of the call (to choose per kernel)
 
 
 @dataclass(frozen=True, slots=True)
 class DFBUsage:
-    """The external calls' DFB facts of one operation.
+    """The external calls' DFB facts of one operation (reference C.6, C.7).
 
-    ``conflicting`` names the DFBs that must not share a physical index with any other
-    DFB (opaque occurrences); ``all_opaque`` means some call may touch every
-    user-managed DFB (``unknown_dfb_access=True``), so no user DFB may be shared.
+    ``conflicting`` names the DFBs with opaque occurrences; ``all_opaque`` means some
+    call may touch every user-managed DFB (``unknown_dfb_access=True``).  Such DFBs
+    share no physical index unless a later synchronized reset on the call's kernel
+    terminates the access (``split.lifecycle`` decides, per call site and kernel).
     """
 
     calls: tuple[CallDFBUsage, ...]
@@ -187,16 +207,16 @@ class DFBUsage:
 def dfb_usage(op) -> DFBUsage:
     """The DFB usage record of ``op``'s external calls (empty if it has none).
 
-    The DFB allocator (``compiler.dfb_alloc``) reads this before sharing physical
-    indices between DFBs: a DFB in ``conflicting`` (or any DFB when ``all_opaque``)
-    keeps its own index.
+    One record per call site and kernel variant, with the call's source position so
+    the split plan's lifecycle proofs (``split.lifecycle``) can place its declared
+    effects, inspections and opaque occurrences in each kernel's program order.
     """
     plan = getattr(op, "extern_plan", None)
     if plan is None:
         return DFBUsage(())
     calls = []
     for site in plan.sites:
-        for variant in site.variants.values():
+        for key, variant in site.variants.items():
             names = [o.dfb for o in variant.occurrences]
             effects: dict[str, list] = {}
             for e in variant.effects:
@@ -208,6 +228,10 @@ def dfb_usage(op) -> DFBUsage:
                     inspected=frozenset(names[i] for i in variant.inspected),
                     opaque=frozenset(names[i] for i in variant.opaque),
                     unknown_dfb_access=site.unknown_dfb_access,
+                    position=site.position,
+                    kernel=key,
+                    actions=tuple((names[e.occurrence], e.kind, e.tiles) for e in variant.effects),
+                    variants=tuple(site.variants),
                 )
             )
     return DFBUsage(tuple(calls))

@@ -136,6 +136,7 @@ class Binding:
         "scalars",
         "fixed",
         "monitor",
+        "inspected_shared",
         "token",
         "signature",
         "state_args",
@@ -153,11 +154,7 @@ class Binding:
                 f"{run.label}",
                 loc=site.loc,
             )
-        keys = _kernel_keys(run, launch)
-        variant_key = next((k for k in keys if k in site.variants), None)
-        if variant_key is None:
-            variant_key = None if None in site.variants else "*"
-        self.variant_key = variant_key
+        variant_key = self.variant_key = site.variant_key(_kernel_keys(run, launch))
         variant = site.variants[variant_key]
         args = self._args_of(func_args)
         if len(args) != len(variant.func_args):
@@ -186,6 +183,10 @@ class Binding:
             opaque=frozenset(dfbs[i].index for i in variant.opaque),
             unknown=site.unknown_dfb_access,
             names=names,
+            effect_dfbs=tuple(dfbs[e.occurrence] for e in variant.effects),
+        )
+        self.inspected_shared = tuple(
+            dfbs[i] for i in variant.inspected if getattr(dfbs[i], "share_guard", None) is not None
         )
         self.token = (site.id, run.core.logical.x, run.core.logical.y)
         self.native = bridge.prepare(self.lib, observer=self.monitor.observe, token=self.token)
@@ -454,6 +455,8 @@ class Binding:
                     f"func_args element {self.site.variants[self.variant_key].func_args[pos].source} "
                     "names a different tensor than when the call was first bound"
                 )
+        for dfb in self.inspected_shared:  # an inspection touches the shared index (C.7)
+            dfb.share_guard.check_access(dfb, f"DFBAccess.inspect({dfb.name}) in {self.site.title}")
         monitor = self.monitor
         monitor.start()
         tracer = state.TRACER

@@ -9,7 +9,11 @@ block of one DFB while another DFB of the same index is live is a
 
 The program builder installs the check by making the sharing DFBs instances of
 ``SharedIndexDFB`` (the same object, with acquisition and release hooks); DFBs with
-an index of their own are untouched and pay nothing.
+an index of their own are untouched and pay nothing.  External calls report the
+protocol actions their ``dfb_effects`` declare (``extern.contract``) through
+:meth:`SharedIndexGuard.extern_action`, and inspections through
+:meth:`SharedIndexGuard.check_access`, so a DFB that an external function fills or
+drains is tracked like a native one.
 """
 
 from __future__ import annotations
@@ -24,41 +28,66 @@ __all__ = ["SharedIndexDFB", "SharedIndexGuard", "install"]
 class SharedIndexGuard:
     """The logical DFBs of one node that share one physical index."""
 
-    __slots__ = ("index", "members", "pushed", "why")
+    __slots__ = ("index", "members", "pushed", "reserved", "why")
 
     def __init__(self, index: int, members: list[DataflowBuffer], why: str) -> None:
         self.index = index
         self.members = members
         self.why = why  # "reuse" (proved disjoint) or "allocation group"
-        self.pushed = {id(m): 0 for m in members}  # blocks pushed and not yet popped
+        self.pushed = {id(m): 0 for m in members}  # pages pushed and not yet popped
+        self.reserved = {id(m): 0 for m in members}  # pages an external call reserved, not pushed
 
     def _state(self, dfb: DataflowBuffer) -> str | None:
         held = len(dfb.held_blocks())
         parts = []
         if held:
             parts.append(f"{held} acquired block(s)")
-        if self.pushed[id(dfb)]:
-            parts.append(f"{self.pushed[id(dfb)]} pushed block(s) not yet popped")
+        if self.reserved[id(dfb)] > 0:
+            parts.append(f"{self.reserved[id(dfb)]} page(s) reserved by an external call")
+        pushed = self.pushed[id(dfb)]
+        if pushed > 0:
+            blocks, rest = divmod(pushed, dfb.block_pages)
+            shown = f"{blocks} pushed block(s)" if not rest else f"{pushed} pushed page(s)"
+            parts.append(f"{shown} not yet popped")
         return " and ".join(parts) or None
 
-    def before_acquire(self, dfb: DataflowBuffer, method: str) -> None:
+    def check_access(self, dfb: DataflowBuffer, what: str) -> None:
+        """``what`` (e.g. ``x.reserve()``) touches the index: no other sharer may be live."""
         for other in self.members:
             if other is dfb:
                 continue
             live = self._state(other)
             if live:
                 raise DFBContractError(
-                    f"{dfb.name}.{method}(): DFBs '{dfb.name}' and '{other.name}' share physical index "
+                    f"{what}: DFBs '{dfb.name}' and '{other.name}' share physical index "
                     f"{self.index} ({self.why}) on node {dfb.core.logical}, but '{other.name}' is still "
                     f"live ({live}); two logical DFBs sharing an index must never be live at once"
                 )
 
+    def before_acquire(self, dfb: DataflowBuffer, method: str) -> None:
+        self.check_access(dfb, f"{dfb.name}.{method}()")
+
     def after_release(self, dfb: DataflowBuffer, op: Op) -> None:
-        self.pushed[id(dfb)] += 1 if op == Op.PUSH else -1
+        pages = dfb.block_pages
+        self.pushed[id(dfb)] += pages if op == Op.PUSH else -pages
+
+    def extern_action(self, dfb: DataflowBuffer, kind: str, pages: int) -> None:
+        """A declared external protocol action on ``dfb`` (reported before it runs)."""
+        key = id(dfb)
+        if kind in ("reserve", "wait"):
+            self.check_access(dfb, f"external {kind}({dfb.name}, {pages})")
+            if kind == "reserve":
+                self.reserved[key] += pages
+        elif kind == "push":
+            self.reserved[key] -= pages
+            self.pushed[key] += pages
+        else:
+            self.pushed[key] -= pages
 
     def reset(self, _dfb: DataflowBuffer) -> None:
         for key in self.pushed:
             self.pushed[key] = 0
+            self.reserved[key] = 0
 
 
 class SharedIndexDFB(DataflowBuffer):

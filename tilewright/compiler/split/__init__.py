@@ -25,6 +25,7 @@ import ast
 import copy
 import dataclasses
 
+from tilewright.compiler.extern.plan import dfb_usage
 from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.compiler.split import checks, codegen, identity, lifecycle, sync
 from tilewright.compiler.split.astutil import assigned_names_in, child_blocks, walk_with_paths
@@ -146,7 +147,9 @@ def split_operation(op):
         statements=statements,
         transactions=tuple(state.transactions),
         inline_acquisitions=inline,
-        lifecycle=lifecycle.facts(tree, state, lifted, statements, inline),
+        lifecycle=lifecycle.facts(
+            tree, state, lifted, statements, inline, dfb_usage(op), sync_objects
+        ),
         body=tree,
         injected=tuple(sorted(injected.items())),
     )

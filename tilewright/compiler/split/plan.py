@@ -20,11 +20,13 @@ __all__ = [
     "COMPUTE",
     "DATA_MOVEMENT",
     "PIPE_SOURCE",
+    "Barrier",
     "DFBEvent",
     "DFBFacts",
     "InlineAcquisition",
     "KernelRef",
     "LifecycleFacts",
+    "NodeGuard",
     "SetupDecl",
     "SplitPlan",
     "StatementPlacement",
@@ -141,22 +143,73 @@ class SetupDecl:
 
 @dataclass(frozen=True, slots=True)
 class DFBEvent:
-    """One DFB protocol event of a kernel's straight-line program (reference C.7)."""
+    """One DFB event of a kernel's straight-line program (reference C.7).
+
+    Actions: ``reserve`` / ``push`` / ``wait`` / ``pop`` (native or an external
+    call's ``dfb_effects``), ``use`` (``DFBAccess.inspect``: a use within the
+    lifecycle), ``opaque`` (an external dependency without a contract, or
+    ``unknown_dfb_access``), ``sync`` (a participant's arrival at a synchronized
+    reset or reconfiguration boundary; ``dfb`` is empty, see ``Barrier``).
+    """
 
     kernel: KernelRef
     position: int
     dfb: str
-    action: str  # "reserve" | "push" | "wait" | "pop" | "use"
+    action: str
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Barrier:
+    """A top-level ``reset_dfbs`` / ``reset_all_dfbs`` / ``reconfigure_dfbs`` (reference A.8, C.6).
+
+    ``arrivals`` are its ``sync`` events, one per participant.  Every event before
+    an arrival happens before every event after any arrival.  ``touches`` are the
+    DFBs whose circular buffers it resets (``None``: every DFB); resetting is a use
+    of the DFB and terminates its opaque external accesses.
+    """
+
+    line: int
+    call: str
+    arrivals: tuple[DFBEvent, ...]
+    touches: frozenset[str] | None
+    path: tuple = ()  # the statement's path in the analysed body
+
+    def resets(self, dfb: str) -> bool:
+        return self.touches is None or dfb in self.touches
+
+
+@dataclass(frozen=True, slots=True)
+class NodeGuard:
+    """The launch nodes a DFB is used on: a conjunction of node conditions (reference C.7).
+
+    ``terms`` are ``(expression, polarity, line)``: the ``if`` test with node-valued
+    names replaced by their definitions (``ttl.node`` / ``ttl.grid_size`` calls,
+    literals and ``captures``), true in the ``if`` body and false in its ``else``.
+    ``split.domains.nodes_of`` evaluates it for every node of a grid.
+    """
+
+    terms: tuple[tuple[str, bool, int], ...]
+    captures: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        parts = [t if pol else f"not ({t})" for t, pol, _ in self.terms]
+        return " and ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
 class DFBFacts:
     """What the plan proves about one declared DFB's lifecycle (reference C.7).
 
-    ``bounded`` holds when every reserve/push/wait/pop of the DFB runs exactly once
-    (straight-line top-level code, ``with`` bodies included), paired in order;
-    ``reason`` says why not otherwise.  ``producer`` / ``consumer`` are the
-    pointer-owner kernels; ``transactions`` the number of blocks moved.
+    ``bounded`` holds when every reserve/push/wait/pop of the DFB (native or an
+    external call's ``dfb_effects``) runs exactly once, paired in order, and every
+    opaque external access is terminated by a later reset; ``reason`` says why not
+    otherwise.  ``producer`` / ``consumer`` are the pointer-owner kernels;
+    ``transactions`` the number of blocks moved; ``reserve_tiles`` / ``wait_tiles``
+    the tiles of each transaction in order (``None``: one native block).
+    ``domain`` is the node guard every use runs under (``None``: every node).
+    ``extern_lines`` are the external calls whose effects or accesses the proof used;
+    ``terminated`` pairs each opaque external call with the reset that ends it.
     """
 
     dfb: str
@@ -167,17 +220,29 @@ class DFBFacts:
     consumer: KernelRef | None
     transactions: int
     opaque: bool
+    reserve_tiles: tuple[int | None, ...] = ()
+    wait_tiles: tuple[int | None, ...] = ()
+    domain: NodeGuard | None = None
+    extern_lines: tuple[int, ...] = ()
+    terminated: tuple[tuple[int, int], ...] = ()  # (opaque external call line, reset line)
 
 
 @dataclass(frozen=True, slots=True)
 class LifecycleFacts:
-    """Per-DFB facts plus every kernel's straight-line DFB events (happens-before input)."""
+    """Per-DFB facts, every kernel's straight-line DFB events (happens-before input),
+    the top-level barriers, and DFB pairs one external call depends on together."""
 
     dfbs: tuple[DFBFacts, ...]
     events: tuple[DFBEvent, ...]
+    barriers: tuple[Barrier, ...] = ()
+    together: tuple[tuple[str, str, int], ...] = ()  # (dfb, dfb, line of the external call)
 
     def facts(self, dfb: str) -> DFBFacts | None:
         return next((f for f in self.dfbs if f.dfb == dfb), None)
+
+    def called_together(self, a: str, b: str) -> int | None:
+        """Line of an external call that depends on both DFBs, if any."""
+        return next((ln for x, y, ln in self.together if {x, y} == {a, b}), None)
 
 
 @dataclass(frozen=True)
