@@ -57,14 +57,21 @@ def cb_round_trip(depth: int, n: int = 100_000) -> float:
             cb.pop_front(1)
 
     t = time.perf_counter()
-    Engine().run([KernelRun(core, "producer", "ncrisc", producer), KernelRun(core, "consumer", "trisc", consumer)])
+    Engine().run(
+        [
+            KernelRun(core, "producer", "ncrisc", producer),
+            KernelRun(core, "consumer", "trisc", consumer),
+        ]
+    )
     return (time.perf_counter() - t) / n * 1e6
 
 
 def main() -> None:
     rt2 = statistics.median(cb_round_trip(2) for _ in range(5))
     rt1 = statistics.median(cb_round_trip(1) for _ in range(5))
-    out = subprocess.run([sys.executable, "-c", RSS_SNIPPET], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", RSS_SNIPPET], capture_output=True, text=True, check=True
+    )
     rss = json.loads(out.stdout)
     mb = 1024 * 1024
     result = {
@@ -74,7 +81,10 @@ def main() -> None:
         "rss_8x8_two_2048sq_bf16_mb": round(rss["peak_kb"] / 1024, 1),
         "rss_before_device_mb": round(rss["baseline_kb"] / 1024, 1),
         "payload_mb": round((rss["l1_bytes"] + rss["tensor_bytes"]) / mb, 1),
-        "payload_detail": {"l1_mb": round(rss["l1_bytes"] / mb, 1), "tensors_mb": round(rss["tensor_bytes"] / mb, 1)},
+        "payload_detail": {
+            "l1_mb": round(rss["l1_bytes"] / mb, 1),
+            "tensors_mb": round(rss["tensor_bytes"] / mb, 1),
+        },
     }
     print(json.dumps(result, indent=2))
 

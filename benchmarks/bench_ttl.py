@@ -33,7 +33,9 @@ STARTUP_SNIPPET = (
 def startup_seconds() -> float:
     runs = []
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", STARTUP_SNIPPET], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", STARTUP_SNIPPET], capture_output=True, text=True, check=True
+        )
         runs.append(float(out.stdout.strip()))
     return statistics.median(runs)
 
@@ -70,7 +72,12 @@ def make_eltwise(grid, block):
         @ttl.compute()
         def compute():
             for _ in my_blocks():
-                with a_dfb.wait() as ab, b_dfb.wait() as bb, c_dfb.wait() as cb, y_dfb.reserve() as yb:
+                with (
+                    a_dfb.wait() as ab,
+                    b_dfb.wait() as bb,
+                    c_dfb.wait() as cb,
+                    y_dfb.reserve() as yb,
+                ):
                     yb.store(ttl.math.relu(ab * bb + cb))
 
         @ttl.datamovement()

@@ -79,9 +79,10 @@ def test_explain_table_shows_the_declaration_line_and_decision(tmp_path):
     from tilewright.compiler import program_builder
 
     reports = []
-    observer = lambda op, prog, setups: reports.append(
-        describe_compilation(op, prog, setups, str(tmp_path))
-    )
+
+    def observer(op, prog, setups):
+        reports.append(describe_compilation(op, prog, setups, str(tmp_path)))
+
     program_builder.BUILD_OBSERVERS.append(observer)
     try:
         _, path, _ = run_phases(tmp_path)
@@ -376,7 +377,10 @@ def test_shared_dfbs_carry_the_runtime_check(tmp_path):
     from tilewright.compiler.runtime.dfb import DataflowBuffer
 
     seen = []
-    observer = lambda op, prog, setups: seen.extend(setups.values())
+
+    def observer(op, prog, setups):
+        seen.extend(setups.values())
+
     program_builder.BUILD_OBSERVERS.append(observer)
     try:
         ns, _, _ = run_phases(tmp_path)

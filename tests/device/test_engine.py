@@ -32,7 +32,12 @@ def test_producer_consumer_round_trips_in_fifo_order():
             cb.pop_front(1)
 
     engine = Engine()
-    engine.run([KernelRun(core, "producer", "ncrisc", producer), KernelRun(core, "consumer", "trisc", consumer)])
+    engine.run(
+        [
+            KernelRun(core, "producer", "ncrisc", producer),
+            KernelRun(core, "consumer", "trisc", consumer),
+        ]
+    )
     pushes = [e for e in log if e[0] == "push"]
     pops = [e for e in log if e[0] == "pop"]
     assert [p[2] for p in pushes] == [0x1000, 0x1040, 0x1000, 0x1040, 0x1000]
@@ -83,11 +88,13 @@ def test_deadlock_names_every_blocked_kernel_and_its_wait():
         pass
 
     with pytest.raises(DeadlockError) as info:
-        Engine().run([
-            KernelRun(core, "compute", "trisc", compute),
-            KernelRun(core, "mover", "ncrisc", mover),
-            KernelRun(core, "idle", "brisc", idle),
-        ])
+        Engine().run(
+            [
+                KernelRun(core, "compute", "trisc", compute),
+                KernelRun(core, "mover", "ncrisc", mover),
+                KernelRun(core, "idle", "brisc", idle),
+            ]
+        )
     msg = str(info.value)
     assert "deadlock" in msg
     assert "2 of 3 kernels blocked" in msg
@@ -111,7 +118,9 @@ def test_kernel_error_keeps_type_and_names_kernel_and_cleans_up():
             cleaned.append(True)
 
     with pytest.raises(DFBContractError) as info:
-        Engine().run([KernelRun(core, "waiter", "trisc", waiter), KernelRun(core, "bad", "ncrisc", bad)])
+        Engine().run(
+            [KernelRun(core, "waiter", "trisc", waiter), KernelRun(core, "bad", "ncrisc", bad)]
+        )
     assert "pops pages that were never pushed" in str(info.value)
     assert any("core (1, 2), kernel bad" in n for n in info.value.__notes__)
     assert info.value.loc is not None and info.value.loc.file.endswith("test_engine.py")
@@ -123,7 +132,10 @@ def test_kernel_error_keeps_type_and_names_kernel_and_cleans_up():
     [
         (lambda cb: cb.reserve_back(3), "can never succeed"),
         (lambda cb: (cb.reserve_back(2), cb.push_back(2), cb.push_back(1)), "overflows"),
-        (lambda cb: (cb.reserve_back(1), cb.push_back(1), cb.wait_front(1), cb.pop_front(2)), "never pushed"),
+        (
+            lambda cb: (cb.reserve_back(1), cb.push_back(1), cb.wait_front(1), cb.pop_front(2)),
+            "never pushed",
+        ),
     ],
 )
 def test_circular_buffer_misuse_is_an_error(action, message):

@@ -94,12 +94,16 @@ def build_add_program(device, a, b, out, cores):
     n_tiles = a.buffer.num_pages
     program = Program("eltwise_add")
     for index in (CB_A, CB_B, CB_OUT):
-        cfg = CircularBufferConfig(2 * 2048, {index: DataFormat.Float16_b}).set_page_size(index, 2048)
+        cfg = CircularBufferConfig(2 * 2048, {index: DataFormat.Float16_b}).set_page_size(
+            index, 2048
+        )
         program.create_circular_buffer(cores, cfg)
     cta = tensor_accessor_args(a.buffer) + tensor_accessor_args(b.buffer)
     r = program.create_kernel(reader, cores, ReaderDataMovementConfig(cta))
     c = program.create_kernel(add, cores, ComputeConfig())
-    w = program.create_kernel(writer, cores, WriterDataMovementConfig(tensor_accessor_args(out.buffer)))
+    w = program.create_kernel(
+        writer, cores, WriterDataMovementConfig(tensor_accessor_args(out.buffer))
+    )
     coords = cores.cores()
     per, rem = divmod(n_tiles, len(coords))
     start = 0
@@ -157,7 +161,10 @@ def test_two_kernels_waiting_on_each_other_are_a_deadlock(device):
     program = Program("cyclic")
     core = ttnn.CoreCoord(0, 0)
     for index in (0, 1):
-        program.create_circular_buffer(core, CircularBufferConfig(4096, {index: DataFormat.Float16_b}).set_page_size(index, 2048))
+        program.create_circular_buffer(
+            core,
+            CircularBufferConfig(4096, {index: DataFormat.Float16_b}).set_page_size(index, 2048),
+        )
     program.create_kernel(first, core, ReaderDataMovementConfig())
     program.create_kernel(second, core, ComputeConfig())
     with pytest.raises(DeadlockError) as info:
@@ -210,7 +217,9 @@ def test_semaphores_multicast_and_barrier(device):
             noc_semaphore_set(get_semaphore(1), 7)
             first = device.core(1, 0)
             last = device.core(3, 0)
-            mcast = get_noc_multicast_addr(first.noc_x, first.noc_y, last.noc_x, last.noc_y, get_semaphore(1))
+            mcast = get_noc_multicast_addr(
+                first.noc_x, first.noc_y, last.noc_x, last.noc_y, get_semaphore(1)
+            )
             noc_semaphore_set_multicast(get_semaphore(1), mcast, 3)
         else:
             root = device.core(0, 0)
@@ -263,7 +272,14 @@ def test_common_runtime_args_and_compile_time_args(device):
     seen = []
 
     def kernel():
-        seen.append((get_arg_val(0), get_common_arg_val(0), get_common_arg_val(1), get_compile_time_arg_val(1)))
+        seen.append(
+            (
+                get_arg_val(0),
+                get_common_arg_val(0),
+                get_common_arg_val(1),
+                get_compile_time_arg_val(1),
+            )
+        )
 
     program = Program()
     cores = ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 0))

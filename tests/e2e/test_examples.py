@@ -62,7 +62,9 @@ def test_cli_runs_a_program_as_a_subprocess(tmp_path):
     )
     result = subprocess.run(
         [sys.executable, "-m", "tilewright", "run", str(prog), "a", "--b"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert "args ['a', '--b']" in result.stdout
@@ -71,7 +73,9 @@ def test_cli_runs_a_program_as_a_subprocess(tmp_path):
 def test_cli_error_exit_status_and_no_traceback():
     result = subprocess.run(
         [sys.executable, "-m", "tilewright", "run", str(EXAMPLES / "errors" / "block_state.py")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 1
     assert "Traceback" not in result.stderr

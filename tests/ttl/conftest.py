@@ -14,8 +14,13 @@ def device():
 @pytest.fixture
 def to_dev(device):
     def make(t, dtype=ttnn.bfloat16):
-        return ttnn.from_torch(t, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device,
-                               memory_config=ttnn.DRAM_MEMORY_CONFIG)
+        return ttnn.from_torch(
+            t,
+            dtype=dtype,
+            layout=ttnn.TILE_LAYOUT,
+            device=device,
+            memory_config=ttnn.DRAM_MEMORY_CONFIG,
+        )
 
     return make
 

@@ -49,7 +49,9 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("key", sorted(EXPECTED), ids=lambda k: f"{k[0].name}-{k[1].name}-{k[2].name}")
+@pytest.mark.parametrize(
+    "key", sorted(EXPECTED), ids=lambda k: f"{k[0].name}-{k[1].name}-{k[2].name}"
+)
 def test_every_allowed_transition(key):
     context, state, op = key
     block = FakeBlock(context, state, ror=1 if state == State.ROR else 0)
@@ -66,7 +68,9 @@ ALL = list(itertools.product(Context, State, Op))
 
 
 @pytest.mark.parametrize(
-    "key", [k for k in ALL if k not in EXPECTED], ids=lambda k: f"{k[0].name}-{k[1].name}-{k[2].name}"
+    "key",
+    [k for k in ALL if k not in EXPECTED],
+    ids=lambda k: f"{k[0].name}-{k[1].name}-{k[2].name}",
 )
 def test_every_other_combination_is_rejected_with_a_message(key):
     context, state, op = key
@@ -93,7 +97,12 @@ def test_ror_counts_concurrent_readers():
     "context, state, op, text",
     [
         (Context.CK_RESERVE, State.MW, Op.STORE_SRC, "is read while in state MW (must-write"),
-        (Context.CK_WAIT, State.RW, Op.PUSH, "push() is for reserve() blocks; a wait() block is closed with pop()"),
+        (
+            Context.CK_WAIT,
+            State.RW,
+            Op.PUSH,
+            "push() is for reserve() blocks; a wait() block is closed with pop()",
+        ),
         (Context.DM_RESERVE, State.MR, Op.POP, "pop() is for wait() blocks"),
         (Context.DM_RESERVE, State.OS, Op.PUSH, "no longer active"),
         (Context.DM_RESERVE, State.NAW, Op.COPY_DST, "copy lock error"),
@@ -102,7 +111,12 @@ def test_ror_counts_concurrent_readers():
         (Context.DM_WAIT, State.MR, Op.POP, "next allowed: ttl.copy from the block"),
         (Context.CK_WAIT, State.MR, Op.POP, "next allowed: reading the block"),
         (Context.CK_RESERVE, State.MR, Op.STORE_DST, "store() into the block is not allowed"),
-        (Context.DM_RESERVE, State.MW, Op.PUSH, "push() is not allowed on block 'b' (reserved from DFB 'd') in state MW"),
+        (
+            Context.DM_RESERVE,
+            State.MW,
+            Op.PUSH,
+            "push() is not allowed on block 'b' (reserved from DFB 'd') in state MW",
+        ),
     ],
 )
 def test_rejection_messages(context, state, op, text):

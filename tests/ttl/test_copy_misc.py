@@ -160,7 +160,11 @@ def test_debug_print_inside_kernels(device, capsys):
                 blk.store(blk) if False else None
                 _ = blk + blk
 
-    printer(ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device))
+    printer(
+        ttnn.from_torch(
+            torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+        )
+    )
     out = capsys.readouterr().out
     assert "[node (0, 0) dm] count 3 DFB d: index 0, shape (1, 1)" in out
     assert "[node (0, 0) dm] input: tensor [32, 32] bfloat16: 1 of 1 pages" in out

@@ -19,9 +19,18 @@ from tilewright.device.ops import REGISTRY, get_op, ops_in
 ROWS, COLS = 32, 64  # one block of 1x2 tiles
 
 OPERATORS = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-    "mod": operator.mod, "floordiv": operator.floordiv, "gt": operator.gt, "lt": operator.lt,
-    "ge": operator.ge, "le": operator.le, "eq": operator.eq, "ne": operator.ne,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "mod": operator.mod,
+    "floordiv": operator.floordiv,
+    "gt": operator.gt,
+    "lt": operator.lt,
+    "ge": operator.ge,
+    "le": operator.le,
+    "eq": operator.eq,
+    "ne": operator.ne,
 }
 
 
@@ -88,14 +97,23 @@ def test_elementwise_function_matches_torch(device, name, params, domains):
     want = spec.torch_golden(*[torch.from_numpy(x) for x in xs], **golden_params)
     if name == "typecast" and params["dtype"] == "bfloat8_b":
         # The language quantises block floats as a store would (the registry leaves it to the codec).
-        want = ttnn.to_torch(ttnn.from_torch(torch.from_numpy(xs[0]), dtype=ttnn.bfloat8_b,
-                                             layout=ttnn.TILE_LAYOUT))
+        want = ttnn.to_torch(
+            ttnn.from_torch(torch.from_numpy(xs[0]), dtype=ttnn.bfloat8_b, layout=ttnn.TILE_LAYOUT)
+        )
     torch.testing.assert_close(got, want.float(), rtol=1e-5, atol=3e-6)
 
 
 def test_every_math_and_block_function_is_bound_and_covered():
-    covered = set(CASES) | {"reduce_sum", "reduce_max", "broadcast", "transpose", "fill", "squeeze",
-                            "unsqueeze", "matmul"}
+    covered = set(CASES) | {
+        "reduce_sum",
+        "reduce_max",
+        "broadcast",
+        "transpose",
+        "fill",
+        "squeeze",
+        "unsqueeze",
+        "matmul",
+    }
     for spec in REGISTRY.values():
         assert spec.name in covered, f"{spec.name} has no language-level test"
     for spec in ops_in("math"):
@@ -135,20 +153,26 @@ def run_block_fn(device, fn, x, in_shape, out_shape):
 
 def test_reduce_sum_rows_leaves_sums_in_column_0(device):
     x = np.random.default_rng(1).uniform(-1, 1, (64, 96)).astype(np.float32)
-    got = run_block_fn(device, lambda b: ttl.math.reduce_sum(b, dims=[-1], shape=(2, 1)), x, (2, 3), (2, 1))
+    got = run_block_fn(
+        device, lambda b: ttl.math.reduce_sum(b, dims=[-1], shape=(2, 1)), x, (2, 3), (2, 1)
+    )
     np.testing.assert_allclose(got[:, 0], x.sum(axis=1), rtol=1e-5, atol=1e-5)
     assert np.all(got[:, 1:] == 0)
 
 
 def test_reduce_max_both_dims_gives_one_value(device):
     x = np.random.default_rng(2).uniform(-1, 1, (64, 96)).astype(np.float32)
-    got = run_block_fn(device, lambda b: ttl.math.reduce_max(b, dims=[-2, -1], shape=(1, 1)), x, (2, 3), (1, 1))
+    got = run_block_fn(
+        device, lambda b: ttl.math.reduce_max(b, dims=[-2, -1], shape=(1, 1)), x, (2, 3), (1, 1)
+    )
     assert got[0, 0] == x.max() and np.count_nonzero(got) == 1
 
 
 def test_broadcast_replicates_column_0(device):
     x = np.random.default_rng(3).uniform(-1, 1, (64, 32)).astype(np.float32)
-    got = run_block_fn(device, lambda b: ttl.block.broadcast(b, dims=[-1], shape=(2, 3)), x, (2, 1), (2, 3))
+    got = run_block_fn(
+        device, lambda b: ttl.block.broadcast(b, dims=[-1], shape=(2, 3)), x, (2, 1), (2, 3)
+    )
     np.testing.assert_array_equal(got, np.repeat(x[:, :1], 96, axis=1))
 
 
@@ -160,7 +184,9 @@ def test_transpose(device):
 
 def test_fill_and_matmul(device):
     x = np.random.default_rng(5).uniform(-1, 1, (64, 64)).astype(np.float32)
-    got = run_block_fn(device, lambda b: b @ ttl.block.fill(0.5, shape=(2, 2), dtype="float32"), x, (2, 2), (2, 2))
+    got = run_block_fn(
+        device, lambda b: b @ ttl.block.fill(0.5, shape=(2, 2), dtype="float32"), x, (2, 2), (2, 2)
+    )
     np.testing.assert_allclose(got, x @ np.full((64, 64), 0.5, np.float32), rtol=1e-5, atol=1e-5)
     got = run_block_fn(device, lambda b: ttl.matmul(b, b, transpose_rhs=True), x, (2, 2), (2, 2))
     np.testing.assert_allclose(got, x @ x.T, rtol=1e-5, atol=1e-5)
@@ -168,19 +194,32 @@ def test_fill_and_matmul(device):
 
 def test_squeeze_and_unsqueeze_round_trip(device):
     x = np.random.default_rng(6).uniform(-1, 1, (64, 64)).astype(np.float32)
-    got = run_block_fn(device, lambda b: ttl.block.squeeze(ttl.block.unsqueeze(b, dims=[0]), dims=[0]), x,
-                       (2, 2), (2, 2))
+    got = run_block_fn(
+        device,
+        lambda b: ttl.block.squeeze(ttl.block.unsqueeze(b, dims=[0]), dims=[0]),
+        x,
+        (2, 2),
+        (2, 2),
+    )
     np.testing.assert_array_equal(got, x)
 
 
 def test_legacy_math_spellings(device):
     x = np.random.default_rng(7).uniform(-1, 1, (64, 32)).astype(np.float32)
     with pytest.warns(DeprecationWarning):
-        got = run_block_fn(device, lambda b: ttl.math.broadcast(b, None, dims=[-1], shape=(2, 2)), x, (2, 1), (2, 2))
+        got = run_block_fn(
+            device,
+            lambda b: ttl.math.broadcast(b, None, dims=[-1], shape=(2, 2)),
+            x,
+            (2, 1),
+            (2, 2),
+        )
     np.testing.assert_array_equal(got, np.repeat(x[:, :1], 64, axis=1))
     x2 = np.random.default_rng(8).uniform(-1, 1, (64, 64)).astype(np.float32)
     with pytest.warns(DeprecationWarning):
-        got = run_block_fn(device, lambda b: ttl.math.reduce_sum(b, 2.0, dims=[-1]), x2, (2, 2), (2, 1))
+        got = run_block_fn(
+            device, lambda b: ttl.math.reduce_sum(b, 2.0, dims=[-1]), x2, (2, 2), (2, 1)
+        )
     np.testing.assert_allclose(got[:, 0], 2.0 * x2.sum(axis=1), rtol=1e-5, atol=1e-5)
     with pytest.warns(DeprecationWarning):
         got = run_block_fn(device, lambda b: ttl.math.transpose(b), x2, (2, 2), (2, 2))

@@ -204,7 +204,9 @@ def test_forward_to_neighbour(to_dev):
     ring_shift(to_dev(x), out)
     got = ttnn.to_torch(out)
     for i in range(N):
-        assert torch.equal(got[:, 32 * i : 32 * (i + 1)], x[:, 32 * ((i - 1) % N) : 32 * ((i - 1) % N + 1)])
+        assert torch.equal(
+            got[:, 32 * i : 32 * (i + 1)], x[:, 32 * ((i - 1) % N) : 32 * ((i - 1) % N + 1)]
+        )
 
 
 # -- wait_any: first completed receive in cyclic order -------------------------------------
@@ -316,10 +318,17 @@ def test_unwaited_unmatched_send_is_reported_at_the_end(to_dev):
     "make, message",
     [
         (lambda: ttl.PipeNet([]), "needs at least one pipe"),
-        (lambda: ttl.PipeNet([ttl.Pipe((0, 0), (1, 0)), ttl.Pipe((0, 0), (slice(1, 3), 0))]), "one kind"),
+        (
+            lambda: ttl.PipeNet([ttl.Pipe((0, 0), (1, 0)), ttl.Pipe((0, 0), (slice(1, 3), 0))]),
+            "one kind",
+        ),
         (lambda: ttl.PipeNet([ttl.Pipe((0, 0), (1, 0)), ttl.Pipe(0, 1)]), "different ranks"),
-        (lambda: ttl.PipeNet([ttl.Pipe((0, 0), (slice(1, 3), 0)), ttl.Pipe((3, 0), (slice(2, 4), 0))]),
-         r"overlap at node \(2, 0\)"),
+        (
+            lambda: ttl.PipeNet(
+                [ttl.Pipe((0, 0), (slice(1, 3), 0)), ttl.Pipe((3, 0), (slice(2, 4), 0))]
+            ),
+            r"overlap at node \(2, 0\)",
+        ),
         (lambda: ttl.Pipe((0, 0), (slice(3, 1), 0)), "start < stop"),
         (lambda: ttl.Pipe((0, 0), (slice(1, 3, 2), 0)), "step 1"),
         (lambda: ttl.Pipe((slice(0, 2), 0), (1, 0)), "src must be one node"),
@@ -387,4 +396,8 @@ def test_inactive_nodes_run_but_callbacks_do_not_fire(to_dev):
             net.if_dst(recv)
 
     partly_active(to_dev(bf16(32, 32)))
-    assert sorted(seen) == [(0, True, True, False), (1, True, False, True), (2, False, False, False)]
+    assert sorted(seen) == [
+        (0, True, True, False),
+        (1, True, False, True),
+        (2, False, False, False),
+    ]

@@ -56,8 +56,14 @@ def two_pipelines(a, b, out_a, out_b):
 
 def quasar_like():
     sd = board_preset("n150").system_desc
-    chip = replace(sd.chip_descs[0], arch=Arch.QUASAR, num_compute_threads=4, num_datamovement_threads=6,
-                   dram_bank_to_logical_worker_noc0=(), dram_bank_to_logical_worker_noc1=())
+    chip = replace(
+        sd.chip_descs[0],
+        arch=Arch.QUASAR,
+        num_compute_threads=4,
+        num_datamovement_threads=6,
+        dram_bank_to_logical_worker_noc0=(),
+        dram_bank_to_logical_worker_noc1=(),
+    )
     return replace(sd, chip_descs=(chip,))
 
 
@@ -65,8 +71,16 @@ def tensors(device):
     kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     a = torch.rand(32, 64).to(torch.bfloat16)
     b = torch.rand(32, 64).to(torch.bfloat16)
-    return a, b, [ttnn.from_torch(a, **kw), ttnn.from_torch(b, **kw),
-                  ttnn.from_torch(torch.zeros(32, 64), **kw), ttnn.from_torch(torch.zeros(32, 64), **kw)]
+    return (
+        a,
+        b,
+        [
+            ttnn.from_torch(a, **kw),
+            ttnn.from_torch(b, **kw),
+            ttnn.from_torch(torch.zeros(32, 64), **kw),
+            ttnn.from_torch(torch.zeros(32, 64), **kw),
+        ],
+    )
 
 
 def test_the_descriptor_counts_set_the_capacity():
@@ -88,7 +102,9 @@ def test_the_same_operation_exceeds_wormhole():
     device = ttnn.open_device(device_id=0)
     try:
         _, _, ts = tensors(device)
-        with pytest.raises(CapacityError, match="requires 2 compute kernels, but the target supports 1"):
+        with pytest.raises(
+            CapacityError, match="requires 2 compute kernels, but the target supports 1"
+        ):
             two_pipelines(*ts)
     finally:
         ttnn.close_device(device)

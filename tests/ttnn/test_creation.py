@@ -42,7 +42,9 @@ def test_like_functions_follow_the_reference(device):
 
 
 def test_tensor_methods_cpu_to_and_layout(device):
-    host = ttnn.from_torch(torch.arange(64 * 64, dtype=torch.float32).reshape(64, 64), dtype=ttnn.float32)
+    host = ttnn.from_torch(
+        torch.arange(64 * 64, dtype=torch.float32).reshape(64, 64), dtype=ttnn.float32
+    )
     assert host.storage_type() == ttnn.StorageType.HOST and host.device() is None
     dev = host.to(device, ttnn.L1_MEMORY_CONFIG)
     assert dev.memory_config() == ttnn.L1_MEMORY_CONFIG

@@ -28,7 +28,10 @@ def test_float_round_trip(device, dtype, layout, where):
     x = torch.randn(3, 50, 70)
     kw = {}
     if where != "host":
-        kw = dict(device=device, memory_config=ttnn.DRAM_MEMORY_CONFIG if where == "dram" else ttnn.L1_MEMORY_CONFIG)
+        kw = dict(
+            device=device,
+            memory_config=ttnn.DRAM_MEMORY_CONFIG if where == "dram" else ttnn.L1_MEMORY_CONFIG,
+        )
     t = ttnn.from_torch(x, dtype=dtype, layout=layout, **kw)
     assert t.shape == [3, 50, 70]
     if layout == ttnn.TILE_LAYOUT:
@@ -43,7 +46,9 @@ def test_block_float_round_trip_is_idempotent(device, dtype):
     x = torch.randn(64, 96)
     t = ttnn.from_torch(x, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
     once = ttnn.to_torch(t)
-    again = ttnn.to_torch(ttnn.from_torch(once, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device))
+    again = ttnn.to_torch(
+        ttnn.from_torch(once, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device)
+    )
     assert torch.equal(once, again)
     assert (once - x).abs().max() < (0.1 if dtype == ttnn.bfloat8_b else 0.8)
 
@@ -53,12 +58,15 @@ def test_block_float_needs_tile_layout():
         ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.bfloat8_b, layout=ttnn.ROW_MAJOR_LAYOUT)
 
 
-@pytest.mark.parametrize("dtype, torch_dtype, lo, hi", [
-    (ttnn.int32, torch.int32, -(2**31), 2**31 - 1),
-    (ttnn.uint32, torch.int64, 0, 2**32 - 1),
-    (ttnn.uint16, torch.int32, 0, 2**16 - 1),
-    (ttnn.uint8, torch.uint8, 0, 255),
-])
+@pytest.mark.parametrize(
+    "dtype, torch_dtype, lo, hi",
+    [
+        (ttnn.int32, torch.int32, -(2**31), 2**31 - 1),
+        (ttnn.uint32, torch.int64, 0, 2**32 - 1),
+        (ttnn.uint16, torch.int32, 0, 2**16 - 1),
+        (ttnn.uint8, torch.uint8, 0, 255),
+    ],
+)
 @pytest.mark.parametrize("layout", [ttnn.TILE_LAYOUT, ttnn.ROW_MAJOR_LAYOUT])
 def test_integer_round_trip(device, dtype, torch_dtype, lo, hi, layout):
     rng = np.random.default_rng(3)
@@ -69,14 +77,22 @@ def test_integer_round_trip(device, dtype, torch_dtype, lo, hi, layout):
     assert np.array_equal(y.numpy().astype(np.int64), x)
 
 
-@pytest.mark.parametrize("strategy", [ttnn.ShardStrategy.HEIGHT, ttnn.ShardStrategy.WIDTH, ttnn.ShardStrategy.BLOCK])
-@pytest.mark.parametrize("orientation", [ttnn.ShardOrientation.ROW_MAJOR, ttnn.ShardOrientation.COL_MAJOR])
+@pytest.mark.parametrize(
+    "strategy", [ttnn.ShardStrategy.HEIGHT, ttnn.ShardStrategy.WIDTH, ttnn.ShardStrategy.BLOCK]
+)
+@pytest.mark.parametrize(
+    "orientation", [ttnn.ShardOrientation.ROW_MAJOR, ttnn.ShardOrientation.COL_MAJOR]
+)
 def test_sharded_round_trip(device, strategy, orientation):
     torch.manual_seed(4)
     x = torch.randn(256, 128).to(torch.bfloat16)
-    grid = ttnn.CoreGrid(y=2, x=4) if strategy != ttnn.ShardStrategy.BLOCK else ttnn.CoreGrid(y=2, x=2)
+    grid = (
+        ttnn.CoreGrid(y=2, x=4) if strategy != ttnn.ShardStrategy.BLOCK else ttnn.CoreGrid(y=2, x=2)
+    )
     mc = ttnn.create_sharded_memory_config(x.shape, grid, strategy, orientation)
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=mc)
+    t = ttnn.from_torch(
+        x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=mc
+    )
     assert t.is_sharded()
     assert torch.equal(ttnn.to_torch(t), x)
     t.deallocate()
@@ -98,21 +114,32 @@ def test_interleaved_dram_pages_follow_tt_metal_address_formula(device):
 
 def test_deallocate_frees_and_reuses(device):
     before = device.dram_allocator.free_bytes()
-    t = ttnn.from_torch(torch.zeros(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    t = ttnn.from_torch(
+        torch.zeros(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
     addr = t.buffer_address()
     assert device.dram_allocator.free_bytes() < before
     t.deallocate()
     assert device.dram_allocator.free_bytes() == before
-    t2 = ttnn.from_torch(torch.zeros(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    t2 = ttnn.from_torch(
+        torch.zeros(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
     assert t2.buffer_address() == addr
 
 
 @pytest.mark.parametrize("sharded", [False, True])
 def test_buffer_page_gather_scatter(device, sharded):
     x = torch.randn(128, 128).to(torch.bfloat16)
-    mc = (ttnn.create_sharded_memory_config((128, 128), ttnn.CoreGrid(y=2, x=2), ttnn.ShardStrategy.BLOCK)
-          if sharded else ttnn.DRAM_MEMORY_CONFIG)
-    t = ttnn.from_torch(x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=mc)
+    mc = (
+        ttnn.create_sharded_memory_config(
+            (128, 128), ttnn.CoreGrid(y=2, x=2), ttnn.ShardStrategy.BLOCK
+        )
+        if sharded
+        else ttnn.DRAM_MEMORY_CONFIG
+    )
+    t = ttnn.from_torch(
+        x, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device, memory_config=mc
+    )
     buf = t.buffer
     all_pages = buf.read()
     ids = np.array([15, 0, 5, 10, 3])

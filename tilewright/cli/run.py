@@ -15,25 +15,43 @@ __all__ = ["run"]
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False),
-              help="Write a Chrome/Perfetto trace (one track per node x kernel) to this JSON file.")
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False),
+    help="Write a Chrome/Perfetto trace (one track per node x kernel) to this JSON file.",
+)
 @click.option("--stats", is_flag=True, help="Print per-kernel operation counts and blocked time.")
-@click.option("--board", default=None,
-              help="Board preset the program's ttnn.open_device uses (n150, n300, n300-llmbox, p150).")
-@click.option("--system-desc", "system_desc", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from.")
-@click.option("--isolate", is_flag=True,
-              help="Run the simulation in a child process: a crashing external C++ function is reported "
-                   "with its call site instead of killing tilewright.")
+@click.option(
+    "--board",
+    default=None,
+    help="Board preset the program's ttnn.open_device uses (n150, n300, n300-llmbox, p150).",
+)
+@click.option(
+    "--system-desc",
+    "system_desc",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from.",
+)
+@click.option(
+    "--isolate",
+    is_flag=True,
+    help="Run the simulation in a child process: a crashing external C++ function is reported "
+    "with its call site instead of killing tilewright.",
+)
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
 def run(program, args, trace_path, stats, board, system_desc, isolate, isolate_channel):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
     if isolate:
         from tilewright.native.isolate import run_isolated
 
-        forwarded = [*(["--trace", trace_path] if trace_path else []), *(["--stats"] if stats else []),
-                     *(["--board", board] if board else []),
-                     *(["--system-desc", system_desc] if system_desc else [])]
+        forwarded = [
+            *(["--trace", trace_path] if trace_path else []),
+            *(["--stats"] if stats else []),
+            *(["--board", board] if board else []),
+            *(["--system-desc", system_desc] if system_desc else []),
+        ]
         sys.exit(run_isolated(program, list(args), forwarded))
     if isolate_channel:
         from tilewright.native.isolate import attach_child

@@ -388,8 +388,13 @@ def convert_cmd(
     show_default=True,
     help="How to show the descriptor.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Also save it (format by extension: .ttsys, .json, .mlir), like `ttrt query --save-artifacts`.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also save it (format by extension: .ttsys, .json, .mlir), like `ttrt query --save-artifacts`.",
+)
 def query_cmd(board: str | None, system_desc: str | None, fmt: str, output: str | None) -> None:
     """Open the virtual device(s) and print their system descriptor (like `ttrt query`)."""
     from dataclasses import replace

@@ -51,7 +51,9 @@ class LogicalKernel:
 _ROLE_RANK = {"canonical": 0, "ordinal": 0, "pipe_source": 1, "explicit": 2}
 
 
-def assign_slots(kernels: list[LogicalKernel], slots: dict[str, tuple[str, ...]]) -> dict[LogicalKernel, str]:
+def assign_slots(
+    kernels: list[LogicalKernel], slots: dict[str, tuple[str, ...]]
+) -> dict[LogicalKernel, str]:
     """Map each logical kernel to a processor slot of the target (or raise CapacityError)."""
     out: dict[LogicalKernel, str] = {}
     for kind in ("compute", "data_movement"):
@@ -65,8 +67,14 @@ def assign_slots(kernels: list[LogicalKernel], slots: dict[str, tuple[str, ...]]
                 f"{capacity}; selected kernels: {listed}",
                 loc=latest.loc,
             )
-        ordered = sorted(mine, key=lambda k: (_ROLE_RANK[k.role], k.order if k.role == "ordinal" else 0,
-                                             k.name if k.role == "explicit" else ""))
+        ordered = sorted(
+            mine,
+            key=lambda k: (
+                _ROLE_RANK[k.role],
+                k.order if k.role == "ordinal" else 0,
+                k.name if k.role == "explicit" else "",
+            ),
+        )
         free = list(slots.get(kind, ()))
         # The pipe-source role takes the last data-movement slot (brisc on WH/BH).
         for k in ordered:

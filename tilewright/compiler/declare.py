@@ -12,7 +12,7 @@ import sys
 
 from tilewright.compiler.runtime import state
 from tilewright.compiler.runtime.dfb import DataflowBuffer
-from tilewright.compiler.setup import KernelDecl, SETUP_STACK, caller_loc, current_setup
+from tilewright.compiler.setup import SETUP_STACK, KernelDecl, caller_loc, current_setup
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import TILE_32x32, TileShape, element_size, tile_size_bytes
 from tilewright.errors import InterfaceError, KernelError
@@ -36,14 +36,26 @@ _TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
 _TILE_WIDTHS = (16, 32)
 
 _DTYPE_NAMES = {
-    "bf16": DataType.BFLOAT16, "bfloat16": DataType.BFLOAT16,
-    "f32": DataType.FLOAT32, "fp32": DataType.FLOAT32, "float32": DataType.FLOAT32,
-    "bfp8_b": DataType.BFLOAT8_B, "bfloat8_b": DataType.BFLOAT8_B, "bfp_bf8": DataType.BFLOAT8_B,
-    "bfp4_b": DataType.BFLOAT4_B, "bfloat4_b": DataType.BFLOAT4_B, "bfp_bf4": DataType.BFLOAT4_B,
-    "int32": DataType.INT32, "si32": DataType.INT32, "i32": DataType.INT32,
-    "uint32": DataType.UINT32, "u32": DataType.UINT32,
-    "uint16": DataType.UINT16, "u16": DataType.UINT16,
-    "uint8": DataType.UINT8, "u8": DataType.UINT8,
+    "bf16": DataType.BFLOAT16,
+    "bfloat16": DataType.BFLOAT16,
+    "f32": DataType.FLOAT32,
+    "fp32": DataType.FLOAT32,
+    "float32": DataType.FLOAT32,
+    "bfp8_b": DataType.BFLOAT8_B,
+    "bfloat8_b": DataType.BFLOAT8_B,
+    "bfp_bf8": DataType.BFLOAT8_B,
+    "bfp4_b": DataType.BFLOAT4_B,
+    "bfloat4_b": DataType.BFLOAT4_B,
+    "bfp_bf4": DataType.BFLOAT4_B,
+    "int32": DataType.INT32,
+    "si32": DataType.INT32,
+    "i32": DataType.INT32,
+    "uint32": DataType.UINT32,
+    "u32": DataType.UINT32,
+    "uint16": DataType.UINT16,
+    "u16": DataType.UINT16,
+    "uint8": DataType.UINT8,
+    "u8": DataType.UINT8,
 }
 
 
@@ -54,21 +66,34 @@ def parse_dtype(dtype, what: str = "dtype") -> DataType:
     if isinstance(dtype, str) and dtype.lower() in _DTYPE_NAMES:
         return _DTYPE_NAMES[dtype.lower()]
     name = str(dtype).rsplit(".", 1)[-1].lower()
-    torch_names = {"bfloat16": DataType.BFLOAT16, "float32": DataType.FLOAT32, "float": DataType.FLOAT32,
-                   "float16": DataType.BFLOAT16, "int32": DataType.INT32, "uint8": DataType.UINT8}
+    torch_names = {
+        "bfloat16": DataType.BFLOAT16,
+        "float32": DataType.FLOAT32,
+        "float": DataType.FLOAT32,
+        "float16": DataType.BFLOAT16,
+        "int32": DataType.INT32,
+        "uint8": DataType.UINT8,
+    }
     if not isinstance(dtype, str) and name in torch_names:
         return torch_names[name]
-    raise InterfaceError(f"{what} {dtype!r} is not a TT-Lang data type (bf16, f32, bfp8_b, bfp4_b, "
-                         "int32, uint32, uint16, uint8)", loc=caller_loc())
+    raise InterfaceError(
+        f"{what} {dtype!r} is not a TT-Lang data type (bf16, f32, bfp8_b, bfp4_b, "
+        "int32, uint32, uint16, uint8)",
+        loc=caller_loc(),
+    )
 
 
 def _check_shape(shape, what: str, tiled: bool):
     if isinstance(shape, int):
         shape = (shape,)
-    if not isinstance(shape, (tuple, list)) or not shape or not all(
-        isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape
+    if (
+        not isinstance(shape, (tuple, list))
+        or not shape
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)
     ):
-        raise InterfaceError(f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=caller_loc())
+        raise InterfaceError(
+            f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=caller_loc()
+        )
     if tiled and len(shape) < 2:
         raise InterfaceError(
             f"{what}: shape {tuple(shape)} needs at least 2 dimensions (tiles of rows and columns)",
@@ -78,8 +103,10 @@ def _check_shape(shape, what: str, tiled: bool):
 
 
 def _check_block_count(block_count, what: str) -> int:
-    if not isinstance(block_count, int) or isinstance(block_count, bool) or not (
-        1 <= block_count <= _MAX_BLOCK_COUNT
+    if (
+        not isinstance(block_count, int)
+        or isinstance(block_count, bool)
+        or not (1 <= block_count <= _MAX_BLOCK_COUNT)
     ):
         raise InterfaceError(
             f"{what}: block_count must be an int in 1..{_MAX_BLOCK_COUNT}, got {block_count!r}",
@@ -90,7 +117,11 @@ def _check_block_count(block_count, what: str) -> int:
 
 def _dfb_name(setup, fallback: str) -> str:
     frame = sys._getframe(2)
-    name = setup.op.source.name_at_line(frame.f_lineno) if frame.f_code.co_filename == setup.op.source.file else None
+    name = (
+        setup.op.source.name_at_line(frame.f_lineno)
+        if frame.f_code.co_filename == setup.op.source.file
+        else None
+    )
     return name or fallback
 
 
@@ -104,16 +135,32 @@ def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShap
         elem = element_size(fmt)
         page = shape[-1] * elem
     dfb = DataflowBuffer(
-        name=name, core=setup.core, index=len(setup.dfbs), shape=shape, block_count=block_count,
-        data_format=fmt, dtype=dtype, tile=tile, tiled=tiled, page_size=page, elem_size=elem,
+        name=name,
+        core=setup.core,
+        index=len(setup.dfbs),
+        shape=shape,
+        block_count=block_count,
+        data_format=fmt,
+        dtype=dtype,
+        tile=tile,
+        tiled=tiled,
+        page_size=page,
+        elem_size=elem,
         loc=caller_loc(),
     )
     setup.dfbs.append(dfb)
     return dfb
 
 
-def make_dataflow_buffer_like(tensor, shape, block_count: int = 2, *, allocation_group=None,
-                              address_scope=None, buffer_factor=None):
+def make_dataflow_buffer_like(
+    tensor,
+    shape,
+    block_count: int = 2,
+    *,
+    allocation_group=None,
+    address_scope=None,
+    buffer_factor=None,
+):
     """A DFB whose data type and tile come from ``tensor`` (spec §Dataflow buffers).
 
     ``shape`` is in tiles for TILE tensors and in elements for ROW_MAJOR ones; a block
@@ -127,24 +174,36 @@ def make_dataflow_buffer_like(tensor, shape, block_count: int = 2, *, allocation
         block_count = buffer_factor
     _check_group(allocation_group, what)
     if not isinstance(tensor, Tensor):
-        raise InterfaceError(f"{what}: the first argument must be a TT-NN tensor, got {type(tensor).__name__}",
-                             loc=caller_loc())
+        raise InterfaceError(
+            f"{what}: the first argument must be a TT-NN tensor, got {type(tensor).__name__}",
+            loc=caller_loc(),
+        )
     tiled = tensor.layout == Layout.TILE
     shape = _check_shape(shape, what, tiled)
     block_count = _check_block_count(block_count, what)
-    dfb = _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
-                   block_count=block_count, dtype=tensor.dtype, tile=tensor.tile_shape, tiled=tiled)
+    dfb = _new_dfb(
+        setup,
+        name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"),
+        shape=shape,
+        block_count=block_count,
+        dtype=tensor.dtype,
+        tile=tensor.tile_shape,
+        tiled=tiled,
+    )
     dfb.allocation_group = allocation_group
     return dfb
 
 
 def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
     """Legacy spelling of ``make_dataflow_buffer_like`` (spec 0.5 / 0.15)."""
-    return make_dataflow_buffer_like(tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs)
+    return make_dataflow_buffer_like(
+        tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs
+    )
 
 
-def make_dfb(dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_group=None,
-             address_scope=None):
+def make_dfb(
+    dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_group=None, address_scope=None
+):
     """A tiled DFB of an explicit data type (spec §Dataflow buffers, ``ttl.make_dfb``)."""
     what = "ttl.make_dfb"
     setup = current_setup(what)
@@ -155,15 +214,24 @@ def make_dfb(dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_gr
     try:
         th, tw = (int(tile[0]), int(tile[1]))
     except (TypeError, ValueError, IndexError):
-        raise InterfaceError(f"{what}: tile must be (height, width), got {tile!r}", loc=caller_loc()) from None
+        raise InterfaceError(
+            f"{what}: tile must be (height, width), got {tile!r}", loc=caller_loc()
+        ) from None
     if th not in _TILE_HEIGHTS or tw not in _TILE_WIDTHS:
         raise InterfaceError(
             f"{what}: tile ({th}, {tw}) is not supported; heights {_TILE_HEIGHTS}, widths {_TILE_WIDTHS}",
             loc=caller_loc(),
         )
     tile_shape = TILE_32x32 if (th, tw) == (32, 32) else TileShape(th, tw)
-    dfb = _new_dfb(setup, name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"), shape=shape,
-                   block_count=block_count, dtype=dt, tile=tile_shape, tiled=True)
+    dfb = _new_dfb(
+        setup,
+        name=_dfb_name(setup, f"dfb{len(setup.dfbs)}"),
+        shape=shape,
+        block_count=block_count,
+        dtype=dt,
+        tile=tile_shape,
+        tiled=True,
+    )
     dfb.allocation_group = allocation_group
     return dfb
 
@@ -220,7 +288,9 @@ def _grid_and_node():
     if SETUP_STACK:
         s = SETUP_STACK[-1]
         return s.grid, s.node
-    raise KernelError("ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=caller_loc())
+    raise KernelError(
+        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=caller_loc()
+    )
 
 
 def _check_dims(dims) -> int:

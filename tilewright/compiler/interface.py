@@ -38,7 +38,9 @@ def _body_nodes(tree: ast.FunctionDef):
         node = stack.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            if not isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+            ):
                 stack.append(child)
 
 

@@ -169,12 +169,16 @@ def _check_grid_spec(grid, fn, *, loc=None, what="grid"):
         return grid
     if isinstance(grid, str):
         if grid not in ("auto", "full"):
-            raise InterfaceError(f"{what} {grid!r}: expected a tuple, 'auto', 'full' or a callable", loc=loc)
+            raise InterfaceError(
+                f"{what} {grid!r}: expected a tuple, 'auto', 'full' or a callable", loc=loc
+            )
         return grid
     if isinstance(grid, int) and not isinstance(grid, bool):
         grid = (grid,)
-    if not isinstance(grid, (tuple, list)) or not grid or not all(
-        isinstance(g, int) and not isinstance(g, bool) and g > 0 for g in grid
+    if (
+        not isinstance(grid, (tuple, list))
+        or not grid
+        or not all(isinstance(g, int) and not isinstance(g, bool) and g > 0 for g in grid)
     ):
         raise InterfaceError(
             f"{what} {grid!r}: expected a tuple of positive ints (columns, rows), 'auto', 'full' "
@@ -190,7 +194,10 @@ def _check_tensors(name: str, params, args, loc):
     device = None
     for pname, arg in zip(params, args):
         if not isinstance(arg, Tensor):
-            raise InterfaceError(f"runtime argument '{pname}' must be a TT-NN tensor, got {type(arg).__name__}", loc=loc)
+            raise InterfaceError(
+                f"runtime argument '{pname}' must be a TT-NN tensor, got {type(arg).__name__}",
+                loc=loc,
+            )
         dev = arg.device()
         if dev is None:
             raise InterfaceError(
@@ -207,7 +214,9 @@ def _check_tensors(name: str, params, args, loc):
                 loc=loc,
             )
     if device is None:
-        raise InterfaceError(f"operation '{name}' needs at least one TT-NN tensor argument", loc=loc)
+        raise InterfaceError(
+            f"operation '{name}' needs at least one TT-NN tensor argument", loc=loc
+        )
     if device.closed:
         raise InterfaceError("the tensors' device is closed", loc=loc)
     return device
@@ -232,10 +241,23 @@ class _kernel_print:
         return False
 
 
-def operation(fn=None, *, grid=None, indexing_maps=None, iterator_types=None, num_outs=1,
-              memory_space="L1", tiled=True, fp32_dest_acc_en=None, dst_full_sync_en=None,
-              math_fidelity=None, options=None, device_domain=None, mesh_program_placements=None,
-              runtime_resource_factory=None):
+def operation(
+    fn=None,
+    *,
+    grid=None,
+    indexing_maps=None,
+    iterator_types=None,
+    num_outs=1,
+    memory_space="L1",
+    tiled=True,
+    fp32_dest_acc_en=None,
+    dst_full_sync_en=None,
+    math_fidelity=None,
+    options=None,
+    device_domain=None,
+    mesh_program_placements=None,
+    runtime_resource_factory=None,
+):
     """``@ttl.operation(grid=...)``: define a TT-Lang operation (spec §Operation)."""
     given = {
         "indexing_maps": indexing_maps,
@@ -254,9 +276,14 @@ def operation(fn=None, *, grid=None, indexing_maps=None, iterator_types=None, nu
     if num_outs != 1:
         raise InterfaceError(f"@ttl.operation(num_outs={num_outs}): num_outs must be 1", loc=loc)
     if memory_space not in ("L1", "DRAM"):
-        raise InterfaceError(f"@ttl.operation(memory_space={memory_space!r}): expected 'L1' or 'DRAM'", loc=loc)
+        raise InterfaceError(
+            f"@ttl.operation(memory_space={memory_space!r}): expected 'L1' or 'DRAM'", loc=loc
+        )
     if math_fidelity is not None and str(getattr(math_fidelity, "name", math_fidelity)) not in (
-        "LoFi", "HiFi2", "HiFi3", "HiFi4"
+        "LoFi",
+        "HiFi2",
+        "HiFi3",
+        "HiFi4",
     ):
         raise InterfaceError(
             f"@ttl.operation(math_fidelity={math_fidelity!r}): expected LoFi, HiFi2, HiFi3 or HiFi4",
@@ -276,4 +303,3 @@ def operation(fn=None, *, grid=None, indexing_maps=None, iterator_types=None, nu
     if fn is not None:
         return wrap(fn)
     return wrap
-

@@ -18,12 +18,16 @@ count, format) and kernels (name, kind) in the same order.  Then:
 from __future__ import annotations
 
 from tilewright.compiler import dfb_alloc
-from tilewright.compiler.runtime import dfb_share
 from tilewright.compiler.capacity import LogicalKernel, assign_slots
-from tilewright.compiler.runtime import state
+from tilewright.compiler.runtime import dfb_share, state
 from tilewright.device.coords import CoreCoord, CoreRange
 from tilewright.device.engine import ACTIVE
-from tilewright.device.program import CircularBufferConfig, ComputeConfig, DataMovementConfig, Program
+from tilewright.device.program import (
+    CircularBufferConfig,
+    ComputeConfig,
+    DataMovementConfig,
+    Program,
+)
 from tilewright.errors import InterfaceError
 
 __all__ = ["build", "logical_kernels", "BUILD_OBSERVERS"]
@@ -66,7 +70,9 @@ def logical_kernels(decls) -> list[LogicalKernel]:
             lk = LogicalKernel(d.kind, "ordinal", d.name, i, d.loc)
         else:
             lk = logical_kernel_of(d.selector, d.kind, d.name, d.loc)
-        key = LogicalKernel(lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "", 0)
+        key = LogicalKernel(
+            lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "", 0
+        )
         if key in seen:
             raise InterfaceError(
                 f"kernel functions '{seen[key]}' and '{d.name}' select the same logical kernel "
@@ -107,14 +113,18 @@ def build(op, device, grid, setups, call_loc) -> Program:
         for slot in placement.slots:  # shared indices check disjoint lifetimes at run time
             if len(slot.members) > 1:
                 members = [setup.dfbs[m] for m in slot.members]
-                dfb_share.install(slot.index, members, "allocation group" if slot.group else "reuse")
+                dfb_share.install(
+                    slot.index, members, "allocation group" if slot.group else "reuse"
+                )
     configured: set[int] = set()
     for dfb, (index, address) in zip(first.dfbs, placement):
         if index in configured:  # a shared physical index (DFB reuse) is configured once
             continue
         configured.add(index)
         cfg = CircularBufferConfig(dfb.total_bytes, {index: dfb.data_format})
-        cfg.set_page_size(index, dfb.page_size).set_tile_dims(index, dfb.tile).set_name(index, dfb.name)
+        cfg.set_page_size(index, dfb.page_size).set_tile_dims(index, dfb.tile).set_name(
+            index, dfb.name
+        )
         cfg.set_address(address)
         program.create_circular_buffer(grid_range, cfg)
 
@@ -123,7 +133,9 @@ def build(op, device, grid, setups, call_loc) -> Program:
     compute_cfg = _compute_config(op)
     for i, (decl, lk) in enumerate(zip(first.kernels, kernels)):
         config = compute_cfg if decl.kind == "compute" else DataMovementConfig()
-        program.create_kernel(_entry(i, decl.name), grid_range, config, name=decl.name, slot=slots[lk])
+        program.create_kernel(
+            _entry(i, decl.name), grid_range, config, name=decl.name, slot=slots[lk]
+        )
 
     for i, sem in enumerate(first.semaphores):
         sem_id = program.create_semaphore(grid_range, sem.initial)
@@ -131,7 +143,9 @@ def build(op, device, grid, setups, call_loc) -> Program:
             setup.semaphores[i].bind(sem_id, device.semaphore_address(sem_id))
     program.kernel_slots = {decl.name: slots[lk] for decl, lk in zip(first.kernels, kernels)}
     program.logical_kernels = kernels
-    program.dfb_table = [(d.name, idx, addr, d.total_bytes) for d, (idx, addr) in zip(first.dfbs, placement)]
+    program.dfb_table = [
+        (d.name, idx, addr, d.total_bytes) for d, (idx, addr) in zip(first.dfbs, placement)
+    ]
     program.dfb_allocation = placement
     for observer in BUILD_OBSERVERS:  # e.g. `tilewright explain`
         observer(op, program, setups)

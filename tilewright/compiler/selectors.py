@@ -13,8 +13,14 @@ from enum import Enum
 from tilewright.compiler.capacity import LogicalKernel
 from tilewright.errors import InterfaceError, SourceLoc
 
-__all__ = ["KernelKind", "Kernel", "PIPE_SOURCE_KERNEL", "PipeSourceKernel", "logical_kernel_of",
-           "selector_kernels"]
+__all__ = [
+    "KernelKind",
+    "Kernel",
+    "PIPE_SOURCE_KERNEL",
+    "PipeSourceKernel",
+    "logical_kernel_of",
+    "selector_kernels",
+]
 
 
 class KernelKind(Enum):
@@ -80,7 +86,9 @@ class Kernel:
 
     def _check_bound(self) -> None:
         if self.name is None:
-            raise InterfaceError("an unbound ttl.Kernel handle has no identity yet (equality / hash)")
+            raise InterfaceError(
+                "an unbound ttl.Kernel handle has no identity yet (equality / hash)"
+            )
 
     def __eq__(self, other) -> bool:
         if self is other:
@@ -100,7 +108,9 @@ class Kernel:
         return f"ttl.Kernel({self.kind.name}){name}"
 
 
-def logical_kernel_of(selector, decorator_kind: str, fn_name: str, loc: SourceLoc | None) -> LogicalKernel:
+def logical_kernel_of(
+    selector, decorator_kind: str, fn_name: str, loc: SourceLoc | None
+) -> LogicalKernel:
     """The logical kernel a ``@ttl.compute(kernel=...)`` / ``@ttl.datamovement(kernel=...)`` selects."""
     deco = "@ttl.compute" if decorator_kind == "compute" else "@ttl.datamovement"
     if selector is None or isinstance(selector, KernelKind):
@@ -113,8 +123,11 @@ def logical_kernel_of(selector, decorator_kind: str, fn_name: str, loc: SourceLo
         return LogicalKernel(decorator_kind, "canonical", "", 0, loc)
     if isinstance(selector, PipeSourceKernel):
         if decorator_kind != "data_movement":
-            raise InterfaceError(f"{deco}(kernel=ttl.PIPE_SOURCE_KERNEL): the pipe-source kernel is a "
-                                 "data-movement kernel", loc=loc)
+            raise InterfaceError(
+                f"{deco}(kernel=ttl.PIPE_SOURCE_KERNEL): the pipe-source kernel is a "
+                "data-movement kernel",
+                loc=loc,
+            )
         return LogicalKernel("data_movement", "pipe_source", "", 0, loc)
     if isinstance(selector, Kernel):
         if selector.kind.value != decorator_kind:
@@ -123,7 +136,9 @@ def logical_kernel_of(selector, decorator_kind: str, fn_name: str, loc: SourceLo
                 f"decorator's kind is {decorator_kind}",
                 loc=loc,
             )
-        return LogicalKernel(decorator_kind, "explicit", selector.name or fn_name, 0, loc, handle=selector)
+        return LogicalKernel(
+            decorator_kind, "explicit", selector.name or fn_name, 0, loc, handle=selector
+        )
     raise InterfaceError(
         f"{deco}(kernel=...) takes one selector (a KernelKind member, ttl.PIPE_SOURCE_KERNEL or a "
         f"ttl.Kernel handle), got {selector!r}",

@@ -73,7 +73,9 @@ class FunctionSource:
             else None,
         )
 
-    def error_at(self, node: ast.AST, message: str, *, cls=TTLangCompileError, rule=None, hint=None):
+    def error_at(
+        self, node: ast.AST, message: str, *, cls=TTLangCompileError, rule=None, hint=None
+    ):
         """An error of type ``cls`` located at ``node`` (raise it)."""
         return cls(message, loc=self.loc(node), rule=rule, hint=hint)
 

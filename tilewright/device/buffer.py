@@ -170,7 +170,9 @@ class Buffer:
         elif self.layout == TensorMemoryLayout.WIDTH_SHARDED:
             count = n_c
             if n_r != 1:
-                raise DeviceError("width sharding needs the shard height to equal the tensor height")
+                raise DeviceError(
+                    "width sharding needs the shard height to equal the tensor height"
+                )
         else:
             count = n_r * n_c
         row_wise = spec.orientation == ShardOrientation.ROW_MAJOR
@@ -251,7 +253,9 @@ class Buffer:
         for owner, page_ids, addr in self._bank_runs():
             mem = self.memory_of(owner)
             n = len(page_ids)
-            region = mem[addr : addr + n * self.aligned_page_size].reshape(n, self.aligned_page_size)
+            region = mem[addr : addr + n * self.aligned_page_size].reshape(
+                n, self.aligned_page_size
+            )
             region[:, : self.page_size] = data[page_ids]
             if not isinstance(owner, int):
                 owner.notify_write(addr, addr + n * self.aligned_page_size)
@@ -262,7 +266,9 @@ class Buffer:
         for owner, page_ids, addr in self._bank_runs():
             mem = self.memory_of(owner)
             n = len(page_ids)
-            region = mem[addr : addr + n * self.aligned_page_size].reshape(n, self.aligned_page_size)
+            region = mem[addr : addr + n * self.aligned_page_size].reshape(
+                n, self.aligned_page_size
+            )
             out[page_ids] = region[:, : self.page_size]
         return out
 

@@ -47,7 +47,9 @@ class CommandQueue:
         self.history.append(Command("read_buffer", repr(buffer)))
         return out
 
-    def enqueue_program(self, program, blocking: bool = True, *, place_word: str = "core") -> LaunchResult:
+    def enqueue_program(
+        self, program, blocking: bool = True, *, place_word: str = "core"
+    ) -> LaunchResult:
         from tilewright.device.launch import launch_program
 
         self._check()

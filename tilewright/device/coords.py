@@ -48,7 +48,9 @@ class CoreRange:
     start: CoreCoord
     end: CoreCoord
 
-    def __init__(self, start: CoreCoord | tuple[int, int], end: CoreCoord | tuple[int, int] | None = None):
+    def __init__(
+        self, start: CoreCoord | tuple[int, int], end: CoreCoord | tuple[int, int] | None = None
+    ):
         start = _coord(start)
         end = start if end is None else _coord(end)
         if end.x < start.x or end.y < start.y:

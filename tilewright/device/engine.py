@@ -286,7 +286,9 @@ class Engine:
         result = LaunchResult()
         for r in runs:
             result.stats.append(
-                RunStats(r.place, r.name, r.slot, r.clock, r.stats_blocked, r.stats_waits, r.stats_ops)
+                RunStats(
+                    r.place, r.name, r.slot, r.clock, r.stats_blocked, r.stats_waits, r.stats_ops
+                )
             )
         result.makespan = max((r.clock for r in runs), default=0)
         if self.tracer is not None:

@@ -103,7 +103,9 @@ class _Placement:
     slot: str
 
 
-def launch_program(device, program: Program, *, place_word: str = "core", tracer=None) -> LaunchResult:
+def launch_program(
+    device, program: Program, *, place_word: str = "core", tracer=None
+) -> LaunchResult:
     """Set up every core of ``program`` and run its kernels to completion."""
     if device.closed:
         raise DeviceError("cannot launch a program on a closed device")
@@ -122,8 +124,15 @@ def launch_program(device, program: Program, *, place_word: str = "core", tracer
             for p in by_core[core.index]:
                 ctx = _make_context(device, p)
                 fn = p.kernel.entry
-                run = KernelRun(core, p.kernel.name, p.slot, fn, (), context=ctx,
-                                place=f"{place_word} ({core.logical.x}, {core.logical.y})")
+                run = KernelRun(
+                    core,
+                    p.kernel.name,
+                    p.slot,
+                    fn,
+                    (),
+                    context=ctx,
+                    place=f"{place_word} ({core.logical.x}, {core.logical.y})",
+                )
                 runs.append(run)
         if tracer is not None:
             tracer.begin_launch(program, runs)
@@ -216,8 +225,14 @@ def _setup_circular_buffers(device, program: Program) -> None:
                         f"circular buffer index {index} is configured twice on core {core.logical}"
                     )
                 core.cbs[index] = CircularBuffer(
-                    core, index, addr, cfg.total_size, cfg.page_sizes[index],
-                    cfg.data_formats[index], cfg.tiles.get(index), cfg.names.get(index),
+                    core,
+                    index,
+                    addr,
+                    cfg.total_size,
+                    cfg.page_sizes[index],
+                    cfg.data_formats[index],
+                    cfg.tiles.get(index),
+                    cfg.names.get(index),
                 )
 
 

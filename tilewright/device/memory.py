@@ -128,7 +128,9 @@ class DramChannels:
             try:
                 m = mmap.mmap(-1, self.size, flags=flags)
             except OSError as exc:  # pragma: no cover - host limits
-                raise DeviceError(f"cannot map DRAM channel {index} ({self.size} B): {exc}") from exc
+                raise DeviceError(
+                    f"cannot map DRAM channel {index} ({self.size} B): {exc}"
+                ) from exc
             self._maps[index] = m
             view = self._views[index] = np.frombuffer(m, dtype=np.uint8)
         return view

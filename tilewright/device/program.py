@@ -67,19 +67,29 @@ class DataMovementConfig:
     kind = "data_movement"
 
 
-def ReaderDataMovementConfig(compile_args: Sequence[int] = (), defines=None, named_compile_args=None):  # noqa: N802
+def ReaderDataMovementConfig(
+    compile_args: Sequence[int] = (), defines=None, named_compile_args=None
+):  # noqa: N802
     """The reader preset: NCRISC (RISCV_1) on NOC_0."""
     return DataMovementConfig(
-        DataMovementProcessor.RISCV_1, NOC.NOC_0, tuple(compile_args),
-        tuple((defines or {}).items()), tuple((named_compile_args or {}).items()),
+        DataMovementProcessor.RISCV_1,
+        NOC.NOC_0,
+        tuple(compile_args),
+        tuple((defines or {}).items()),
+        tuple((named_compile_args or {}).items()),
     )
 
 
-def WriterDataMovementConfig(compile_args: Sequence[int] = (), defines=None, named_compile_args=None):  # noqa: N802
+def WriterDataMovementConfig(
+    compile_args: Sequence[int] = (), defines=None, named_compile_args=None
+):  # noqa: N802
     """The writer preset: BRISC (RISCV_0) on NOC_1."""
     return DataMovementConfig(
-        DataMovementProcessor.RISCV_0, NOC.NOC_1, tuple(compile_args),
-        tuple((defines or {}).items()), tuple((named_compile_args or {}).items()),
+        DataMovementProcessor.RISCV_0,
+        NOC.NOC_1,
+        tuple(compile_args),
+        tuple((defines or {}).items()),
+        tuple((named_compile_args or {}).items()),
     )
 
 
@@ -212,8 +222,16 @@ class Program:
         handle = len(self.kernels)
         kname = name or getattr(entry, "__name__", f"kernel{handle}")
         self.kernels.append(
-            KernelSpec(handle, kname, entry, as_core_range_set(core_spec), config, slot, native,
-                       source=source)
+            KernelSpec(
+                handle,
+                kname,
+                entry,
+                as_core_range_set(core_spec),
+                config,
+                slot,
+                native,
+                source=source,
+            )
         )
         return handle
 
@@ -244,7 +262,9 @@ class Program:
             spec.runtime_args[coord] = list(values)
             self._check_arg_budget(spec, coord)
 
-    def set_runtime_args_per_core(self, kernel: int, cores: Sequence, args: Sequence[Sequence[int]]) -> None:
+    def set_runtime_args_per_core(
+        self, kernel: int, cores: Sequence, args: Sequence[Sequence[int]]
+    ) -> None:
         if len(cores) != len(args):
             raise DeviceError("set_runtime_args_per_core: one argument list per core")
         for core, a in zip(cores, args, strict=True):

@@ -60,7 +60,9 @@ def record_launch(name: str, result) -> None:
 
 def format_stats() -> str:
     """A table of per-kernel counts and blocked time over every recorded launch."""
-    lines = ["launch                       place        kernel            slot     ops  waits   cycles  blocked"]
+    lines = [
+        "launch                       place        kernel            slot     ops  waits   cycles  blocked"
+    ]
     for rec in OPTIONS.launches:
         for s in rec.result.stats:
             lines.append(
@@ -72,7 +74,9 @@ def format_stats() -> str:
     return "\n".join(lines)
 
 
-def reset(*, trace: bool = False, stats: bool = False, board: str | None = None, system_desc=None) -> None:
+def reset(
+    *, trace: bool = False, stats: bool = False, board: str | None = None, system_desc=None
+) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
     OPTIONS.trace = trace
     OPTIONS.stats = stats

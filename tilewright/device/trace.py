@@ -43,7 +43,9 @@ class Tracer:
             self._track(run)
 
     def end_launch(self, makespan: int) -> None:
-        self.events.append(("i", 0, 0, f"end of {self._launch_name}", self.base + makespan, 0, None))
+        self.events.append(
+            ("i", 0, 0, f"end of {self._launch_name}", self.base + makespan, 0, None)
+        )
         self.base += makespan
 
     def span(self, run, name: str, start: int, end: int, args: dict | None = None) -> None:
@@ -58,8 +60,10 @@ class Tracer:
         out = []
         for place, pid in self._pids.items():
             out.append({"ph": "M", "pid": pid, "name": "process_name", "args": {"name": place}})
-        for (place, kernel), (pid, tid) in self._tracks.items():
-            out.append({"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": kernel}})
+        for (_place, kernel), (pid, tid) in self._tracks.items():
+            out.append(
+                {"ph": "M", "pid": pid, "tid": tid, "name": "thread_name", "args": {"name": kernel}}
+            )
         for ph, pid, tid, name, ts, dur, args in self.events:
             ev = {"ph": ph, "pid": pid, "tid": tid, "name": name, "ts": ts / _CYCLES_PER_US}
             if ph == "X":
@@ -69,7 +73,11 @@ class Tracer:
             if args:
                 ev["args"] = args
             out.append(ev)
-        return {"traceEvents": out, "displayTimeUnit": "ns", "otherData": {"clock": "cycles @ 1 GHz"}}
+        return {
+            "traceEvents": out,
+            "displayTimeUnit": "ns",
+            "otherData": {"clock": "cycles @ 1 GHz"},
+        }
 
     def write(self, path) -> None:
         with open(path, "w") as f:

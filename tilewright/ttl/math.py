@@ -157,8 +157,9 @@ def _legacy_reduce(name: str, x, scaler, dims, shape):
     else:
         s = as_value(scaler).data
     tile = value.tile
-    data = LEGACY_ALIASES[f"math.{name}"].adapter(value.data, s, list(dims), None,
-                                                tile=(tile.height, tile.width))
+    data = LEGACY_ALIASES[f"math.{name}"].adapter(
+        value.data, s, list(dims), None, tile=(tile.height, tile.width)
+    )
     reduced = evaluate(name, value, dims=list(dims), shape=shape)
     return BlockExpr(np.asarray(data, dtype=np.float32), reduced.shape, tile)
 
@@ -200,7 +201,9 @@ def typecast(x, dtype):
     mat = value.data.reshape(-1, value.data.shape[-1])
     tile = value.tile
     rows, cols = mat.shape[0] // tile.height, mat.shape[1] // tile.width
-    data = decode_block(encode_block(mat, fmt, tile), fmt, tile, rows, cols).reshape(value.data.shape)
+    data = decode_block(encode_block(mat, fmt, tile), fmt, tile, rows, cols).reshape(
+        value.data.shape
+    )
     return BlockExpr(data, value.shape, tile)
 
 
@@ -211,8 +214,11 @@ def _moved(name: str):
     target = getattr(_block, name)
 
     def fn(*args, **kwargs):
-        warnings.warn(f"ttl.math.{name} moved to ttl.block.{name} (spec 0.17)", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"ttl.math.{name} moved to ttl.block.{name} (spec 0.17)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return target(*args, **kwargs)
 
     fn.__name__ = name
@@ -231,8 +237,11 @@ unsqueeze = _moved("unsqueeze")
 def broadcast(x, out_blk=None, dims=None, *, shape=None):
     """Legacy ``ttl.math.broadcast(x, out_blk, dims=[..])`` (1.1.1): the output block only
     gives the shape; same as ``ttl.block.broadcast(x, dims=dims, shape=out_blk.shape)``."""
-    warnings.warn("ttl.math.broadcast(x, out_blk, dims=) is the 1.1.1 form; use ttl.block.broadcast",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "ttl.math.broadcast(x, out_blk, dims=) is the 1.1.1 form; use ttl.block.broadcast",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     if shape is None:
         if out_blk is None:
             raise TypeError("ttl.math.broadcast needs the output block (1.1.1 form) or shape=")
@@ -242,6 +251,9 @@ def broadcast(x, out_blk=None, dims=None, *, shape=None):
 
 def fill(out_blk, value):
     """Legacy ``ttl.math.fill(out_blk, value)``: ``ttl.block.fill(value, shape=out_blk.shape)``."""
-    warnings.warn("ttl.math.fill(out_blk, value) is the 1.1.1 form; use ttl.block.fill",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "ttl.math.fill(out_blk, value) is the 1.1.1 form; use ttl.block.fill",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return _block.fill(value, shape=out_blk.shape, tile=(out_blk.tile.height, out_blk.tile.width))

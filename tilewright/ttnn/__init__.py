@@ -44,17 +44,43 @@ from tilewright.ttnn.memory import (  # noqa: F401
     num_cores_to_corerangeset,
     split_work_to_cores,
 )
+from tilewright.ttnn.operations import *  # noqa: F401,F403
+from tilewright.ttnn.operations import __all__ as _ops_all
 from tilewright.ttnn.tensor import Tensor, TensorSlice  # noqa: F401
 from tilewright.ttnn.types import *  # noqa: F401,F403
 from tilewright.ttnn.types import __all__ as _types_all
-from tilewright.ttnn.operations import *  # noqa: F401,F403
-from tilewright.ttnn.operations import __all__ as _ops_all
 
 __all__ = [
-    "Tensor", "TensorSlice", "open_device", "close_device", "manage_device", "synchronize_device",
-    "from_torch", "to_torch", "from_numpy", "to_numpy", "to_device", "from_device", "to_layout",
-    "to_memory_config", "typecast", "deallocate", "rand", "randn", "zeros", "ones", "full", "empty",
-    "zeros_like", "ones_like", "full_like", "empty_like", "rand_like",
-    "create_sharded_memory_config", "num_cores_to_corerangeset", "split_work_to_cores",
-    *_types_all, *_ops_all,
+    "Tensor",
+    "TensorSlice",
+    "open_device",
+    "close_device",
+    "manage_device",
+    "synchronize_device",
+    "from_torch",
+    "to_torch",
+    "from_numpy",
+    "to_numpy",
+    "to_device",
+    "from_device",
+    "to_layout",
+    "to_memory_config",
+    "typecast",
+    "deallocate",
+    "rand",
+    "randn",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "create_sharded_memory_config",
+    "num_cores_to_corerangeset",
+    "split_work_to_cores",
+    *_types_all,
+    *_ops_all,
 ]

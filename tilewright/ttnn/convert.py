@@ -108,9 +108,20 @@ def _prepare(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values
 
 
-def from_torch(tensor, dtype: DataType | None = None, *, spec=None, tile=None, pad_value=None,
-               layout: Layout | None = None, device=None, memory_config: MemoryConfig | None = None,
-               mesh_mapper=None, cq_id=None, **_ignored) -> Tensor:
+def from_torch(
+    tensor,
+    dtype: DataType | None = None,
+    *,
+    spec=None,
+    tile=None,
+    pad_value=None,
+    layout: Layout | None = None,
+    device=None,
+    memory_config: MemoryConfig | None = None,
+    mesh_mapper=None,
+    cq_id=None,
+    **_ignored,
+) -> Tensor:
     """Make a ttnn tensor from a torch tensor or numpy array (ttnn.from_torch)."""
     values, default = _host_values(tensor)
     dtype = DataType(dtype) if dtype is not None else default
@@ -118,8 +129,9 @@ def from_torch(tensor, dtype: DataType | None = None, *, spec=None, tile=None, p
     tshape = _tile_shape(tile)
     values = _prepare(values, dtype)
     pad = 0.0 if pad_value is None else pad_value
-    pages = encode_pages(values, dtype, layout, tshape, pad,
-                         device.dram_alignment if device is not None else 32)
+    pages = encode_pages(
+        values, dtype, layout, tshape, pad, device.dram_alignment if device is not None else 32
+    )
     host = Tensor(pages, values.shape, dtype, layout, tshape)
     if device is None:
         return host
@@ -143,8 +155,9 @@ def _torch_dtype(dtype: DataType):
     }[dtype]
 
 
-def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None, device=None,
-             cq_id=None):
+def to_torch(
+    tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None, device=None, cq_id=None
+):
     """The tensor's logical values as a torch tensor (read back from the device if needed).
 
     bfloat8_b / bfloat4_b come back as float32, uint32 as int64 and uint16 as int32
@@ -165,7 +178,9 @@ def to_numpy(tensor: Tensor) -> np.ndarray:
     return tensor.to_numpy()
 
 
-def _shard_buffer_spec(host: Tensor, memory_config: MemoryConfig) -> tuple[int, ShardSpecBuffer | None]:
+def _shard_buffer_spec(
+    host: Tensor, memory_config: MemoryConfig
+) -> tuple[int, ShardSpecBuffer | None]:
     """(page size on the device, shard geometry) for placing ``host`` with ``memory_config``."""
     if not memory_config.is_sharded():
         page = host.host_pages().shape[1]
@@ -185,29 +200,48 @@ def _shard_buffer_spec(host: Tensor, memory_config: MemoryConfig) -> tuple[int, 
         page_shape = (1, page_w)
         page = page_w * element_size(data_format_of(host.dtype))
     if rows2d % page_shape[0] or width % page_shape[1]:
-        raise DeviceError(f"tensor {tuple(host.padded_shape)} is not a whole number of pages {page_shape}")
+        raise DeviceError(
+            f"tensor {tuple(host.padded_shape)} is not a whole number of pages {page_shape}"
+        )
     geometry = ShardSpecBuffer(spec, page_shape, (rows2d // page_shape[0], width // page_shape[1]))
-    geometry.shard_shape_in_pages  # validates divisibility
+    _ = geometry.shard_shape_in_pages  # raises if the shard shape is not whole pages
     return page, geometry
 
 
 def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor:
     """Allocate a buffer for ``memory_config`` on ``device`` and write the host pages."""
     if not isinstance(memory_config, MemoryConfig):
-        raise DeviceError(f"memory_config must be a ttnn.MemoryConfig, got {type(memory_config).__name__}")
+        raise DeviceError(
+            f"memory_config must be a ttnn.MemoryConfig, got {type(memory_config).__name__}"
+        )
     if memory_config.buffer_type not in (BufferType.DRAM, BufferType.L1, BufferType.L1_SMALL):
         raise DeviceError(f"cannot place a tensor in {memory_config.buffer_type.name} memory")
     pages = host.host_pages()
     page_size, geometry = _shard_buffer_spec(host, memory_config)
     data = pages.reshape(-1, page_size)
-    buf = Buffer(device, data.shape[0] * page_size, page_size, memory_config.buffer_type,
-                 memory_config.memory_layout, geometry)
+    buf = Buffer(
+        device,
+        data.shape[0] * page_size,
+        page_size,
+        memory_config.buffer_type,
+        memory_config.memory_layout,
+        geometry,
+    )
     buf.write(data)
-    return Tensor(None, host.shape, host.dtype, host.layout, host.tile_shape, buffer=buf,
-                  memory_config=memory_config)
+    return Tensor(
+        None,
+        host.shape,
+        host.dtype,
+        host.layout,
+        host.tile_shape,
+        buffer=buf,
+        memory_config=memory_config,
+    )
 
 
-def to_device(tensor: Tensor, device, memory_config: MemoryConfig | None = None, **_ignored) -> Tensor:
+def to_device(
+    tensor: Tensor, device, memory_config: MemoryConfig | None = None, **_ignored
+) -> Tensor:
     if tensor.storage_type().name == "DEVICE":
         if tensor.device() is device and memory_config in (None, tensor.memory_config()):
             return tensor
@@ -219,26 +253,44 @@ def from_device(tensor: Tensor, **_ignored) -> Tensor:
     return tensor.cpu()
 
 
-def _rebuild(tensor: Tensor, values: np.ndarray, *, dtype=None, layout=None, memory_config=None) -> Tensor:
+def _rebuild(
+    tensor: Tensor, values: np.ndarray, *, dtype=None, layout=None, memory_config=None
+) -> Tensor:
     dtype = DataType(dtype) if dtype is not None else tensor.dtype
     layout = Layout(layout) if layout is not None else tensor.layout
     dev = tensor.device()
-    pages = encode_pages(_prepare(values, dtype), dtype, layout, tensor.tile_shape, 0.0,
-                         dev.dram_alignment if dev is not None else 32)
+    pages = encode_pages(
+        _prepare(values, dtype),
+        dtype,
+        layout,
+        tensor.tile_shape,
+        0.0,
+        dev.dram_alignment if dev is not None else 32,
+    )
     host = Tensor(pages, values.shape, dtype, layout, tensor.tile_shape)
     if dev is None:
         return host
     return place_on_device(host, dev, memory_config or tensor.memory_config())
 
 
-def to_layout(tensor: Tensor, layout: Layout, dtype: DataType | None = None,
-              memory_config: MemoryConfig | None = None, pad_value: float = 0.0, **_ignored) -> Tensor:
+def to_layout(
+    tensor: Tensor,
+    layout: Layout,
+    dtype: DataType | None = None,
+    memory_config: MemoryConfig | None = None,
+    pad_value: float = 0.0,
+    **_ignored,
+) -> Tensor:
     if Layout(layout) == tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
         return tensor
-    return _rebuild(tensor, tensor.to_numpy(), dtype=dtype, layout=layout, memory_config=memory_config)
+    return _rebuild(
+        tensor, tensor.to_numpy(), dtype=dtype, layout=layout, memory_config=memory_config
+    )
 
 
-def to_memory_config(tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None) -> Tensor:
+def to_memory_config(
+    tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None
+) -> Tensor:
     if tensor.device() is None:
         raise DeviceError("to_memory_config needs a device tensor")
     return _rebuild(tensor, tensor.to_numpy(), dtype=dtype, memory_config=memory_config)
@@ -265,8 +317,9 @@ def host_slice(tensor: Tensor, key) -> Tensor:
 
 def _make(values: np.ndarray, dtype, layout, device, memory_config, tile=None) -> Tensor:
     dtype = DataType(dtype)
-    return from_torch(values, dtype=dtype, layout=layout, device=device,
-                      memory_config=memory_config, tile=tile)
+    return from_torch(
+        values, dtype=dtype, layout=layout, device=device, memory_config=memory_config, tile=tile
+    )
 
 
 def _shape(shape) -> tuple[int, ...]:
@@ -275,43 +328,91 @@ def _shape(shape) -> tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-def rand(shape, *, device=None, dtype=DataType.BFLOAT16, layout=Layout.TILE,
-         memory_config=DRAM_MEMORY_CONFIG, low: float = 0.0, high: float = 1.0, seed: int = 0,
-         tile=None) -> Tensor:
+def rand(
+    shape,
+    *,
+    device=None,
+    dtype=DataType.BFLOAT16,
+    layout=Layout.TILE,
+    memory_config=DRAM_MEMORY_CONFIG,
+    low: float = 0.0,
+    high: float = 1.0,
+    seed: int = 0,
+    tile=None,
+) -> Tensor:
     """Uniform values in [low, high) (numpy's PCG64 with ``seed``; not bit-equal to ttnn's RNG)."""
     rng = np.random.default_rng(seed)
     values = rng.uniform(low, high, size=_shape(shape)).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
-def randn(shape, *, device=None, dtype=DataType.BFLOAT16, layout=Layout.TILE,
-          memory_config=DRAM_MEMORY_CONFIG, seed: int | None = None, tile=None) -> Tensor:
+def randn(
+    shape,
+    *,
+    device=None,
+    dtype=DataType.BFLOAT16,
+    layout=Layout.TILE,
+    memory_config=DRAM_MEMORY_CONFIG,
+    seed: int | None = None,
+    tile=None,
+) -> Tensor:
     rng = np.random.default_rng(seed)
     values = rng.standard_normal(size=_shape(shape)).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
-def full(shape, fill_value, dtype=DataType.BFLOAT16, layout=Layout.ROW_MAJOR, device=None,
-         memory_config=None, tile=None) -> Tensor:
+def full(
+    shape,
+    fill_value,
+    dtype=DataType.BFLOAT16,
+    layout=Layout.ROW_MAJOR,
+    device=None,
+    memory_config=None,
+    tile=None,
+) -> Tensor:
     dtype = DataType(dtype if dtype is not None else DataType.BFLOAT16)
     np_type = np.float32 if is_float(dtype) else np.int64
     values = np.full(_shape(shape), fill_value, dtype=np_type)
-    return _make(values, dtype, layout if layout is not None else Layout.ROW_MAJOR, device,
-                 memory_config, tile)
+    return _make(
+        values,
+        dtype,
+        layout if layout is not None else Layout.ROW_MAJOR,
+        device,
+        memory_config,
+        tile,
+    )
 
 
-def zeros(shape, dtype=DataType.BFLOAT16, layout=Layout.ROW_MAJOR, device=None, memory_config=None,
-          tile=None) -> Tensor:
+def zeros(
+    shape,
+    dtype=DataType.BFLOAT16,
+    layout=Layout.ROW_MAJOR,
+    device=None,
+    memory_config=None,
+    tile=None,
+) -> Tensor:
     return full(shape, 0, dtype, layout, device, memory_config, tile)
 
 
-def ones(shape, dtype=DataType.BFLOAT16, layout=Layout.ROW_MAJOR, device=None, memory_config=None,
-         tile=None) -> Tensor:
+def ones(
+    shape,
+    dtype=DataType.BFLOAT16,
+    layout=Layout.ROW_MAJOR,
+    device=None,
+    memory_config=None,
+    tile=None,
+) -> Tensor:
     return full(shape, 1, dtype, layout, device, memory_config, tile)
 
 
-def empty(shape, dtype=DataType.BFLOAT16, layout=Layout.ROW_MAJOR, device=None,
-          memory_config=DRAM_MEMORY_CONFIG, tile=None) -> Tensor:
+def empty(
+    shape,
+    dtype=DataType.BFLOAT16,
+    layout=Layout.ROW_MAJOR,
+    device=None,
+    memory_config=DRAM_MEMORY_CONFIG,
+    tile=None,
+) -> Tensor:
     """An uninitialised tensor (zero-filled here, so runs stay deterministic)."""
     return full(shape, 0, dtype, layout, device, memory_config, tile)
 
@@ -326,24 +427,42 @@ def _like(ref: Tensor, dtype, layout, device, memory_config):
 
 
 def zeros_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full(ref.shape, 0, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape)
+    return full(
+        ref.shape, 0, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
+    )
 
 
 def ones_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full(ref.shape, 1, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape)
+    return full(
+        ref.shape, 1, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
+    )
 
 
-def full_like(ref: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full(ref.shape, fill_value, *_like(ref, dtype, layout, device, memory_config),
-                tile=ref.tile_shape)
+def full_like(
+    ref: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None
+) -> Tensor:
+    return full(
+        ref.shape,
+        fill_value,
+        *_like(ref, dtype, layout, device, memory_config),
+        tile=ref.tile_shape,
+    )
 
 
 def empty_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return zeros_like(ref, dtype, layout, device, memory_config)
 
 
-def rand_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int = 0) -> Tensor:
+def rand_like(
+    ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int = 0
+) -> Tensor:
     d, lay, dev, mc = _like(ref, dtype, layout, device, memory_config)
-    return rand(ref.shape, device=dev, dtype=d, layout=lay, memory_config=mc or DRAM_MEMORY_CONFIG,
-                seed=seed, tile=ref.tile_shape)
-
+    return rand(
+        ref.shape,
+        device=dev,
+        dtype=d,
+        layout=lay,
+        memory_config=mc or DRAM_MEMORY_CONFIG,
+        seed=seed,
+        tile=ref.tile_shape,
+    )

@@ -26,6 +26,7 @@ __all__ = [
 
 _OPEN: dict[int, Device] = {}
 
+
 def _system_desc(system_desc, board):
     from tilewright import target
     from tilewright.device import session
@@ -40,10 +41,18 @@ def _system_desc(system_desc, board):
     return target.board_preset(name).system_desc
 
 
-def open_device(*, device_id: int = 0, l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
-                trace_region_size: int = 0, dispatch_core_config=None, worker_l1_size=None,
-                system_desc=None, board: str | None = None, options: EngineOptions | None = None,
-                **_ignored) -> Device:
+def open_device(
+    *,
+    device_id: int = 0,
+    l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
+    trace_region_size: int = 0,
+    dispatch_core_config=None,
+    worker_l1_size=None,
+    system_desc=None,
+    board: str | None = None,
+    options: EngineOptions | None = None,
+    **_ignored,
+) -> Device:
     """Open virtual device ``device_id`` (a chip position of the system descriptor)."""
     if device_id in _OPEN and not _OPEN[device_id].closed:
         raise DeviceError(f"device {device_id} is already open; close it first")
@@ -53,8 +62,13 @@ def open_device(*, device_id: int = 0, l1_small_size: int = DEFAULT_L1_SMALL_SIZ
         raise DeviceError(f"device_id {device_id} does not exist: the system has {n} chip(s)")
     from tilewright.device import session
 
-    dev = Device(sd, chip=device_id, device_id=device_id, l1_small_size=l1_small_size,
-                 options=options or session.engine_options())
+    dev = Device(
+        sd,
+        chip=device_id,
+        device_id=device_id,
+        l1_small_size=l1_small_size,
+        options=options or session.engine_options(),
+    )
     _OPEN[device_id] = dev
     return dev
 

@@ -30,24 +30,35 @@ def _round_up(v: int, a: int) -> int:
     return -(-v // a) * a
 
 
-def create_sharded_memory_config(shape, core_grid, strategy: ShardStrategy,
-                                 orientation: ShardOrientation | None = None, halo: bool = False,
-                                 use_height_and_width_as_shard_shape: bool = False,
-                                 tile_size: int = 32) -> MemoryConfig:
+def create_sharded_memory_config(
+    shape,
+    core_grid,
+    strategy: ShardStrategy,
+    orientation: ShardOrientation | None = None,
+    halo: bool = False,
+    use_height_and_width_as_shard_shape: bool = False,
+    tile_size: int = 32,
+) -> MemoryConfig:
     """A sharded L1 MemoryConfig for a tensor of ``shape`` over ``core_grid``."""
     strategy = ShardStrategy(strategy)
-    orientation = ShardOrientation(orientation) if orientation is not None else ShardOrientation.ROW_MAJOR
+    orientation = (
+        ShardOrientation(orientation) if orientation is not None else ShardOrientation.ROW_MAJOR
+    )
     if isinstance(core_grid, CoreGrid):
         grid = core_grid.to_core_range_set()
         gx, gy = core_grid.x, core_grid.y
     elif isinstance(core_grid, CoreRangeSet):
         if not use_height_and_width_as_shard_shape:
-            raise DeviceError("a CoreRangeSet core_grid needs use_height_and_width_as_shard_shape=True")
+            raise DeviceError(
+                "a CoreRangeSet core_grid needs use_height_and_width_as_shard_shape=True"
+            )
         grid = core_grid
         box = grid.bounding_box()
         gx, gy = box.grid_size().x, box.grid_size().y
     else:
-        raise DeviceError(f"core_grid must be a ttnn.CoreGrid or CoreRangeSet, got {type(core_grid).__name__}")
+        raise DeviceError(
+            f"core_grid must be a ttnn.CoreGrid or CoreRangeSet, got {type(core_grid).__name__}"
+        )
     shape = tuple(int(s) for s in shape)
     if use_height_and_width_as_shard_shape:
         shard = (shape[-2], shape[-1])
@@ -67,7 +78,9 @@ def create_sharded_memory_config(shape, core_grid, strategy: ShardStrategy,
     return MemoryConfig(_LAYOUT[strategy], BufferType.L1, ShardSpec(grid, shard, orientation))
 
 
-def num_cores_to_corerangeset(target_num_cores: int, grid_size: CoreCoord, row_wise: bool = False) -> CoreRangeSet:
+def num_cores_to_corerangeset(
+    target_num_cores: int, grid_size: CoreCoord, row_wise: bool = False
+) -> CoreRangeSet:
     """The first ``target_num_cores`` cores of a grid as a CoreRangeSet (ttnn semantics)."""
     gx, gy = grid_size.x, grid_size.y
     if not 0 < target_num_cores <= gx * gy:

@@ -65,15 +65,24 @@ def _padded_shape(shape: tuple[int, ...], layout: Layout, tile: TileShape) -> tu
     return (*batch, -(-h // th) * th, -(-w // tw) * tw)
 
 
-def encode_pages(values: np.ndarray, dtype: DataType, layout: Layout, tile: TileShape,
-                 pad_value: float = 0.0, dram_alignment: int = 32) -> np.ndarray:
+def encode_pages(
+    values: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    tile: TileShape,
+    pad_value: float = 0.0,
+    dram_alignment: int = 32,
+) -> np.ndarray:
     """Logical values → page bytes, uint8 of shape (num_pages, page_size)."""
     fmt = data_format_of(dtype)
     if layout == Layout.TILE:
         if values.ndim < 2:
             raise DeviceError("TILE layout needs a tensor of rank 2 or more")
-        padded = pad_to_tiles(values, tile, pad_value) if values.shape != _padded_shape(
-            values.shape, layout, tile) else values
+        padded = (
+            pad_to_tiles(values, tile, pad_value)
+            if values.shape != _padded_shape(values.shape, layout, tile)
+            else values
+        )
         *batch, hp, wp = padded.shape
         tiles = tilize(padded.reshape(math.prod(batch), hp, wp), tile)
         tiles = tiles.reshape(-1, tile.height * tile.width)
@@ -89,8 +98,15 @@ def encode_pages(values: np.ndarray, dtype: DataType, layout: Layout, tile: Tile
     return data.reshape(rows.shape[0], -1)
 
 
-def decode_pages(pages: np.ndarray, dtype: DataType, layout: Layout, tile: TileShape,
-                 shape: tuple[int, ...], padded: tuple[int, ...], dram_alignment: int = 32) -> np.ndarray:
+def decode_pages(
+    pages: np.ndarray,
+    dtype: DataType,
+    layout: Layout,
+    tile: TileShape,
+    shape: tuple[int, ...],
+    padded: tuple[int, ...],
+    dram_alignment: int = 32,
+) -> np.ndarray:
     """Page bytes → logical values (float32 for float types, integers otherwise)."""
     fmt = data_format_of(dtype)
     if layout == Layout.TILE:
@@ -129,16 +145,26 @@ class TensorSlice:
         return tuple(s.stop - s.start for s in self.index)
 
     def __repr__(self) -> str:
-        parts = [str(s.start) if q else f"{s.start}:{s.stop}" for s, q in zip(self.index, self.squeezed)]
+        parts = [
+            str(s.start) if q else f"{s.start}:{s.stop}" for s, q in zip(self.index, self.squeezed)
+        ]
         return f"TensorSlice[{', '.join(parts)}]"
 
 
 class Tensor:
     """A ttnn tensor on the host or on a device."""
 
-    def __init__(self, pages: np.ndarray | None, shape, dtype: DataType, layout: Layout,
-                 tile: TileShape = TILE_32x32, *, buffer: Buffer | None = None,
-                 memory_config: MemoryConfig | None = None) -> None:
+    def __init__(
+        self,
+        pages: np.ndarray | None,
+        shape,
+        dtype: DataType,
+        layout: Layout,
+        tile: TileShape = TILE_32x32,
+        *,
+        buffer: Buffer | None = None,
+        memory_config: MemoryConfig | None = None,
+    ) -> None:
         self.shape = Shape(shape)
         self.dtype = DataType(dtype)
         self.layout = Layout(layout)
@@ -228,8 +254,15 @@ class Tensor:
 
     def to_numpy(self) -> np.ndarray:
         align = self._buffer.device.dram_alignment if self._buffer is not None else 32
-        return decode_pages(self.host_pages(), self.dtype, self.layout, self._tile,
-                            tuple(self.shape), tuple(self.padded_shape), align)
+        return decode_pages(
+            self.host_pages(),
+            self.dtype,
+            self.layout,
+            self._tile,
+            tuple(self.shape),
+            tuple(self.padded_shape),
+            align,
+        )
 
     def to_torch(self):
         from tilewright.ttnn.convert import to_torch
@@ -340,4 +373,3 @@ class Tensor:
         from tilewright.ttnn import operations
 
         return operations.neg(self)
-

@@ -80,7 +80,9 @@ uint32 = DataType.UINT32
 uint16 = DataType.UINT16
 uint8 = DataType.UINT8
 
-_FLOAT_TYPES = frozenset({DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B, DataType.BFLOAT4_B})
+_FLOAT_TYPES = frozenset(
+    {DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B, DataType.BFLOAT4_B}
+)
 
 
 def is_float(dtype: DataType) -> bool:
@@ -200,4 +202,3 @@ class CoreGrid:
 
     def to_core_range_set(self) -> CoreRangeSet:
         return CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(self.x - 1, self.y - 1))])
-

@@ -28,7 +28,9 @@ class CopyTransferHandler:
 
     __slots__ = ("block", "done_at", "waited", "direction", "slice", "trace_start")
 
-    def __init__(self, block: TensorBlock | None, done_at: int, direction: str, sl, trace_start: int) -> None:
+    def __init__(
+        self, block: TensorBlock | None, done_at: int, direction: str, sl, trace_start: int
+    ) -> None:
         self.block = block
         self.done_at = done_at
         self.waited = False
@@ -47,7 +49,9 @@ class CopyTransferHandler:
     def wait(self) -> None:
         """Block until the transfer completed; the handle is unusable afterwards."""
         if self.waited:
-            raise DFBContractError(f"transfer handle of {self.what} was already waited; a handle is single-use")
+            raise DFBContractError(
+                f"transfer handle of {self.what} was already waited; a handle is single-use"
+            )
         run = current_kernel("transfer.wait()")
         self.waited = True
         if run.clock < self.done_at:
@@ -76,12 +80,16 @@ class GroupTransfer:
         if self._done:
             raise DFBContractError("GroupTransfer.add() after wait_all(); a group is single-use")
         if not hasattr(transfer, "wait"):
-            raise KernelError(f"GroupTransfer.add() takes a transfer handle, got {type(transfer).__name__}")
+            raise KernelError(
+                f"GroupTransfer.add() takes a transfer handle, got {type(transfer).__name__}"
+            )
         self._items.append(transfer)
 
     def wait_all(self) -> None:
         if self._done:
-            raise DFBContractError("GroupTransfer.wait_all() was already called; a group is single-use")
+            raise DFBContractError(
+                "GroupTransfer.wait_all() was already called; a group is single-use"
+            )
         self._done = True
         for item in self._items:
             item.wait()
@@ -97,7 +105,9 @@ def copy(src, dst):
     """Start an asynchronous copy; exactly one side is a block (spec §Copy)."""
     run = current_kernel("ttl.copy")
     if run.context.kernel.kind == "compute":
-        raise KernelError(f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel")
+        raise KernelError(
+            f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel"
+        )
     from tilewright.compiler.runtime import pipes
 
     if isinstance(dst, TensorBlock):
@@ -121,7 +131,9 @@ def copy(src, dst):
 
 
 def _kind(x) -> str:
-    return {TensorBlock: "block", TensorSlice: "tensor slice", Tensor: "tensor"}.get(type(x), type(x).__name__)
+    return {TensorBlock: "block", TensorSlice: "tensor slice", Tensor: "tensor"}.get(
+        type(x), type(x).__name__
+    )
 
 
 def _whole(t: Tensor) -> TensorSlice:
@@ -174,7 +186,9 @@ def _shapes_match(sl: TensorSlice, block_shape: tuple[int, ...]) -> bool:
         return True
     if r > len(full):
         return False
-    return tuple(full[len(full) - r :]) == tuple(block_shape) and all(e == 1 for e in full[: len(full) - r])
+    return tuple(full[len(full) - r :]) == tuple(block_shape) and all(
+        e == 1 for e in full[: len(full) - r]
+    )
 
 
 def _tile_pages(sl: TensorSlice) -> np.ndarray:
@@ -182,8 +196,10 @@ def _tile_pages(sl: TensorSlice) -> np.ndarray:
     grid = sl.tensor.page_grid()
     if len(grid) == 2:  # the common case, without numpy's index machinery
         (r, c), w = sl.index, grid[1]
-        return np.array([row * w + col for row in range(r.start, r.stop) for col in range(c.start, c.stop)],
-                        dtype=np.int64)
+        return np.array(
+            [row * w + col for row in range(r.start, r.stop) for col in range(c.start, c.stop)],
+            dtype=np.int64,
+        )
     ranges = [np.arange(s.start, s.stop) for s in sl.index]
     return np.ravel_multi_index(np.ix_(*ranges), grid).reshape(-1)
 

@@ -24,21 +24,36 @@ def _render_tensor(t, num_pages):
     assert isinstance(t, Tensor)
     pages = t.host_pages()
     n = pages.shape[0] if num_pages is None else min(int(num_pages), pages.shape[0])
-    return f"tensor {list(t.shape)} {t.dtype.name.lower()}: {n} of {pages.shape[0]} pages\n{pages[:n]}"
+    return (
+        f"tensor {list(t.shape)} {t.dtype.name.lower()}: {n} of {pages.shape[0]} pages\n{pages[:n]}"
+    )
 
 
 def make_print(original):
-    def kernel_print(*args, sep=" ", end="\n", file=None, flush=False, thread=None, num_pages=None,
-                     label=None, _dump_dst_registers=False):
+    def kernel_print(
+        *args,
+        sep=" ",
+        end="\n",
+        file=None,
+        flush=False,
+        thread=None,
+        num_pages=None,
+        label=None,
+        _dump_dst_registers=False,
+    ):
         run = ACTIVE.run
         if run is None or file is not None:
             return original(*args, sep=sep, end=end, file=file, flush=flush)
         kind = run.context.kernel.kind
         if thread is not None:
             if kind != "compute":
-                raise KernelError("print(thread=...) selects a TRISC and is for compute kernels only")
+                raise KernelError(
+                    "print(thread=...) selects a TRISC and is for compute kernels only"
+                )
             if thread not in _THREADS:
-                raise KernelError(f"print(thread={thread!r}): expected one of {', '.join(_THREADS)}")
+                raise KernelError(
+                    f"print(thread={thread!r}): expected one of {', '.join(_THREADS)}"
+                )
         if num_pages is not None and kind == "compute":
             raise KernelError("print(..., num_pages=...) is for data-movement kernels only")
         from tilewright.ttnn.tensor import Tensor

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilewright.compiler.runtime.blockstate import Context, Op, State, check_and_apply
-from tilewright.compiler.runtime.expr import BlockExpr, BlockOperators, as_value, evaluate, shape_text
+from tilewright.compiler.runtime.expr import (
+    BlockExpr,
+    BlockOperators,
+    as_value,
+    evaluate,
+    shape_text,
+)
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
 from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
@@ -50,9 +56,22 @@ def _is_compute(run) -> bool:
 class DataflowBuffer:
     """A dataflow buffer of one node (``ttl.make_dataflow_buffer_like`` / ``ttl.make_dfb``)."""
 
-    def __init__(self, *, name: str, core, index: int, shape: tuple[int, ...], block_count: int,
-                 data_format, dtype, tile, tiled: bool, page_size: int, elem_size: int,
-                 loc=None) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        core,
+        index: int,
+        shape: tuple[int, ...],
+        block_count: int,
+        data_format,
+        dtype,
+        tile,
+        tiled: bool,
+        page_size: int,
+        elem_size: int,
+        loc=None,
+    ) -> None:
         self.name = name
         self.core = core
         self.index = index
@@ -97,7 +116,9 @@ class DataflowBuffer:
         if cb is None:
             cb = self.core.cbs[self.index]
             if cb is None:
-                raise KernelError(f"DFB '{self.name}' has no circular buffer on node {self.core.logical}")
+                raise KernelError(
+                    f"DFB '{self.name}' has no circular buffer on node {self.core.logical}"
+                )
             self._cb = cb
         return cb
 
@@ -159,8 +180,9 @@ class DataflowBuffer:
         addr += len(held) * self.block_bytes
         if addr >= cb.fifo_limit:
             addr -= cb.fifo_limit - cb.fifo_addr
-        block = TensorBlock(self, addr, side.compute_context if compute else side.dm_context, run,
-                            side.initial)
+        block = TensorBlock(
+            self, addr, side.compute_context if compute else side.dm_context, run, side.initial
+        )
         held.append(block)
         return block
 
@@ -245,7 +267,9 @@ class _Side:
     initial: State
 
 
-_PRODUCER = _Side("reserve", True, "write", "push", Context.CK_RESERVE, Context.DM_RESERVE, State.MW)
+_PRODUCER = _Side(
+    "reserve", True, "write", "push", Context.CK_RESERVE, Context.DM_RESERVE, State.MW
+)
 _CONSUMER = _Side("wait", False, "read", "pop", Context.CK_WAIT, Context.DM_WAIT, State.MR)
 
 
@@ -298,7 +322,7 @@ class TensorBlock(BlockOperators):
         return self.dfb.core.l1[self.addr : self.addr + self.dfb.block_bytes]
 
     def describe(self) -> str:
-        """"block 'x' (reserved from DFB 'y')", the variable name found only now, on error."""
+        """ "block 'x' (reserved from DFB 'y')", the variable name found only now, on error."""
         name = _variable_name(self)
         acq = "reserved from" if self.is_reserve else "waited from"
         who = f"block '{name}'" if name else "a block"
@@ -316,7 +340,11 @@ class TensorBlock(BlockOperators):
             th, tw = dfb.tile.height, dfb.tile.width
             return mat.reshape(*batch, rows * th, cols * tw) if batch else mat
         count = math.prod(dfb.shape)
-        return decode_elements(self.memory(), dfb.data_format, count).reshape(dfb.shape).astype(np.float32)
+        return (
+            decode_elements(self.memory(), dfb.data_format, count)
+            .reshape(dfb.shape)
+            .astype(np.float32)
+        )
 
     def write_values(self, values: np.ndarray) -> None:
         dfb = self.dfb
@@ -324,7 +352,9 @@ class TensorBlock(BlockOperators):
             th, tw = dfb.tile.height, dfb.tile.width
             mat = values.reshape(-1, values.shape[-1]) if values.ndim > 2 else values
             if mat.shape[0] % th or mat.shape[1] % tw:
-                raise BlockStateError(f"value of shape {values.shape} is not a whole number of tiles")
+                raise BlockStateError(
+                    f"value of shape {values.shape} is not a whole number of tiles"
+                )
             data = encode_block(mat, dfb.data_format, dfb.tile)
         else:
             data = encode_elements(values.reshape(-1), dfb.data_format)

@@ -19,7 +19,15 @@ from tilewright.device.formats import TILE_32x32
 from tilewright.device.ops import OpError, bind_params, get_op, result_shape
 from tilewright.errors import KernelError
 
-__all__ = ["BlockOperators", "BlockExpr", "evaluate", "as_value", "bind_op", "shape_text", "fill_value"]
+__all__ = [
+    "BlockOperators",
+    "BlockExpr",
+    "evaluate",
+    "as_value",
+    "bind_op",
+    "shape_text",
+    "fill_value",
+]
 
 
 def shape_text(shape) -> str:
@@ -130,7 +138,9 @@ def _operand(x):
         return x.as_block_value()
     if isinstance(x, (int, float, np.floating, np.integer)) and not isinstance(x, bool):
         return float(x)
-    raise KernelError(f"block expression operand must be a block or a number, got {type(x).__name__}")
+    raise KernelError(
+        f"block expression operand must be a block or a number, got {type(x).__name__}"
+    )
 
 
 def _check_compute(name: str) -> None:

@@ -67,7 +67,9 @@ def _element(block: TensorBlock, coords, what: str) -> int:
     if not isinstance(block, TensorBlock):
         raise KernelError(f"{what}: the first argument must be a block, got {type(block).__name__}")
     if block.dfb.data_format not in _SCALAR_FORMATS:
-        raise KernelError(f"{what}: blocks of {block.dtype.name.lower()} are not supported (f32 and bf16 only)")
+        raise KernelError(
+            f"{what}: blocks of {block.dtype.name.lower()} are not supported (f32 and bf16 only)"
+        )
     dfb = block.dfb
     if dfb.tiled:
         *batch, r, c = dfb.shape
@@ -75,7 +77,9 @@ def _element(block: TensorBlock, coords, what: str) -> int:
     else:
         extent = dfb.shape
     if len(coords) != len(extent):
-        raise KernelError(f"{what}: give one element coordinate per block dimension ({len(extent)}), got {len(coords)}")
+        raise KernelError(
+            f"{what}: give one element coordinate per block dimension ({len(extent)}), got {len(coords)}"
+        )
     for i, (c, n) in enumerate(zip(coords, extent)):
         if not isinstance(c, (int, np.integer)) or not 0 <= c < n:
             raise KernelError(f"{what}: coordinate {i} is {c!r}, outside 0..{n - 1}")
@@ -108,7 +112,9 @@ def raw_element_write(block: TensorBlock, *args) -> None:
             "writable (MW or RW)"
         )
     if not isinstance(value, (float, int, np.floating)) or isinstance(value, bool):
-        raise KernelError(f"ttl.raw_element_write: value must be a float, got {type(value).__name__}")
+        raise KernelError(
+            f"ttl.raw_element_write: value must be a float, got {type(value).__name__}"
+        )
     vals = _values(block).copy()
     vals[flat] = value
     shape = block.values().shape
@@ -120,5 +126,7 @@ def read_index(block: TensorBlock, *coords) -> int:
     """An element as an index: truncated toward zero; finite, >= 0 and <= INT32_MAX."""
     v = raw_element_read(block, *coords)
     if not math.isfinite(v) or v < 0 or v > 2**31 - 1:
-        raise KernelError(f"ttl.read_index: element value {v} is not a valid index (finite, 0..2**31-1)")
+        raise KernelError(
+            f"ttl.read_index: element value {v} is not a valid index (finite, 0..2**31-1)"
+        )
     return int(v)

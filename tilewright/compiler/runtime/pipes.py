@@ -53,23 +53,31 @@ def _coord(value, what: str) -> tuple:
         out = []
         for i, v in enumerate(value):
             if isinstance(v, slice):
-                if not (isinstance(v.start, int) and isinstance(v.stop, int)) or v.step not in (None, 1):
+                if not (isinstance(v.start, int) and isinstance(v.stop, int)) or v.step not in (
+                    None,
+                    1,
+                ):
                     raise InterfaceError(
                         f"{what}: slice {i} must have explicit int start and stop and step 1, got "
                         f"{v.start}:{v.stop}:{v.step}",
                         loc=caller_loc(),
                     )
                 if not v.start < v.stop:
-                    raise InterfaceError(f"{what}: slice {i} must have start < stop, got {v.start}:{v.stop}",
-                                         loc=caller_loc())
+                    raise InterfaceError(
+                        f"{what}: slice {i} must have start < stop, got {v.start}:{v.stop}",
+                        loc=caller_loc(),
+                    )
                 out.append(slice(v.start, v.stop))
             elif isinstance(v, int) and not isinstance(v, bool):
                 out.append(v)
             else:
-                raise InterfaceError(f"{what}: coordinate {i} must be an int or a slice, got {v!r}",
-                                     loc=caller_loc())
+                raise InterfaceError(
+                    f"{what}: coordinate {i} must be an int or a slice, got {v!r}", loc=caller_loc()
+                )
         return tuple(out)
-    raise InterfaceError(f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=caller_loc())
+    raise InterfaceError(
+        f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=caller_loc()
+    )
 
 
 def _to_xy(coord: tuple) -> tuple[int, int]:
@@ -106,7 +114,9 @@ class Pipe:
         return _to_xy(self.src)
 
     def dst_nodes(self) -> list[tuple[int, int]]:
-        ranges = [range(c.start, c.stop) if isinstance(c, slice) else range(c, c + 1) for c in self.dst]
+        ranges = [
+            range(c.start, c.stop) if isinstance(c, slice) else range(c, c + 1) for c in self.dst
+        ]
         if len(ranges) == 1:
             return [(x, 0) for x in ranges[0]]
         return [(x, y) for y in ranges[1] for x in ranges[0]]
@@ -159,19 +169,27 @@ class PipeNet:
 
     def __init__(self, pipes, graph=None) -> None:
         if graph is not None:
-            raise InterfaceError("ttl.PipeNet(graph=...): multi-device transfer graphs are not supported",
-                                 loc=caller_loc())
+            raise InterfaceError(
+                "ttl.PipeNet(graph=...): multi-device transfer graphs are not supported",
+                loc=caller_loc(),
+            )
         pipes = list(pipes) if not isinstance(pipes, Pipe) else [pipes]
         if not pipes:
             raise InterfaceError("ttl.PipeNet needs at least one pipe", loc=caller_loc())
         for p in pipes:
             if not isinstance(p, Pipe):
-                raise InterfaceError(f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}", loc=caller_loc())
+                raise InterfaceError(
+                    f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}", loc=caller_loc()
+                )
         if len({p.multicast for p in pipes}) > 1:
-            raise InterfaceError("ttl.PipeNet mixes unicast and multicast pipes; a net has one kind",
-                                 loc=caller_loc())
+            raise InterfaceError(
+                "ttl.PipeNet mixes unicast and multicast pipes; a net has one kind",
+                loc=caller_loc(),
+            )
         if len({p.rank for p in pipes}) > 1:
-            raise InterfaceError("ttl.PipeNet pipes use coordinates of different ranks", loc=caller_loc())
+            raise InterfaceError(
+                "ttl.PipeNet pipes use coordinates of different ranks", loc=caller_loc()
+            )
         if pipes[0].multicast:
             seen: dict[tuple[int, int], Pipe] = {}
             for p in pipes:
@@ -198,7 +216,9 @@ class PipeNet:
         for p in self.pipes:
             for n in [p.src_node(), *p.dst_nodes()]:
                 if not (0 <= n[0] < cols and 0 <= n[1] < rows):
-                    raise InterfaceError(f"{p!r}: node {n} is outside the {cols}x{rows} grid", loc=self.loc)
+                    raise InterfaceError(
+                        f"{p!r}: node {n} is outside the {cols}x{rows} grid", loc=self.loc
+                    )
 
     # -- roles -------------------------------------------------------------------------------
 
@@ -229,7 +249,9 @@ class PipeNet:
     def _dm_only(self, what: str) -> None:
         run = current_kernel(f"{what}")
         if run.context.kernel.kind == "compute":
-            raise KernelError(f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel")
+            raise KernelError(
+                f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel"
+            )
         if state.CURRENT is not None and not SETUP_STACK:
             self._check_grid(state.CURRENT.grid)
 
@@ -257,7 +279,18 @@ class PipeNet:
 
 
 class _Send:
-    __slots__ = ("block", "pipe", "node", "remaining", "done", "done_at", "queue", "started", "run", "label")
+    __slots__ = (
+        "block",
+        "pipe",
+        "node",
+        "remaining",
+        "done",
+        "done_at",
+        "queue",
+        "started",
+        "run",
+        "label",
+    )
 
     def __init__(self, run, block, ident: SrcPipeIdentity, node) -> None:
         self.run = run
@@ -280,7 +313,17 @@ class _Send:
 
 
 class _Recv:
-    __slots__ = ("block", "pipe", "node", "done", "done_at", "queue", "consumed", "listeners", "run")
+    __slots__ = (
+        "block",
+        "pipe",
+        "node",
+        "done",
+        "done_at",
+        "queue",
+        "consumed",
+        "listeners",
+        "run",
+    )
 
     def __init__(self, run, block, ident: DstPipeIdentity, node) -> None:
         self.run = run
@@ -425,7 +468,9 @@ def receive(run, ident, block: TensorBlock) -> ReceiveRequest:
         )
     node = _node_of(run)
     if node not in ident.pipe.dst_nodes():
-        raise KernelError(f"ttl.copy(pipe, block): node {node} is not a destination of {ident.pipe!r}")
+        raise KernelError(
+            f"ttl.copy(pipe, block): node {node} is not a destination of {ident.pipe!r}"
+        )
     if not block.is_reserve:
         raise KernelError(
             f"ttl.copy(pipe, block) writes the block, so it must come from reserve(); "
@@ -479,8 +524,13 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
     tracer = state.TRACER
     if tracer is not None:
         kind = "multicast" if s.pipe.multicast else "pipe write"
-        tracer.span(s.run, kind, start, done_at,
-                    {"pipe": repr(s.pipe), "bytes": nbytes, "destinations": len(chans)})
+        tracer.span(
+            s.run,
+            kind,
+            start,
+            done_at,
+            {"pipe": repr(s.pipe), "bytes": nbytes, "destinations": len(chans)},
+        )
 
 
 def wait_any(requests, start: int = 0) -> ReadyReceive:
@@ -489,7 +539,9 @@ def wait_any(requests, start: int = 0) -> ReadyReceive:
     if not isinstance(requests, tuple) or not requests:
         raise KernelError("ttl.wait_any takes a non-empty tuple of ReceiveRequests")
     if any(not isinstance(r, ReceiveRequest) for r in requests):
-        raise KernelError("ttl.wait_any takes ReceiveRequests (the results of ttl.copy(pipe, block))")
+        raise KernelError(
+            "ttl.wait_any takes ReceiveRequests (the results of ttl.copy(pipe, block))"
+        )
     if len({id(r) for r in requests}) != len(requests):
         raise KernelError("ttl.wait_any: the requests must be distinct")
     if not isinstance(start, int) or not 0 <= start < len(requests):
@@ -516,7 +568,7 @@ def wait_any(requests, start: int = 0) -> ReadyReceive:
 
 def check_unmatched(launch) -> None:
     """After a launch: any send or receive that nothing matched is an error."""
-    for (net_key, index, node), ch in sorted(launch.channels.items(), key=lambda kv: str(kv[0])):
+    for (_net_key, _index, node), ch in sorted(launch.channels.items(), key=lambda kv: str(kv[0])):
         if ch.sends:
             s = ch.sends[0]
             raise KernelError(

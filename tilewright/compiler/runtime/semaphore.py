@@ -45,14 +45,18 @@ def _dm_run(what: str):
 def _node_xy(node, grid, what: str) -> tuple[int, int]:
     if isinstance(node, int) and not isinstance(node, bool):
         xy = (node, 0)
-    elif isinstance(node, (tuple, list)) and 1 <= len(node) <= 2 and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in node
+    elif (
+        isinstance(node, (tuple, list))
+        and 1 <= len(node) <= 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in node)
     ):
         xy = (node[0], node[1] if len(node) > 1 else 0)
     else:
         raise InterfaceError(f"{what}: expected a node coordinate, got {node!r}", loc=caller_loc())
     if not (0 <= xy[0] < grid[0] and 0 <= xy[1] < grid[1]):
-        raise InterfaceError(f"{what}: node {xy} is outside the {grid[0]}x{grid[1]} grid", loc=caller_loc())
+        raise InterfaceError(
+            f"{what}: node {xy} is outside the {grid[0]}x{grid[1]} grid", loc=caller_loc()
+        )
     return xy
 
 
@@ -65,16 +69,22 @@ def _range_xy(rng, grid, what: str) -> tuple[tuple[int, int], tuple[int, int]]:
     lo, hi = [], []
     for i, v in enumerate(rng):
         if isinstance(v, slice):
-            if not (isinstance(v.start, int) and isinstance(v.stop, int) and v.start < v.stop) or v.step not in (None, 1):
-                raise InterfaceError(f"{what}: slice {i} needs int start < stop and step 1", loc=caller_loc())
+            if not (
+                isinstance(v.start, int) and isinstance(v.stop, int) and v.start < v.stop
+            ) or v.step not in (None, 1):
+                raise InterfaceError(
+                    f"{what}: slice {i} needs int start < stop and step 1", loc=caller_loc()
+                )
             lo.append(v.start)
             hi.append(v.stop - 1)
         elif isinstance(v, int) and not isinstance(v, bool):
             lo.append(v)
             hi.append(v)
         else:
-            raise InterfaceError(f"{what}: range component {i} must be an int or a slice, got {v!r}",
-                                 loc=caller_loc())
+            raise InterfaceError(
+                f"{what}: range component {i} must be an int or a slice, got {v!r}",
+                loc=caller_loc(),
+            )
     if len(lo) == 1:
         lo.append(0)
         hi.append(0)
@@ -82,7 +92,9 @@ def _range_xy(rng, grid, what: str) -> tuple[tuple[int, int], tuple[int, int]]:
         raise InterfaceError(f"{what}: node ranges have 1 or 2 dimensions", loc=caller_loc())
     for a, b, n in ((lo[0], hi[0], grid[0]), (lo[1], hi[1], grid[1])):
         if not (0 <= a and b < n):
-            raise InterfaceError(f"{what}: range {tuple(rng)} leaves the {grid[0]}x{grid[1]} grid", loc=caller_loc())
+            raise InterfaceError(
+                f"{what}: range {tuple(rng)} leaves the {grid[0]}x{grid[1]} grid", loc=caller_loc()
+            )
     return (lo[0], lo[1]), (hi[0], hi[1])
 
 
@@ -190,7 +202,9 @@ class MulticastRemoteSemaphore:
         a, b = device.core(*self.lo), device.core(*self.hi)
         mcast = noc_multicast_addr(a.noc_x, a.noc_y, b.noc_x, b.noc_y, self.sem.address)
         try:
-            cores, local = multicast_targets(device, run.core, mcast, False, "MulticastRemoteSemaphore.set")
+            cores, local = multicast_targets(
+                device, run.core, mcast, False, "MulticastRemoteSemaphore.set"
+            )
         except NocError as exc:
             raise KernelError(
                 f"MulticastRemoteSemaphore.set on node {run.core.logical}: {exc.message} "

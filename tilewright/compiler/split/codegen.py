@@ -210,7 +210,9 @@ def generate(
     copies = [s for _, s in walk_with_paths(tree.body)]
     placement = {p.path: p for p in plan.statements}
     paths = [p for p, _ in walk_with_paths(plan.body.body)]
-    selections = {id(c): frozenset(placement[p].kernels) for p, c in zip(paths, copies, strict=True)}
+    selections = {
+        id(c): frozenset(placement[p].kernels) for p, c in zip(paths, copies, strict=True)
+    }
     by_path = dict(zip(paths, copies, strict=True))
 
     dfb_names = {t.dfb for t in plan.transactions} | {d.name for d in plan.setup if d.kind == "dfb"}

@@ -61,7 +61,7 @@ def build_events(
         items.setdefault(s.kernel, []).append(
             (_key(s, start, end, with_paths), s.dfb, s.kind, s.line)
         )
-    for path, line, call, kernels, _touches in syncs:
+    for path, line, _call, kernels, _touches in syncs:
         for k in kernels:
             items.setdefault(k, []).append(((start[path], 0), "", "sync", line, path))
     events: list[DFBEvent] = []

@@ -95,7 +95,9 @@ class InterleavedAddrGen:
 class InterleavedAddrGenFast(InterleavedAddrGen):
     """``InterleavedAddrGenFast<IsDram>{bank_base_address, page_size, data_format}``."""
 
-    def __init__(self, bank_base_address: int, page_size: int, data_format=None, is_dram: bool = True):
+    def __init__(
+        self, bank_base_address: int, page_size: int, data_format=None, is_dram: bool = True
+    ):
         super().__init__(bank_base_address, page_size, is_dram)
         self.data_format = data_format
 
@@ -146,7 +148,9 @@ class TensorAccessorArgs:
 class TensorAccessor:
     """``TensorAccessor(args, bank_base_address, page_size)``: page id → NoC address."""
 
-    def __init__(self, args: TensorAccessorArgs, bank_base_address: int, page_size: int = 0) -> None:
+    def __init__(
+        self, args: TensorAccessorArgs, bank_base_address: int, page_size: int = 0
+    ) -> None:
         self.args = args
         self.device = _device()
         self.bank_base_address = bank_base_address
@@ -171,7 +175,9 @@ class TensorAccessor:
         a = self.args
         (tr, tc), (sr, sc) = a.tensor_shape, a.shard_shape
         if not 0 <= page_id < tr * tc:
-            raise NocError(f"TensorAccessor: page {page_id} is outside the tensor ({tr * tc} pages)")
+            raise NocError(
+                f"TensorAccessor: page {page_id} is outside the tensor ({tr * tc} pages)"
+            )
         pr, pc = divmod(page_id, tc)
         shards_per_row = math.ceil(tc / sc)
         shard_id = (pr // sr) * shards_per_row + pc // sc
@@ -180,14 +186,20 @@ class TensorAccessor:
         in_shard = (pr % sr) * sc + pc % sc
         page_off = (shard_id // nb) * sr * sc + in_shard
         x, y = a.bank_coords[bank]
-        return noc_xy_addr(x, y, self.bank_base_address + page_off * self.aligned_page_size + offset,
-                           self.device.chip)
+        return noc_xy_addr(
+            x,
+            y,
+            self.bank_base_address + page_off * self.aligned_page_size + offset,
+            self.device.chip,
+        )
 
     # -- shards (sharded accessors only) ------------------------------------------------------
 
     def _sharded(self, what: str) -> TensorAccessorArgs:
         if not self.args.sharded:
-            raise KernelError(f"{what}: the tensor accessor is interleaved; shards exist only for sharded tensors")
+            raise KernelError(
+                f"{what}: the tensor accessor is interleaved; shards exist only for sharded tensors"
+            )
         return self.args
 
     def shard_volume(self) -> int:
@@ -212,5 +224,9 @@ class TensorAccessor:
         nb = len(a.bank_coords)
         x, y = a.bank_coords[shard_id % nb]
         page_off = (shard_id // nb) * self.shard_volume()
-        return noc_xy_addr(x, y, self.bank_base_address + page_off * self.aligned_page_size + offset,
-                           self.device.chip)
+        return noc_xy_addr(
+            x,
+            y,
+            self.bank_base_address + page_off * self.aligned_page_size + offset,
+            self.device.chip,
+        )

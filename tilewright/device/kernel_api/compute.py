@@ -283,21 +283,30 @@ def matmul_init(in0_cb: int, in1_cb: int, transpose: int = 0) -> None:
     mm_init(in0_cb, in1_cb, 16, transpose)
 
 
-def matmul_block_init(in0_cb: int, in1_cb: int, transpose: int = 0, ct_dim: int = 1, rt_dim: int = 1,
-                      kt_dim: int = 1) -> None:
+def matmul_block_init(
+    in0_cb: int, in1_cb: int, transpose: int = 0, ct_dim: int = 1, rt_dim: int = 1, kt_dim: int = 1
+) -> None:
     """Configure matmul_block for ``rt_dim x ct_dim`` output tiles (the hardware MOP)."""
     _init()
     _check_cbs(in0_cb, in1_cb)
     api_state(_ctx())["matmul_block"] = (bool(transpose), ct_dim, rt_dim, kt_dim)
 
 
-def mm_block_init(in0_cb: int, in1_cb: int, out_cb: int = 16, transpose: int = 0, ct_dim: int = 1,
-                  rt_dim: int = 1, kt_dim: int = 1) -> None:
+def mm_block_init(
+    in0_cb: int,
+    in1_cb: int,
+    out_cb: int = 16,
+    transpose: int = 0,
+    ct_dim: int = 1,
+    rt_dim: int = 1,
+    kt_dim: int = 1,
+) -> None:
     matmul_block_init(in0_cb, in1_cb, transpose, ct_dim, rt_dim, kt_dim)
 
 
-def mm_block_init_short(in0_cb: int, in1_cb: int, transpose: int = 0, ct_dim: int = 1, rt_dim: int = 1,
-                        kt_dim: int = 1) -> None:
+def mm_block_init_short(
+    in0_cb: int, in1_cb: int, transpose: int = 0, ct_dim: int = 1, rt_dim: int = 1, kt_dim: int = 1
+) -> None:
     matmul_block_init(in0_cb, in1_cb, transpose, ct_dim, rt_dim, kt_dim)
 
 
@@ -351,7 +360,9 @@ def copy_tile(cb_id: int, itile: int, idst: int) -> None:
     _tick(costs.TILE_COPY)
 
 
-def _binary(op: str, icb0: int, icb1: int, itile0: int, itile1: int, idst: int, bcast: str | None = None):
+def _binary(
+    op: str, icb0: int, icb1: int, itile0: int, itile1: int, idst: int, bcast: str | None = None
+):
     ctx = _ctx()
     a = _unpack(icb0, itile0)
     b = _unpack(icb1, itile1)
@@ -397,7 +408,9 @@ mul_tiles_bcast_cols = _bcast("mul", "cols")
 mul_tiles_bcast_scalar = _bcast("mul", "scalar")
 
 
-def matmul_tiles(in0_cb: int, in1_cb: int, in0_tile: int, in1_tile: int, idst: int, transpose: int = 0) -> None:
+def matmul_tiles(
+    in0_cb: int, in1_cb: int, in0_tile: int, in1_tile: int, idst: int, transpose: int = 0
+) -> None:
     """``DST[idst] += A[in0_tile] @ B[in1_tile]`` (B transposed if ``transpose``)."""
     ctx = _ctx()
     _check_dst(ctx, idst)
@@ -410,8 +423,17 @@ def matmul_tiles(in0_cb: int, in1_cb: int, in0_tile: int, in1_tile: int, idst: i
     _tick(costs.TILE_MATMUL)
 
 
-def matmul_block(in0_cb: int, in1_cb: int, in0_tile: int, in1_tile: int, idst: int, transpose: int,
-                 ct_dim: int, rt_dim: int, kt_dim: int) -> None:
+def matmul_block(
+    in0_cb: int,
+    in1_cb: int,
+    in0_tile: int,
+    in1_tile: int,
+    idst: int,
+    transpose: int,
+    ct_dim: int,
+    rt_dim: int,
+    kt_dim: int,
+) -> None:
     """``rt_dim x ct_dim`` output tiles: ``DST[idst + r*ct_dim + c] += A[in0_tile + r*kt_dim] @ B[in1_tile + c]``.
 
     A is a row-major block of ``rt_dim x kt_dim`` tiles in ``in0_cb`` (this call uses its
@@ -454,15 +476,22 @@ def matmul_block(in0_cb: int, in1_cb: int, in0_tile: int, in1_tile: int, idst: i
     _tick(costs.TILE_MATMUL * n)
 
 
-def binary_dest_reuse_tiles_init(in_cb: int, op: EltwiseBinaryType = EltwiseBinaryType.ELWADD,
-                                 reuse: EltwiseBinaryReuseDestType = EltwiseBinaryReuseDestType.NONE) -> None:
+def binary_dest_reuse_tiles_init(
+    in_cb: int,
+    op: EltwiseBinaryType = EltwiseBinaryType.ELWADD,
+    reuse: EltwiseBinaryReuseDestType = EltwiseBinaryReuseDestType.NONE,
+) -> None:
     _init()
     _check_cbs(in_cb)
 
 
-def binary_dest_reuse_tiles(in_cb: int, in_tile: int, idst: int,
-                            op: EltwiseBinaryType = EltwiseBinaryType.ELWADD,
-                            reuse: EltwiseBinaryReuseDestType = EltwiseBinaryReuseDestType.NONE) -> None:
+def binary_dest_reuse_tiles(
+    in_cb: int,
+    in_tile: int,
+    idst: int,
+    op: EltwiseBinaryType = EltwiseBinaryType.ELWADD,
+    reuse: EltwiseBinaryReuseDestType = EltwiseBinaryReuseDestType.NONE,
+) -> None:
     """A binary op with one operand from DST: ``DST[idst] = SrcA op SrcB``.
 
     ``DEST_TO_SRCA``: DST[idst] goes to SrcA and the CB tile to SrcB (``DST op CB``);
@@ -477,10 +506,15 @@ def binary_dest_reuse_tiles(in_cb: int, in_tile: int, idst: int,
             "binary_dest_reuse_tiles needs EltwiseBinaryReuseDestType::DEST_TO_SRCA or DEST_TO_SRCB "
             "(NONE reuses nothing: use add_tiles / sub_tiles / mul_tiles)"
         )
-    fn = {EltwiseBinaryType.ELWADD: np.add, EltwiseBinaryType.ELWSUB: np.subtract,
-          EltwiseBinaryType.ELWMUL: np.multiply}.get(op)
+    fn = {
+        EltwiseBinaryType.ELWADD: np.add,
+        EltwiseBinaryType.ELWSUB: np.subtract,
+        EltwiseBinaryType.ELWMUL: np.multiply,
+    }.get(op)
     if fn is None:
-        raise KernelError(f"binary_dest_reuse_tiles: {op.name} is not an FPU binary op (ELWADD, ELWSUB, ELWMUL)")
+        raise KernelError(
+            f"binary_dest_reuse_tiles: {op.name} is not an FPU binary op (ELWADD, ELWSUB, ELWMUL)"
+        )
     cb_tile = _unpack(in_cb, in_tile)
     dst_tile = _dst(ctx)[idst].copy()
     if reuse == EltwiseBinaryReuseDestType.DEST_TO_SRCA:
@@ -523,8 +557,15 @@ def reduce_init(*_args, **_kwargs) -> None:
     _ctx()
 
 
-def reduce_tile(icb: int, icb_scaler: int, itile: int, itile_scaler: int, idst: int,
-                pool_type: PoolType = PoolType.SUM, reduce_dim: ReduceDim = ReduceDim.REDUCE_ROW) -> None:
+def reduce_tile(
+    icb: int,
+    icb_scaler: int,
+    itile: int,
+    itile_scaler: int,
+    idst: int,
+    pool_type: PoolType = PoolType.SUM,
+    reduce_dim: ReduceDim = ReduceDim.REDUCE_ROW,
+) -> None:
     """Reduce a tile into DST (accumulating), scaled by the scaler tile's [0, 0] value.
 
     REDUCE_ROW leaves each row's result in column 0, REDUCE_COL in row 0,
@@ -537,13 +578,19 @@ def reduce_tile(icb: int, icb_scaler: int, itile: int, itile_scaler: int, idst: 
     dst = _dst(ctx)[idst].copy()
     pool = PoolType(pool_type)
     if pool == PoolType.MAX:
-        red = {ReduceDim.REDUCE_ROW: a.max(axis=1), ReduceDim.REDUCE_COL: a.max(axis=0),
-               ReduceDim.REDUCE_SCALAR: a.max()}[ReduceDim(reduce_dim)]
+        red = {
+            ReduceDim.REDUCE_ROW: a.max(axis=1),
+            ReduceDim.REDUCE_COL: a.max(axis=0),
+            ReduceDim.REDUCE_SCALAR: a.max(),
+        }[ReduceDim(reduce_dim)]
         red = red * scale
         combine = np.maximum
     else:
-        red = {ReduceDim.REDUCE_ROW: a.sum(axis=1), ReduceDim.REDUCE_COL: a.sum(axis=0),
-               ReduceDim.REDUCE_SCALAR: a.sum()}[ReduceDim(reduce_dim)]
+        red = {
+            ReduceDim.REDUCE_ROW: a.sum(axis=1),
+            ReduceDim.REDUCE_COL: a.sum(axis=0),
+            ReduceDim.REDUCE_SCALAR: a.sum(),
+        }[ReduceDim(reduce_dim)]
         red = red * scale
         combine = np.add
     dim = ReduceDim(reduce_dim)
@@ -563,7 +610,9 @@ def reduce_tile(icb: int, icb_scaler: int, itile: int, itile_scaler: int, idst: 
 def _slot_addr(cb, slot: int, what: str) -> int:
     """L1 address of tile slot ``slot`` after the CB's write pointer."""
     if not 0 <= slot < cb.num_pages:
-        raise KernelError(f"{what} into {cb.name}: tile slot {slot} is beyond its {cb.num_pages} pages")
+        raise KernelError(
+            f"{what} into {cb.name}: tile slot {slot} is beyond its {cb.num_pages} pages"
+        )
     addr = cb.wr_ptr + slot * cb.page_size
     if addr + cb.page_size > cb.fifo_limit:
         addr -= cb.num_pages * cb.page_size
@@ -657,12 +706,16 @@ def tilize_uninit_with_dt(old_icb: int, new_icb: int, ocb: int) -> None:
     _check_cbs(old_icb, new_icb, ocb)
 
 
-def pack_untilize_init(icb: int, ocb: int, block_ct_dim: int = 8, full_ct_dim: int | None = None) -> None:
+def pack_untilize_init(
+    icb: int, ocb: int, block_ct_dim: int = 8, full_ct_dim: int | None = None
+) -> None:
     _init()
     _check_cbs(icb, ocb)
 
 
-def tilize_block(icb: int, block: int, ocb: int, input_tile_index: int = 0, output_tile_index: int = 0) -> None:
+def tilize_block(
+    icb: int, block: int, ocb: int, input_tile_index: int = 0, output_tile_index: int = 0
+) -> None:
     """Tilize a row-major block of 32 rows x ``block * 32`` values at the front of ``icb``.
 
     Output tile ``t`` (packed out of order into slot ``output_tile_index + t`` of the
@@ -697,12 +750,15 @@ def tilize_block(icb: int, block: int, ocb: int, input_tile_index: int = 0, outp
     index = np.arange(32)[:, None] * width + np.arange(32)[None, :]
     for t in range(block):
         tile = values[index + 32 * (input_tile_index + t)]
-        _pack_values(ctx, dst, output_tile_index + t, tile if exact else _round_dst(ctx, tile), what)
+        _pack_values(
+            ctx, dst, output_tile_index + t, tile if exact else _round_dst(ctx, tile), what
+        )
     _tick(costs.TILE_COPY * block)
 
 
-def _write_row_major(ctx, cb, slot: int, tiles: list[list[np.ndarray]], col_offset: int, row_width: int,
-                     what: str) -> None:
+def _write_row_major(
+    ctx, cb, slot: int, tiles: list[list[np.ndarray]], col_offset: int, row_width: int, what: str
+) -> None:
     """Store a grid of tiles (``rows x cols``) row-major into ``cb`` from tile slot ``slot``.
 
     Row ``i`` of the block starts ``i * row_width`` values after the slot; the tiles land
@@ -764,8 +820,14 @@ def untilize_block(icb: int, full_ct_dim: int, ocb: int, block_ct_dim: int = 1) 
     _tick(costs.TILE_COPY * full_ct_dim)
 
 
-def pack_untilize_block(icb: int, block_rt_dim: int, ocb: int, block_c_index: int = 0, block_ct_dim: int = 8,
-                        full_ct_dim: int | None = None) -> None:
+def pack_untilize_block(
+    icb: int,
+    block_rt_dim: int,
+    ocb: int,
+    block_c_index: int = 0,
+    block_ct_dim: int = 8,
+    full_ct_dim: int | None = None,
+) -> None:
     """Untilize ``block_rt_dim x block_ct_dim`` tiles (row-major at the front of ``icb``).
 
     The output is ``block_rt_dim * 32`` rows of ``full_ct_dim * 32`` values from the start
@@ -779,21 +841,30 @@ def pack_untilize_block(icb: int, block_rt_dim: int, ocb: int, block_c_index: in
     what = f"pack_untilize_block<{block_ct_dim}, {full}>({src.name}, {block_rt_dim}, {dst.name})"
     _untilize_checks(ctx, block_ct_dim, full, what)
     if block_rt_dim < 1 or not 0 <= block_c_index < full // block_ct_dim:
-        raise KernelError(f"{what}: block_rt_dim must be >= 1 and block_c_index < {full // block_ct_dim}")
+        raise KernelError(
+            f"{what}: block_rt_dim must be >= 1 and block_c_index < {full // block_ct_dim}"
+        )
     n = block_rt_dim * block_ct_dim
     if src.pages_filled < n:
         raise KernelError(
             f"{what}: needs {n} tiles at the front of {src.name}, only {src.pages_filled} are "
             "waited: a partial block"
         )
-    tiles = [[_through_dst(ctx, src, r * block_ct_dim + c) for c in range(block_ct_dim)]
-             for r in range(block_rt_dim)]
+    tiles = [
+        [_through_dst(ctx, src, r * block_ct_dim + c) for c in range(block_ct_dim)]
+        for r in range(block_rt_dim)
+    ]
     _write_row_major(ctx, dst, 0, tiles, block_c_index * block_ct_dim * 32, full * 32, what)
     _tick(costs.TILE_COPY * n)
 
 
-def pack_untilize_dest(ocb: int, block_rt_dim: int = 1, block_c_index: int = 0, block_ct_dim: int = 8,
-                       full_ct_dim: int | None = None) -> None:
+def pack_untilize_dest(
+    ocb: int,
+    block_rt_dim: int = 1,
+    block_c_index: int = 0,
+    block_ct_dim: int = 8,
+    full_ct_dim: int | None = None,
+) -> None:
     """Untilize DST tiles ``0 .. block_rt_dim * block_ct_dim - 1`` (row-major) into ``ocb``."""
     ctx = _ctx()
     full = full_ct_dim or block_ct_dim
@@ -801,7 +872,9 @@ def pack_untilize_dest(ocb: int, block_rt_dim: int = 1, block_c_index: int = 0, 
     what = f"pack_untilize_dest<{block_ct_dim}, {full}>({dst.name}, {block_rt_dim})"
     _untilize_checks(ctx, block_ct_dim, full, what)
     if block_rt_dim < 1 or not 0 <= block_c_index < full // block_ct_dim:
-        raise KernelError(f"{what}: block_rt_dim must be >= 1 and block_c_index < {full // block_ct_dim}")
+        raise KernelError(
+            f"{what}: block_rt_dim must be >= 1 and block_c_index < {full // block_ct_dim}"
+        )
     n = block_rt_dim * block_ct_dim
     _check_dst(ctx, n - 1)
     regs = _dst(ctx)
@@ -939,7 +1012,9 @@ Kinds: ``f`` a float passed as its IEEE-754 bits (or a Python float), ``i`` an i
 def _sfpu_param(name: str, kinds: tuple[str, ...], compute):
     def fn(idst: int, *params) -> None:
         if len(params) != len(kinds):
-            raise KernelError(f"{name} takes {len(kinds)} parameter(s) after idst, got {len(params)}")
+            raise KernelError(
+                f"{name} takes {len(kinds)} parameter(s) after idst, got {len(params)}"
+            )
         values = [_float_param(p) if k == "f" else _int_param(p) for k, p in zip(kinds, params)]
         _sfpu_apply(idst, lambda x: compute(x, *values))
 

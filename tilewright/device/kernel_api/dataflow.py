@@ -282,8 +282,9 @@ def get_noc_addr(*args, noc: int = 0) -> int:
         return gen.get_noc_addr(page_id, offset)
     if len(args) == 1:
         core = _ctx().core
-        return noc_xy_addr(core.noc_x, core.noc_y, core.device.resolve_local(core, args[0]),
-                           core.device.chip)
+        return noc_xy_addr(
+            core.noc_x, core.noc_y, core.device.resolve_local(core, args[0]), core.device.chip
+        )
     if len(args) == 3:
         x, y, addr = args
         return noc_xy_addr(x, y, addr, _ctx().device.chip)
@@ -304,7 +305,9 @@ def get_noc_addr_from_bank_id(bank_id: int, bank_offset: int, dram: bool = True)
     return noc_xy_addr(x, y, bank_offset, device.chip)
 
 
-def get_noc_multicast_addr(x_start: int, y_start: int, x_end: int, y_end: int, addr: int, noc: int = 0) -> int:
+def get_noc_multicast_addr(
+    x_start: int, y_start: int, x_end: int, y_end: int, addr: int, noc: int = 0
+) -> int:
     return noc_multicast_addr(x_start, y_start, x_end, y_end, addr)
 
 
@@ -348,10 +351,14 @@ noc_async_write_one_packet = noc_async_write
 
 
 def noc_async_read_page(page_id: int, addrgen, dst_local_l1_addr: int, offset: int = 0) -> None:
-    noc_async_read(addrgen.get_noc_addr(page_id, offset), dst_local_l1_addr, addrgen.page_size_bytes())
+    noc_async_read(
+        addrgen.get_noc_addr(page_id, offset), dst_local_l1_addr, addrgen.page_size_bytes()
+    )
 
 
-def noc_async_write_page(page_id: int, addrgen, src_local_l1_addr: int, size: int = 0, offset: int = 0) -> None:
+def noc_async_write_page(
+    page_id: int, addrgen, src_local_l1_addr: int, size: int = 0, offset: int = 0
+) -> None:
     size = size or addrgen.page_size_bytes()
     noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(page_id, offset), size)
 
@@ -367,7 +374,9 @@ def noc_async_read_shard(shard_id: int, accessor, dst_local_l1_addr: int, noc: i
 
 def noc_async_write_shard(shard_id: int, accessor, src_local_l1_addr: int, noc: int = 0) -> None:
     """Write a whole shard of a sharded TensorAccessor from L1."""
-    noc_async_write(src_local_l1_addr, accessor.get_shard_noc_addr(shard_id), accessor.shard_bytes())
+    noc_async_write(
+        src_local_l1_addr, accessor.get_shard_noc_addr(shard_id), accessor.shard_bytes()
+    )
 
 
 # -- stateful NoC transfers ----------------------------------------------------------------
@@ -412,10 +421,13 @@ def noc_async_read_set_state(src_noc_addr: int, noc: int = 0) -> None:
     _set_state("read", src_noc_addr, 0, noc)
 
 
-def noc_async_read_with_state(src_local_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0) -> None:
+def noc_async_read_with_state(
+    src_local_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0
+) -> None:
     """Read ``size`` bytes from ``src_local_addr`` on the node set by noc_async_read_set_state."""
-    src, _ = _state_addr("read", src_local_addr, noc, "noc_async_read_with_state",
-                         "noc_async_read_set_state")
+    src, _ = _state_addr(
+        "read", src_local_addr, noc, "noc_async_read_with_state", "noc_async_read_set_state"
+    )
     noc_async_read(src, dst_local_l1_addr, size, noc)
 
 
@@ -424,11 +436,17 @@ def noc_async_read_one_packet_set_state(src_noc_addr: int, size: int, noc: int =
     _set_state("read_one_packet", src_noc_addr, size, noc)
 
 
-def noc_async_read_one_packet_with_state(src_local_addr: int, dst_local_l1_addr: int, noc: int = 0) -> None:
+def noc_async_read_one_packet_with_state(
+    src_local_addr: int, dst_local_l1_addr: int, noc: int = 0
+) -> None:
     """Read one packet (the size given to the set_state) from ``src_local_addr``."""
-    src, size = _state_addr("read_one_packet", src_local_addr, noc,
-                            "noc_async_read_one_packet_with_state",
-                            "noc_async_read_one_packet_set_state")
+    src, size = _state_addr(
+        "read_one_packet",
+        src_local_addr,
+        noc,
+        "noc_async_read_one_packet_with_state",
+        "noc_async_read_one_packet_set_state",
+    )
     noc_async_read(src, dst_local_l1_addr, size, noc)
 
 
@@ -437,10 +455,13 @@ def noc_async_write_set_state(dst_noc_addr: int, noc: int = 0) -> None:
     _set_state("write", dst_noc_addr, 0, noc)
 
 
-def noc_async_write_with_state(src_local_l1_addr: int, dst_local_addr: int, size: int, noc: int = 0) -> None:
+def noc_async_write_with_state(
+    src_local_l1_addr: int, dst_local_addr: int, size: int, noc: int = 0
+) -> None:
     """Write ``size`` bytes to ``dst_local_addr`` on the node set by noc_async_write_set_state."""
-    dst, _ = _state_addr("write", dst_local_addr, noc, "noc_async_write_with_state",
-                         "noc_async_write_set_state")
+    dst, _ = _state_addr(
+        "write", dst_local_addr, noc, "noc_async_write_with_state", "noc_async_write_set_state"
+    )
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
@@ -449,11 +470,17 @@ def noc_async_write_one_packet_set_state(dst_noc_addr: int, size: int, noc: int 
     _set_state("write_one_packet", dst_noc_addr, size, noc)
 
 
-def noc_async_write_one_packet_with_state(src_local_l1_addr: int, dst_local_addr: int, noc: int = 0) -> None:
+def noc_async_write_one_packet_with_state(
+    src_local_l1_addr: int, dst_local_addr: int, noc: int = 0
+) -> None:
     """Write one packet (the size given to the set_state) to ``dst_local_addr``."""
-    dst, size = _state_addr("write_one_packet", dst_local_addr, noc,
-                            "noc_async_write_one_packet_with_state",
-                            "noc_async_write_one_packet_set_state")
+    dst, size = _state_addr(
+        "write_one_packet",
+        dst_local_addr,
+        noc,
+        "noc_async_write_one_packet_with_state",
+        "noc_async_write_one_packet_set_state",
+    )
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
@@ -490,25 +517,38 @@ def noc_async_write_barrier_with_trid(trid: int, noc: int = 0) -> None:
     noc_async_write_barrier(noc)
 
 
-def noc_async_write_one_packet_with_trid(src_local_l1_addr: int, dst_noc_addr: int, size: int, trid: int,
-                                         cmd_buf: int = 0, noc: int = 0) -> None:
+def noc_async_write_one_packet_with_trid(
+    src_local_l1_addr: int, dst_noc_addr: int, size: int, trid: int, cmd_buf: int = 0, noc: int = 0
+) -> None:
     """One-packet write tagged with transaction id ``trid``."""
     _check_trid(trid, "noc_async_write_one_packet_with_trid")
     noc_async_write(src_local_l1_addr, dst_noc_addr, size, noc)
 
 
-def noc_async_write_one_packet_with_trid_set_state(dst_noc_addr: int, cmd_buf: int = 0, noc: int = 0) -> None:
+def noc_async_write_one_packet_with_trid_set_state(
+    dst_noc_addr: int, cmd_buf: int = 0, noc: int = 0
+) -> None:
     """Program the (trid) write command buffer with the destination node."""
     _set_state("write_trid", dst_noc_addr, 0, noc)
 
 
-def noc_async_write_one_packet_with_trid_with_state(src_local_l1_addr: int, dst_local_addr: int, size: int,
-                                                    trid: int, cmd_buf: int = 0, noc: int = 0) -> None:
+def noc_async_write_one_packet_with_trid_with_state(
+    src_local_l1_addr: int,
+    dst_local_addr: int,
+    size: int,
+    trid: int,
+    cmd_buf: int = 0,
+    noc: int = 0,
+) -> None:
     """One-packet write tagged ``trid`` to ``dst_local_addr`` on the node of the set_state."""
     _check_trid(trid, "noc_async_write_one_packet_with_trid_with_state")
-    dst, _ = _state_addr("write_trid", dst_local_addr, noc,
-                         "noc_async_write_one_packet_with_trid_with_state",
-                         "noc_async_write_one_packet_with_trid_set_state")
+    dst, _ = _state_addr(
+        "write_trid",
+        dst_local_addr,
+        noc,
+        "noc_async_write_one_packet_with_trid_with_state",
+        "noc_async_write_one_packet_with_trid_set_state",
+    )
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
@@ -527,19 +567,42 @@ def _multicast(src_local_l1_addr, mcast_addr, size, num_dests, include_self, wha
     _tick(transfer_cycles(size))
 
 
-def noc_async_write_multicast(src_local_l1_addr: int, dst_noc_addr_multicast: int, size: int,
-                              num_dests: int, linked: bool = False, noc: int = 0) -> None:
+def noc_async_write_multicast(
+    src_local_l1_addr: int,
+    dst_noc_addr_multicast: int,
+    size: int,
+    num_dests: int,
+    linked: bool = False,
+    noc: int = 0,
+) -> None:
     """Write to every worker in the rectangle except the sender (``num_dests`` excludes it)."""
-    _multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, False,
-               "noc_async_write_multicast")
+    _multicast(
+        src_local_l1_addr,
+        dst_noc_addr_multicast,
+        size,
+        num_dests,
+        False,
+        "noc_async_write_multicast",
+    )
 
 
-def noc_async_write_multicast_loopback_src(src_local_l1_addr: int, dst_noc_addr_multicast: int,
-                                           size: int, num_dests: int, linked: bool = False,
-                                           noc: int = 0) -> None:
+def noc_async_write_multicast_loopback_src(
+    src_local_l1_addr: int,
+    dst_noc_addr_multicast: int,
+    size: int,
+    num_dests: int,
+    linked: bool = False,
+    noc: int = 0,
+) -> None:
     """Write to every worker in the rectangle including the sender."""
-    _multicast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, True,
-               "noc_async_write_multicast_loopback_src")
+    _multicast(
+        src_local_l1_addr,
+        dst_noc_addr_multicast,
+        size,
+        num_dests,
+        True,
+        "noc_async_write_multicast_loopback_src",
+    )
 
 
 def noc_async_read_barrier(noc: int = 0) -> None:
@@ -589,7 +652,9 @@ class _SemaphoreWait:
         core, addr, op, value = detail
         current = int(core.l1_words(addr)[0])
         rel = "==" if op == "eq" else ">="
-        return f"noc_semaphore_wait at L1 {addr:#x}: waits for value {rel} {value}, value is {current}"
+        return (
+            f"noc_semaphore_wait at L1 {addr:#x}: waits for value {rel} {value}, value is {current}"
+        )
 
 
 _SEM_WAIT = _SemaphoreWait()
@@ -656,13 +721,17 @@ def noc_semaphore_inc(noc_addr: int, incr: int, noc: int = 0, posted: bool = Fal
     _tick(transfer_cycles(4))
 
 
-def noc_semaphore_inc_multicast(noc_addr_multicast: int, incr: int, num_dests: int, noc: int = 0) -> None:
+def noc_semaphore_inc_multicast(
+    noc_addr_multicast: int, incr: int, num_dests: int, noc: int = 0
+) -> None:
     """Atomic add on every worker of the rectangle except the sender."""
     ctx = _ctx()
     what = "noc_semaphore_inc_multicast"
     cores, local = multicast_targets(ctx.device, ctx.core, noc_addr_multicast, False, what)
     if num_dests != len(cores):
-        raise NocError(f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores")
+        raise NocError(
+            f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores"
+        )
     for core in cores:
         _atomic_add(core, ctx.device.resolve_local(core, local), incr)
     _tick(transfer_cycles(4))
@@ -673,16 +742,38 @@ def noc_semaphore_set_remote(src_local_l1_addr: int, dst_noc_addr: int, noc: int
     noc_async_write(src_local_l1_addr, dst_noc_addr, 4)
 
 
-def noc_semaphore_set_multicast(src_local_l1_addr: int, dst_noc_addr_multicast: int, num_dests: int,
-                                linked: bool = False, noc: int = 0) -> None:
-    _multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, False,
-               "noc_semaphore_set_multicast")
+def noc_semaphore_set_multicast(
+    src_local_l1_addr: int,
+    dst_noc_addr_multicast: int,
+    num_dests: int,
+    linked: bool = False,
+    noc: int = 0,
+) -> None:
+    _multicast(
+        src_local_l1_addr,
+        dst_noc_addr_multicast,
+        4,
+        num_dests,
+        False,
+        "noc_semaphore_set_multicast",
+    )
 
 
-def noc_semaphore_set_multicast_loopback_src(src_local_l1_addr: int, dst_noc_addr_multicast: int,
-                                             num_dests: int, linked: bool = False, noc: int = 0) -> None:
-    _multicast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, True,
-               "noc_semaphore_set_multicast_loopback_src")
+def noc_semaphore_set_multicast_loopback_src(
+    src_local_l1_addr: int,
+    dst_noc_addr_multicast: int,
+    num_dests: int,
+    linked: bool = False,
+    noc: int = 0,
+) -> None:
+    _multicast(
+        src_local_l1_addr,
+        dst_noc_addr_multicast,
+        4,
+        num_dests,
+        True,
+        "noc_semaphore_set_multicast_loopback_src",
+    )
 
 
 # -- direct L1 access (what C++ does through pointers) -------------------------------------
