@@ -203,6 +203,12 @@ class NativeBuildError(TilewrightError):
     """Compiling or loading external / generated C++ failed."""
 
     default_rule = "native-build"
+    compiler_output: str = ""
+    """The compiler's messages (empty unless compiling failed)."""
+    source: str = ""
+    """The C++ source that failed to compile."""
+    undefined_symbols: tuple[str, ...] = ()
+    """Symbols the linker reported as declared but never defined."""
 
 
 class NativeCrashError(KernelError):

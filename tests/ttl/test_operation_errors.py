@@ -115,6 +115,17 @@ def test_runtime_arguments_must_be_device_tensors(simple, to_dev):
     expect(InterfaceError, lambda: simple["op"](t, t, extra=1), "unexpected keyword")
 
 
+def test_async_operation_is_rejected(program):
+    # An async body used to be accepted: each call made a coroutine and ran nothing.
+    src = (
+        HEADER
+        + "def make():\n    @ttl.operation(grid=(1, 1))\n    async def op(a):  # ASYNC\n"
+        + "        pass\n    return op\n"
+    )
+    ns = program(src)
+    expect(InterfaceError, ns["make"], r"'op' is an async function", ns, "# ASYNC")
+
+
 @pytest.mark.parametrize(
     "grid, match", [((9, 1), r"does not fit the device's 8x8"), ((1, 1, 2), "2-D grids")]
 )
@@ -140,6 +151,26 @@ def test_grid_spec_is_validated(program, grid):
     )
     ns = program(src)
     expect(InterfaceError, ns["make"], "expected a tuple of positive ints|expected a tuple, 'auto'")
+
+
+@pytest.mark.parametrize("result", ["None", "lambda: (1, 1)", "(0, 1)"])
+def test_grid_callable_result_is_validated(program, to_dev, result):
+    # A callable returning None or another callable used to fail with a bare TypeError.
+    ns = program(
+        HEADER
+        + f"""
+@ttl.operation(grid=lambda a: {result})
+def op(a):
+    @ttl.datamovement()
+    def dm():
+        pass
+"""
+    )
+    expect(
+        InterfaceError,
+        lambda: ns["op"](to_dev(bf16(32, 32))),
+        r"grid callable result .*: expected a tuple of positive ints \(columns, rows\), 'auto' or 'full'$",
+    )
 
 
 def test_grid_forms_auto_full_callable_and_node_dims(program, to_dev):

@@ -82,7 +82,7 @@ def describe_compilation(op, program, setups, base: str) -> str:
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def explain(program, args):
+def explain(program: str, args: tuple[str, ...]) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
     from tilewright.compiler import program_builder
     from tilewright.device import session

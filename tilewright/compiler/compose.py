@@ -25,6 +25,7 @@ import ast
 import copy
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeGuard
 
 from tilewright.compiler.split.astutil import (
     assigned_names_in,
@@ -34,6 +35,9 @@ from tilewright.compiler.split.astutil import (
 )
 from tilewright.compiler.split.scope import MISSING, Scope, is_ttl_module
 from tilewright.errors import SplitError
+
+if TYPE_CHECKING:
+    from tilewright.compiler.operation import Operation
 
 __all__ = ["INLINED", "Composer"]
 
@@ -53,7 +57,8 @@ _SHARED_BY_CALL_SITE = ("DFBReset", "DFBReconfiguration")
 _RESOURCES = ("Kernel", "PipeNet", "DispatchCondition", "DFBAllocationGroup", *_SHARED_BY_CALL_SITE)
 
 
-def _is_operation(value) -> bool:
+def _is_operation(value: object) -> TypeGuard[Operation]:
+    """Whether ``value`` is an ``@ttl.operation`` (by its attributes, not its class)."""
     return (
         hasattr(value, "split_plan")
         and hasattr(value, "multi_kernel")
@@ -186,24 +191,27 @@ class Composer:
                     setattr(stmt, key, self._statements(block))
             for handler in getattr(stmt, "handlers", None) or ():
                 handler.body = self._statements(handler.body)
-            callee = self._standalone(stmt)
-            if callee is None:
+            standalone = self._standalone(stmt)
+            if standalone is None:
                 self._reject_calls(stmt)
                 out.append(stmt)
                 continue
-            out.extend(self._expand(callee, stmt))
+            callee, call = standalone
+            out.extend(self._expand(callee, stmt, call))
         return out
 
-    def _standalone(self, stmt: ast.stmt):
+    def _standalone(self, stmt: ast.stmt) -> tuple[Operation, ast.Call] | None:
+        """(the unified operation, the call) of a statement that only calls one, else None."""
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             return None
-        func = stmt.value.func
+        call = stmt.value
+        func = call.func
         if not isinstance(func, ast.Name) or func.id == self.caller:
             return None
         value = self.scope.lookup(func.id)
         if not _is_operation(value) or value.multi_kernel:
             return None
-        return value
+        return value, call
 
     def _reject_calls(self, stmt: ast.stmt) -> None:
         for node in ast.walk(stmt):
@@ -232,9 +240,10 @@ class Composer:
 
     # -- one expansion -----------------------------------------------------------------------------
 
-    def _expand(self, callee, stmt: ast.Expr) -> list[ast.stmt]:
-        call = stmt.value
+    def _expand(self, callee: Operation, stmt: ast.stmt, call: ast.Call) -> list[ast.stmt]:
         plan = callee.split_plan
+        if plan is None:  # a unified operation is split when it is decorated
+            raise self.error(call, f"@ttl.operation: '{callee.name}' has no split plan to compose")
         name = callee.name
         exp = _Expansion()
         exp.params = self._bind_arguments(callee, call)
@@ -253,16 +262,22 @@ class Composer:
             self._bind_free(free, callee_scope, exp, name, suffix, call)
         self._check_nested(body_def, exp, locals_, name, call)
         relocate = callee.source.file != self.src.file
-        out = []
+        position = (
+            ("lineno", stmt.lineno),
+            ("end_lineno", stmt.lineno),
+            ("col_offset", stmt.col_offset),
+            ("end_col_offset", stmt.end_col_offset),
+        )
+        out: list[ast.stmt] = []
         for original in body_def.body:
             clone = _Substitute(exp, name, self.caller, self.src, call).visit(
                 copy.deepcopy(original)
             )
-            if relocate:
+            if relocate:  # every positioned node (stmt, expr, arg, ...) points at the call
                 for n in ast.walk(clone):
                     if hasattr(n, "lineno"):
-                        n.lineno = n.end_lineno = stmt.lineno
-                        n.col_offset, n.end_col_offset = stmt.col_offset, stmt.end_col_offset
+                        for attr, value in position:
+                            setattr(n, attr, value)
             ast.fix_missing_locations(clone)
             setattr(clone, INLINED, stmt)  # the call statement it came from
             out.append(clone)
@@ -317,11 +332,12 @@ class Composer:
             fresh = self._fresh(f"{callee}__{free}{suffix}")
             self.injected[fresh] = _fresh_instance(value)
         else:
-            fresh = self._shared.get(id(value))
-            if fresh is None:
-                fresh = self._fresh(f"{callee}__{free}")
-                self._shared[id(value)] = fresh
-                self.injected[fresh] = value
+            shared = self._shared.get(id(value))
+            if shared is None:
+                shared = self._fresh(f"{callee}__{free}")
+                self._shared[id(value)] = shared
+                self.injected[shared] = value
+            fresh = shared
         exp.values[free] = ast.Name(fresh, ast.Load())
 
     def _bind_arguments(self, callee, call: ast.Call) -> dict[str, ast.Name]:
@@ -337,7 +353,7 @@ class Composer:
                 call, f"@ttl.operation: {where} received too many positional arguments"
             )
         bound: dict[str, ast.expr] = dict(zip(params, call.args))
-        keywords = {k.arg: k.value for k in call.keywords}
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
         unknown = sorted(set(keywords) - set(params))
         if unknown:
             raise self.error(call, f"@ttl.operation: {where} received unknown arguments {unknown}")
@@ -349,13 +365,15 @@ class Composer:
             if p not in keywords:
                 raise self.error(call, f"@ttl.operation: missing argument '{p}' while {where}")
             bound[p] = keywords[p]
+        names: dict[str, ast.Name] = {}
         for p, arg in bound.items():
             if not isinstance(arg, ast.Name):
                 raise self.error(
                     arg,
                     f"@ttl.operation: argument '{p}' while {where} must be a tensor or resource name",
                 )
-        return bound
+            names[p] = arg
+        return names
 
     def _check_nested(
         self,
@@ -388,7 +406,7 @@ class Composer:
         static = params | set(self.injected)
         dynamic = assigned_names_in(self.tree.body) - params
 
-        def is_decl(stmt: ast.stmt) -> bool:
+        def is_decl(stmt: ast.stmt) -> TypeGuard[ast.Assign]:
             return (
                 bool(getattr(stmt, INLINED, False))
                 and isinstance(stmt, ast.Assign)
@@ -396,7 +414,8 @@ class Composer:
             )
 
         def collect(stmts: list[ast.stmt]) -> tuple[list[ast.stmt], list[ast.stmt]]:
-            kept, hoisted = [], []
+            kept: list[ast.stmt] = []
+            hoisted: list[ast.stmt] = []
             for stmt in stmts:
                 if is_decl(stmt):
                     deps = sorted((free_loads(stmt.value) & dynamic) - static - self._decl_names)

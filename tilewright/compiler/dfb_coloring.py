@@ -118,27 +118,37 @@ class _Search:
         v = self.pick()
         if v is None:
             return True
-        stack = [[v, self.candidates(v, used), 0, used]]
+        stack = [_Frame(v, self.candidates(v, used), 0, used)]
         while stack:
             frame = stack[-1]
-            v, cands, i, used_before = frame
+            v, i = frame.vertex, frame.next
             if self.colors[v] >= 0:
                 self.unassign(v)
-            if i == len(cands):
+            if i == len(frame.candidates):
                 stack.pop()
                 continue
             if self.states >= self.max_states:
                 return None
-            frame[2] = i + 1
-            c = cands[i]
+            frame.next = i + 1
+            c = frame.candidates[i]
             self.states += 1
             self.assign(v, c)
-            used = max(used_before, c + 1)
+            used = max(frame.used, c + 1)
             nxt = self.pick()
             if nxt is None:
                 return True
-            stack.append([nxt, self.candidates(nxt, used), 0, used])
+            stack.append(_Frame(nxt, self.candidates(nxt, used), 0, used))
         return False
+
+
+@dataclass(slots=True)
+class _Frame:
+    """A vertex of the search path: its candidate colours and the next one to try."""
+
+    vertex: int
+    candidates: list[int]
+    next: int
+    used: int  # colours in use before this vertex was coloured
 
 
 def color(adjacency: list[set[int]], limit: int, max_states: int) -> Coloring:

@@ -21,13 +21,18 @@ the boundary; with it, every DFB is reset.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tilewright.compiler.runtime import state
 from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
-from tilewright.compiler.setup import caller_loc
-from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.compiler.setup import NodeSetup, caller_loc
+from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.errors import DFBContractError, InterfaceError, KernelError
+
+if TYPE_CHECKING:
+    from tilewright.compiler.runtime.dfb import DataflowBuffer
 
 __all__ = [
     "DFBAllocationGroup",
@@ -199,7 +204,7 @@ def _participant_kernels(setup, declaration, what: str) -> dict[str, str]:
     return out
 
 
-def _synchronize(declaration, what: str, action) -> None:
+def _synchronize(declaration, what: str, action: Callable[[NodeSetup], None]) -> None:
     run = ACTIVE.run
     launch = state.CURRENT
     if run is None or launch is None:
@@ -213,7 +218,7 @@ def _synchronize(declaration, what: str, action) -> None:
     generation = barrier.generation
     if len(set(barrier.arrived)) < len(barrier.expected):
         while barrier.generation == generation:
-            ACTIVE.engine.block(barrier.queue, barrier, None)
+            current_engine().block(barrier.queue, barrier, None)
         return
     action(launch.setups[run.core.index])
     barrier.arrived = []
@@ -227,6 +232,11 @@ def _held(dfb) -> str | None:
     if not held:
         return None
     return ", ".join(f"{b.describe()} held by kernel '{b.run.name}'" for b in held)
+
+
+def _reset_each(dfbs: Iterable[DataflowBuffer], what: str) -> None:
+    for dfb in dfbs:
+        reset_interface(dfb, what)
 
 
 def reset_interface(dfb, what: str) -> None:
@@ -263,7 +273,7 @@ def reset_dfbs(reset, /, *, dfbs) -> None:
         raise KernelError(
             f"{what}(reset, dfbs=[...]): dfbs must be a nonempty list of distinct DFBs"
         )
-    _synchronize(reset, what, lambda _setup: [reset_interface(d, what) for d in dfbs])
+    _synchronize(reset, what, lambda _setup: _reset_each(dfbs, what))
 
 
 def reset_all_dfbs(reset, /) -> None:
@@ -271,7 +281,7 @@ def reset_all_dfbs(reset, /) -> None:
     what = "ttl.reset_all_dfbs"
     if not isinstance(reset, DFBReset):
         raise KernelError(f"{what}(reset) takes a ttl.DFBReset, got {type(reset).__name__}")
-    _synchronize(reset, what, lambda setup: [reset_interface(d, what) for d in setup.dfbs])
+    _synchronize(reset, what, lambda setup: _reset_each(setup.dfbs, what))
 
 
 def reconfigure_dfbs(boundary, /) -> None:

@@ -79,7 +79,7 @@ class ReuseProver:
         self.grid = grid
         self.op = op
         self._reach = Reach(self.lifecycle) if self.lifecycle is not None else None
-        self._domains: dict[str, object] = {}
+        self._domains: dict[str, frozenset[tuple[int, int]] | str] = {}
 
     # -- facts -------------------------------------------------------------------------------
 
@@ -90,7 +90,7 @@ class ReuseProver:
             return None
         return facts.producer, facts.consumer
 
-    def domain(self, facts: DFBFacts):
+    def domain(self, facts: DFBFacts) -> frozenset[tuple[int, int]] | str | None:
         """The DFB's nodes on this grid: a frozenset, ``None`` (every node) or a reason (str)."""
         if facts.domain is None:
             return None
@@ -149,13 +149,13 @@ class ReuseProver:
             return True, "terminal pop happens-before first use" + self._evidence(fa, fb)
         return False, f"'{fa.dfb}' and '{fb.dfb}' may be live at the same time"
 
-    def _nodes_or_all(self, f: DFBFacts) -> frozenset:
+    def _nodes_or_all(self, f: DFBFacts) -> frozenset[tuple[int, int]]:
         nodes = self.domain(f)
-        if nodes is None:
+        if nodes is None or isinstance(nodes, str):  # every node (an unknown domain may be any)
             return frozenset((x, y) for x in range(self.grid[0]) for y in range(self.grid[1]))
         return nodes
 
-    def _overlap(self, fa: DFBFacts, fb: DFBFacts) -> frozenset:
+    def _overlap(self, fa: DFBFacts, fb: DFBFacts) -> frozenset[tuple[int, int]]:
         return self._nodes_or_all(fa) & self._nodes_or_all(fb)
 
     def _domains_rule(self, fa: DFBFacts, fb: DFBFacts) -> tuple[bool, str] | None:
@@ -164,7 +164,7 @@ class ReuseProver:
             return None
         for f in (fa, fb):
             nodes = self.domain(f)
-            if isinstance(nodes, str):
+            if isinstance(nodes, str) and f.domain is not None:
                 return False, (
                     f"the launch-node domain of '{f.dfb}' ({f.domain.describe()}) is unknown: {nodes}"
                 )
@@ -217,7 +217,10 @@ class ReuseProver:
 
     def _ordered(self, first: DFBFacts, second: DFBFacts) -> bool:
         """Rule 9: every end of ``first``'s lifetime happens before every event of ``second``."""
-        events = self.lifecycle.events
+        lifecycle, reach = self.lifecycle, self._reach
+        if lifecycle is None or reach is None:  # no split plan: nothing is proved ordered
+            return False
+        events = lifecycle.events
         own = [e for e in events if e.dfb == first.dfb]
         pops = [e for e in own if e.action == "pop"]
         if not pops:
@@ -227,7 +230,7 @@ class ReuseProver:
         opaque = any(e.action == "opaque" for e in own)
         starts = [e for e in events if e.dfb == second.dfb]
         start_barriers = []
-        for barrier in self.lifecycle.barriers:
+        for barrier in lifecycle.barriers:
             if not barrier.arrivals:
                 continue
             mine, theirs = barrier.resets(first.dfb), barrier.resets(second.dfb)
@@ -237,7 +240,6 @@ class ReuseProver:
                 start_barriers.append(barrier.arrivals)
         if not starts:
             return False
-        reach = self._reach
         writers = [s for s in starts if s.action not in _READ_ONLY]
         return all(
             all(reach.before(e, s) for s in (writers if e.action == "use" else starts))

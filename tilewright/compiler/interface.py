@@ -10,6 +10,7 @@ no arguments.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tilewright.compiler.source import FunctionSource, decorator_name
@@ -23,7 +24,7 @@ KERNEL_DECORATORS = {"compute": "compute", "datamovement": "data_movement"}
 @dataclass(frozen=True, slots=True)
 class Interface:
     params: tuple[str, ...]
-    annotations: dict
+    annotations: dict[str, ast.expr | None]  # parameter -> its annotation
     kernel_defs: tuple[ast.FunctionDef, ...]
 
     @property
@@ -31,9 +32,9 @@ class Interface:
         return bool(self.kernel_defs)
 
 
-def _body_nodes(tree: ast.FunctionDef):
+def _body_nodes(tree: ast.FunctionDef) -> Iterator[ast.AST]:
     """Every node of the operation body, not descending into nested functions or classes."""
-    stack = list(tree.body)
+    stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
         yield node
@@ -46,7 +47,7 @@ def _body_nodes(tree: ast.FunctionDef):
 
 def kernel_functions(tree: ast.FunctionDef) -> list[ast.FunctionDef]:
     """Nested function definitions decorated compute / datamovement (by spelling)."""
-    out = []
+    out: list[ast.FunctionDef] = []
     for node in ast.walk(tree):
         if node is tree or not isinstance(node, ast.FunctionDef):
             continue

@@ -11,6 +11,7 @@ evaluates the body once per node (``NodeSetup``), builds a device ``Program``
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
 from tilewright.compiler import program_builder
 from tilewright.compiler.interface import check_interface
@@ -18,7 +19,12 @@ from tilewright.compiler.runtime import state
 from tilewright.compiler.setup import SETUP_STACK, NodeSetup, caller_loc
 from tilewright.compiler.source import FunctionSource
 from tilewright.device.engine import location_of_exception
-from tilewright.errors import CapacityError, InterfaceError, TilewrightError
+from tilewright.errors import CapacityError, InterfaceError, SourceLoc, TilewrightError
+
+if TYPE_CHECKING:
+    from tilewright.compiler.split.plan import SplitPlan
+    from tilewright.device.engine import LaunchResult
+    from tilewright.device.program import Program
 
 __all__ = ["Operation", "operation"]
 
@@ -38,15 +44,15 @@ class Operation:
         self.fn = fn
         self.name = fn.__name__
         self.qualname = f"{fn.__module__}.{fn.__qualname__}"
-        self.grid = _check_grid_spec(grid, fn)
+        self.grid = _check_grid_spec(grid)
         self.options = dict(options or {})
         self.source = FunctionSource.of(fn)
         self.interface = check_interface(self.source, self.name)
         self.multi_kernel = self.interface.multi_kernel
-        self.body = fn
-        self.split_plan = None
-        self.last_program = None
-        self.last_launch = None
+        self.body: Callable[..., object] = fn
+        self.split_plan: SplitPlan | None = None
+        self.last_program: Program | None = None
+        self.last_launch: LaunchResult | None = None
         from tilewright.compiler import extern
 
         self.extern_plan = extern.validate_operation(self)  # call_extern_func sites (C.9)
@@ -88,17 +94,15 @@ class Operation:
         self.last_program = program
         return self._launch(device, grid, setups, program)
 
-    def _resolve_grid(self, device, args, loc) -> tuple[int, ...]:
+    def _resolve_grid(self, device, args, loc: SourceLoc | None) -> tuple[int, ...]:
         spec = self.grid
         if spec is None:
             raise InterfaceError(f"operation '{self.name}' has no grid", loc=loc)
+        if callable(spec):
+            spec = _check_grid_value(spec(*args), loc=loc, what="grid callable result")
+        grid: tuple[int, ...]
         if isinstance(spec, str):  # "auto" / "full": the device's compute grid
             grid = (device.grid_x, device.grid_y)
-        elif callable(spec):
-            grid = spec(*args)
-            grid = _check_grid_spec(grid, self.fn, loc=loc, what="grid callable result")
-            if isinstance(grid, str):
-                grid = (device.grid_x, device.grid_y)
         else:
             grid = spec
         if len(grid) == 1:
@@ -164,14 +168,23 @@ class Operation:
         return f"<ttl.operation {self.qualname} ({form}, grid={self.grid})>"
 
 
-def _check_grid_spec(grid, fn, *, loc=None, what="grid"):
+GridSpec: TypeAlias = tuple[int, ...] | str | Callable[..., object] | None
+"""An operation's ``grid=``: (columns, rows, ...), "auto" / "full", a callable of the tensors
+returning one of those, or None (no grid)."""
+
+
+def _check_grid_spec(grid: object) -> GridSpec:
     if grid is None or callable(grid):
         return grid
+    return _check_grid_value(grid, loc=None, what="grid")
+
+
+def _check_grid_value(grid: object, *, loc: SourceLoc | None, what: str) -> tuple[int, ...] | str:
+    """A grid tuple (an int is one column) or "auto" / "full"; an InterfaceError otherwise."""
+    others = "'auto', 'full' or a callable" if what == "grid" else "'auto' or 'full'"
     if isinstance(grid, str):
         if grid not in ("auto", "full"):
-            raise InterfaceError(
-                f"{what} {grid!r}: expected a tuple, 'auto', 'full' or a callable", loc=loc
-            )
+            raise InterfaceError(f"{what} {grid!r}: expected a tuple, {others}", loc=loc)
         return grid
     if isinstance(grid, int) and not isinstance(grid, bool):
         grid = (grid,)
@@ -181,8 +194,7 @@ def _check_grid_spec(grid, fn, *, loc=None, what="grid"):
         or not all(isinstance(g, int) and not isinstance(g, bool) and g > 0 for g in grid)
     ):
         raise InterfaceError(
-            f"{what} {grid!r}: expected a tuple of positive ints (columns, rows), 'auto', 'full' "
-            "or a callable",
+            f"{what} {grid!r}: expected a tuple of positive ints (columns, rows), {others}",
             loc=loc,
         )
     return tuple(grid)

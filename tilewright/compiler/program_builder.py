@@ -17,18 +17,20 @@ count, format) and kernels (name, kind) in the same order.  Then:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from tilewright.compiler import dfb_alloc
 from tilewright.compiler.capacity import LogicalKernel, assign_slots
 from tilewright.compiler.runtime import dfb_share, state
 from tilewright.device.coords import CoreCoord, CoreRange
-from tilewright.device.engine import ACTIVE
+from tilewright.device.engine import current_run
 from tilewright.device.program import (
     CircularBufferConfig,
     ComputeConfig,
     DataMovementConfig,
     Program,
 )
-from tilewright.errors import InterfaceError
+from tilewright.errors import InterfaceError, KernelError
 
 __all__ = ["build", "logical_kernels", "BUILD_OBSERVERS"]
 
@@ -84,11 +86,25 @@ def logical_kernels(decls) -> list[LogicalKernel]:
     return out
 
 
-def _entry(index: int, name: str):
+class OperationProgram(Program):
+    """The device program of one operation call, with the compiler's decisions for it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.kernel_slots: dict[str, str] = {}  # kernel function -> processor slot
+        self.logical_kernels: list[LogicalKernel] = []  # per kernel function, in order
+        self.dfb_table: list[tuple[str, int, int, int]] = []  # (name, index, address, bytes)
+        self.dfb_allocation: dfb_alloc.Allocation | None = None
+
+
+def _entry(index: int, name: str) -> Callable[[], None]:
     def entry() -> None:
-        run = ACTIVE.run
-        setup = state.CURRENT.setups[run.core.index]
-        run.context.extra = setup  # deadlock reports ask it what the kernel holds
+        run = current_run()
+        launch = state.CURRENT
+        if launch is None:
+            raise KernelError(f"kernel '{name}' runs outside the launch of its operation")
+        setup = launch.setups[run.core.index]
+        run.kernel_context().extra = setup  # deadlock reports ask it what the kernel holds
         setup.kernels[index].fn()
         for dfb in setup.dfbs:
             dfb.release_held(run)
@@ -98,13 +114,13 @@ def _entry(index: int, name: str):
     return entry
 
 
-def build(op, device, grid, setups, call_loc) -> Program:
+def build(op, device, grid, setups, call_loc) -> OperationProgram:
     """The device program that runs ``op`` on ``grid``."""
     _check_consistent(op, setups)
     first = next(iter(setups.values()))
     cols, rows = grid[0], grid[1]
     grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
-    program = Program(op.name)
+    program = OperationProgram(op.name)
 
     placement = dfb_alloc.allocate(op, device, first.dfbs, call_loc, grid=(cols, rows))
     for setup in setups.values():

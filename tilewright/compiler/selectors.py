@@ -146,10 +146,10 @@ def logical_kernel_of(
     )
 
 
-def selector_kernels(selector) -> tuple:
+def selector_kernels(selector: object) -> tuple[object, ...]:
     """Flatten a selector (member, handle, union tuple, tuple) into its parts."""
     if isinstance(selector, tuple):
-        out = []
+        out: list[object] = []
         for s in selector:
             out.extend(selector_kernels(s))
         return tuple(out)

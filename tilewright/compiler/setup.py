@@ -12,9 +12,20 @@ declarations into a device ``Program``.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from tilewright.errors import InterfaceError, SourceLoc, internal_frame
+
+if TYPE_CHECKING:
+    from tilewright.compiler.operation import Operation
+    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.compiler.runtime.pipes import PipeNet
+    from tilewright.compiler.runtime.semaphore import Semaphore
+    from tilewright.device.device import Core, Device
+    from tilewright.device.engine import KernelRun
 
 __all__ = ["KernelDecl", "NodeSetup", "current_setup", "caller_loc", "SETUP_STACK"]
 
@@ -25,7 +36,7 @@ class KernelDecl:
 
     name: str
     kind: str  # "compute" | "data_movement"
-    fn: object
+    fn: Callable[[], object]
     selector: object
     loc: SourceLoc | None
 
@@ -34,19 +45,19 @@ class KernelDecl:
 class NodeSetup:
     """Declarations of one node's evaluation of the operation body."""
 
-    op: object
-    node: tuple[int, ...]
+    op: Operation
+    node: tuple[int, int]
     grid: tuple[int, ...]
-    device: object
-    core: object
-    dfbs: list = field(default_factory=list)
+    device: Device
+    core: Core
+    dfbs: list[DataflowBuffer] = field(default_factory=list)
     kernels: list[KernelDecl] = field(default_factory=list)
-    pipenets: list = field(default_factory=list)
-    semaphores: list = field(default_factory=list)
-    signposts: list = field(default_factory=list)
-    kernel_handles: list = field(default_factory=list)
+    pipenets: list[PipeNet] = field(default_factory=list)
+    semaphores: list[Semaphore] = field(default_factory=list)
+    signposts: list[object] = field(default_factory=list)
+    kernel_handles: list[object] = field(default_factory=list)
 
-    def describe_holdings(self, run) -> list[str]:
+    def describe_holdings(self, run: KernelRun) -> list[str]:
         """The blocks ``run`` holds on this node, with their states (for deadlock reports)."""
         out = []
         for dfb in self.dfbs:
@@ -75,7 +86,7 @@ def current_setup(what: str) -> NodeSetup:
 
 def caller_loc() -> SourceLoc | None:
     """Location of the innermost user frame (not Tilewright's)."""
-    f = sys._getframe(1)
+    f: FrameType | None = sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
         if not internal_frame(name) and not name.startswith("<frozen"):

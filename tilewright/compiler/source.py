@@ -41,20 +41,28 @@ class FunctionSource:
         text = "".join(lines)
         indent = len(lines[0]) - len(lines[0].lstrip())
         module = ast.parse(textwrap.dedent(text))
-        for node in ast.walk(module):
+        shifts = (
+            ("lineno", start - 1),
+            ("end_lineno", start - 1),
+            ("col_offset", indent),
+            ("end_col_offset", indent),
+        )
+        for node in ast.walk(module):  # every node kind with a position (stmt, expr, arg, ...)
             if hasattr(node, "lineno"):
-                node.lineno += start - 1
-                if getattr(node, "end_lineno", None) is not None:
-                    node.end_lineno += start - 1
-                if getattr(node, "col_offset", None) is not None:
-                    node.col_offset += indent
-                if getattr(node, "end_col_offset", None) is not None:
-                    node.end_col_offset += indent
+                for attr, shift in shifts:
+                    value = getattr(node, attr, None)
+                    if value is not None:
+                        setattr(node, attr, value + shift)
         func = next(
             (n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None
         )
         if func is None:
             raise InterfaceError(f"{fn!r} is not a plain function definition")
+        if isinstance(func, ast.AsyncFunctionDef):  # calling it would only make a coroutine
+            raise InterfaceError(
+                f"'{func.name}' is an async function; an operation is a plain function (def)",
+                loc=SourceLoc(file, func.lineno, func.col_offset),
+            )
         src = cls(fn, file, func)
         for node in ast.walk(func):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:

@@ -65,9 +65,8 @@ class FreeListAllocator:
         if size <= 0:
             raise DeviceError(f"{self.name}: cannot allocate {size} B for {what}")
         size = _round_up(size, self.alignment)
-        order = range(len(self._free_starts))
-        if not bottom_up:
-            order = reversed(order)
+        indices = range(len(self._free_starts))
+        order = indices if bottom_up else reversed(indices)
         for i in order:
             start, block = self._free_starts[i], self._free_sizes[i]
             if block < size:

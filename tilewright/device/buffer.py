@@ -143,7 +143,7 @@ class Buffer:
                 raise DeviceError(f"a {self.layout.name} buffer needs a shard spec")
             if is_dram:
                 raise DeviceError("sharded buffers live in L1 (DRAM sharding is not supported)")
-            self._shard_cores = self._compute_shard_cores()
+            self._shard_cores = self._compute_shard_cores(shard)
             sr, sc = shard.shard_shape_in_pages
             self.num_banks = len(self._shard_cores)
             per_bank = sr * sc * self.aligned_page_size
@@ -160,9 +160,9 @@ class Buffer:
 
     # -- placement ---------------------------------------------------------------------------
 
-    def _compute_shard_cores(self) -> list:
-        spec = self.shard.spec
-        n_r, n_c = self.shard.num_shards
+    def _compute_shard_cores(self, shard: ShardSpecBuffer) -> list:
+        spec = shard.spec
+        n_r, n_c = shard.num_shards
         if self.layout == TensorMemoryLayout.HEIGHT_SHARDED:
             count = n_r
             if n_c != 1:
@@ -226,10 +226,17 @@ class Buffer:
         core_i, off = self._sharded_location(np.array([page_id]))
         return self._shard_cores[int(core_i[0])], int(off[0])
 
+    def _sharding(self) -> ShardSpecBuffer:
+        """The shard spec of a sharded buffer."""
+        if self.shard is None:
+            raise DeviceError(f"a {self.layout.name} buffer has no shard spec")
+        return self.shard
+
     def _sharded_location(self, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        tr, tc = self.shard.tensor2d_shape_in_pages
-        sr, sc = self.shard.shard_shape_in_pages
-        _, n_c = self.shard.num_shards
+        shard = self._sharding()
+        tr, tc = shard.tensor2d_shape_in_pages
+        sr, sc = shard.shard_shape_in_pages
+        _, n_c = shard.num_shards
         pr, pc = np.divmod(pages, tc)
         shard_r, ir = np.divmod(pr, sr)
         shard_c, ic = np.divmod(pc, sc)
@@ -349,9 +356,10 @@ class Buffer:
                 owner = bank if self.is_dram else self.device.cores[bank]
                 yield owner, np.arange(bank, self.num_pages, self.num_banks), self.address
             return
-        tr, tc = self.shard.tensor2d_shape_in_pages
-        sr, sc = self.shard.shard_shape_in_pages
-        n_r, n_c = self.shard.num_shards
+        shard = self._sharding()
+        tr, tc = shard.tensor2d_shape_in_pages
+        sr, sc = shard.shard_shape_in_pages
+        n_r, n_c = shard.num_shards
         for i, core in enumerate(self._shard_cores):
             if self.layout == TensorMemoryLayout.HEIGHT_SHARDED:
                 r, c = i, 0

@@ -20,7 +20,7 @@ that were never pushed.
 from __future__ import annotations
 
 from tilewright.device.engine import ACTIVE, WaitQueue
-from tilewright.errors import DFBContractError
+from tilewright.errors import DFBContractError, KernelError
 
 __all__ = ["CircularBuffer"]
 
@@ -98,7 +98,10 @@ class CircularBuffer:
                 f"the buffer has only {self.num_pages} pages"
             )
         while self.num_pages - ((self.received - self.acked) & _MASK16) < n:
-            ACTIVE.engine.block(self.back_q, self, ("reserve", n))
+            engine = ACTIVE.engine  # not current_engine(): a call less on the hot path
+            if engine is None:
+                raise KernelError(f"cb_reserve_back({self.name}, {n}) waits outside a kernel")
+            engine.block(self.back_q, self, ("reserve", n))
 
     def push_back(self, n: int) -> None:
         filled = (self.received - self.acked) & _MASK16
@@ -131,7 +134,10 @@ class CircularBuffer:
                 f"the buffer has only {self.num_pages} pages"
             )
         while ((self.received - self.acked) & _MASK16) < n:
-            ACTIVE.engine.block(self.front_q, self, ("wait", n))
+            engine = ACTIVE.engine  # not current_engine(): a call less on the hot path
+            if engine is None:
+                raise KernelError(f"cb_wait_front({self.name}, {n}) waits outside a kernel")
+            engine.block(self.front_q, self, ("wait", n))
 
     def pop_front(self, n: int) -> None:
         filled = (self.received - self.acked) & _MASK16

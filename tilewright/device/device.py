@@ -17,6 +17,7 @@ Per-core L1 map (local addresses)::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,10 +218,14 @@ class Device:
     def id(self) -> int:
         return self.device_id
 
-    def core(self, x: int, y: int | None = None) -> Core:
-        """The worker core at logical (x, y)."""
+    def core(self, x: int | Iterable[int], y: int | None = None) -> Core:
+        """The worker core at logical (x, y); ``core(coord)`` takes one (x, y) pair."""
         if y is None:
-            x, y = x  # type: ignore[misc]
+            if isinstance(x, int):
+                raise TypeError(f"core({x}): give both coordinates, or one (x, y) pair")
+            x, y = x
+        elif isinstance(x, Iterable):
+            raise TypeError(f"core({x}, {y}): give both coordinates, or one (x, y) pair")
         try:
             return self._by_logical[(x, y)]
         except KeyError:

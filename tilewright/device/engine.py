@@ -26,10 +26,17 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING, Protocol
 
 from greenlet import GreenletExit, greenlet
 
 from tilewright.errors import DeadlockError, KernelError, SourceLoc, TilewrightError, internal_frame
+
+if TYPE_CHECKING:
+    from tilewright.device.device import Core
+    from tilewright.device.launch import KernelContext
+    from tilewright.device.trace import Tracer
 
 __all__ = [
     "ACTIVE",
@@ -38,6 +45,7 @@ __all__ = [
     "KernelRun",
     "WaitQueue",
     "current_run",
+    "current_engine",
     "user_location",
     "location_of_exception",
 ]
@@ -55,18 +63,28 @@ class _Active:
 
 ACTIVE = _Active()
 
+_OUTSIDE_KERNEL = "this kernel API can only be called from inside a running kernel"
+
 
 def current_run() -> KernelRun:
     """The kernel that is running now; an error outside a kernel."""
     run = ACTIVE.run
     if run is None:
-        raise KernelError("this kernel API can only be called from inside a running kernel")
+        raise KernelError(_OUTSIDE_KERNEL)
     return run
 
 
-def user_location(frame=None) -> SourceLoc | None:
+def current_engine() -> Engine:
+    """The engine running the current launch; an error outside a kernel."""
+    engine = ACTIVE.engine
+    if engine is None:
+        raise KernelError(_OUTSIDE_KERNEL)
+    return engine
+
+
+def user_location(frame: FrameType | None = None) -> SourceLoc | None:
     """The innermost frame of the user's program (outside Tilewright) as a SourceLoc."""
-    f = frame if frame is not None else sys._getframe(1)
+    f: FrameType | None = frame if frame is not None else sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
         if not internal_frame(name) and not name.startswith("<"):
@@ -85,6 +103,12 @@ class EngineOptions:
     """Consecutive fruitless polls (non-blocking queries) tolerated per ready kernel."""
 
 
+class Waitable(Protocol):
+    """Something kernels block on: it explains the wait in a deadlock report."""
+
+    def describe_wait(self, detail: object) -> str: ...
+
+
 class WaitQueue:
     """Kernels waiting for one object to change state."""
 
@@ -99,6 +123,8 @@ class WaitQueue:
         if not waiters:
             return
         engine = ACTIVE.engine
+        if engine is None:  # waiters are only queued while their engine runs
+            raise KernelError("a wait queue was woken outside a launch")
         now = ACTIVE.run.clock if ACTIVE.run is not None else 0
         ready = engine._ready
         tracer = engine.tracer
@@ -139,14 +165,14 @@ class KernelRun:
 
     def __init__(
         self,
-        core,
+        core: Core,
         name: str,
         slot: str,
         fn: Callable[..., object],
-        args: tuple = (),
+        args: tuple[object, ...] = (),
         *,
         place: str | None = None,
-        context: object = None,
+        context: KernelContext | None = None,
     ) -> None:
         self.core = core
         self.place = place if place is not None else f"core {core.logical}"
@@ -155,7 +181,7 @@ class KernelRun:
         self.fn = fn
         self.args = args
         self.greenlet: greenlet | None = None
-        self.waiting_on: tuple | None = None
+        self.waiting_on: tuple[Waitable, object] | None = None
         self.clock = 0
         self.index = -1
         self.done = False
@@ -169,6 +195,15 @@ class KernelRun:
     @property
     def label(self) -> str:
         return f"{self.place}, kernel {self.name} ({self.slot})"
+
+    def kernel_context(self) -> KernelContext:
+        """The kernel-API state of a run that a program launch started."""
+        ctx = self.context
+        if ctx is None:
+            raise KernelError(
+                f"{self.label} has no kernel context (it was not started by a launch)"
+            )
+        return ctx
 
     def describe_wait(self) -> str:
         if self.waiting_on is None:
@@ -208,15 +243,17 @@ class Engine:
         self._sched: greenlet | None = None
         self._spins = 0
         self.running = False
-        self.tracer = None  # a device.trace.Tracer while tracing
+        self.tracer: Tracer | None = None  # while tracing
         self.launch_count = 0
 
     # -- called from kernels ---------------------------------------------------------------
 
-    def block(self, queue: WaitQueue, what, detail=None) -> None:
+    def block(self, queue: WaitQueue, what: Waitable, detail: object = None) -> None:
         """Suspend the running kernel on ``queue`` until a ``wake``; ``what.describe_wait(detail)``
         explains the wait in a deadlock report."""
-        run = ACTIVE.run
+        run, sched = ACTIVE.run, self._sched
+        if run is None or sched is None:
+            raise KernelError(_OUTSIDE_KERNEL)
         run.waiting_on = (what, detail)
         run.stats_waits += 1
         run.wait_start = run.clock
@@ -224,11 +261,13 @@ class Engine:
             run.wait_desc = what.describe_wait(detail)
         queue.waiters.append(run)
         self._spins = 0
-        self._sched.switch()
+        sched.switch()
 
-    def poll_yield(self, what, detail=None) -> None:
+    def poll_yield(self, what: Waitable, detail: object = None) -> None:
         """A non-blocking query failed: let others run, and detect endless polling."""
-        run = ACTIVE.run
+        run, sched = ACTIVE.run, self._sched
+        if run is None or sched is None:
+            raise KernelError(_OUTSIDE_KERNEL)
         self._spins += 1
         if self._spins > self.options.poll_limit * (len(self._ready) + 1):
             run.waiting_on = (what, detail)
@@ -238,7 +277,7 @@ class Engine:
                 loc=user_location(),
             )
         self._ready.append(run)
-        self._sched.switch()
+        sched.switch()
 
     # -- called by the host ------------------------------------------------------------------
 
@@ -263,14 +302,17 @@ class Engine:
             while ready:
                 run = ready.popleft()
                 ACTIVE.run = run
+                g = run.greenlet
+                if g is None:  # every run of this launch got its greenlet above
+                    raise KernelError(f"{run.label} is not a kernel of this launch")
                 try:
-                    run.greenlet.switch(run)
+                    g.switch(run)
                 except BaseException as exc:
                     ACTIVE.run = None
                     self._abort(runs)
                     _annotate(exc, run)
                     raise
-                if run.greenlet.dead:
+                if g.dead:
                     run.done = True
                     live -= 1
             ACTIVE.run = None

@@ -13,6 +13,7 @@ order and kernels in program order (deterministic).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from tilewright.device.coords import CoreCoord
 from tilewright.device.engine import KernelRun, LaunchResult
 from tilewright.device.program import ComputeConfig, DataMovementProcessor, KernelSpec, Program
 from tilewright.errors import DeviceError
+
+if TYPE_CHECKING:
+    from tilewright.device.device import Core, Device
 
 __all__ = ["KernelContext", "launch_program", "slot_of"]
 
@@ -46,7 +50,15 @@ class KernelContext:
         "api",
     )
 
-    def __init__(self, device, core, kernel: KernelSpec, slot: str, args, common_args) -> None:
+    def __init__(
+        self,
+        device: Device,
+        core: Core,
+        kernel: KernelSpec,
+        slot: str,
+        args: list[int],
+        common_args: list[int],
+    ) -> None:
         self.device = device
         self.core = core
         self.kernel = kernel
@@ -57,11 +69,13 @@ class KernelContext:
         self.noc = getattr(kernel.config, "noc", 0)
         self.rta_addr = device.rta_address(slot)
         self.crta_addr = self.rta_addr + 4 * len(args)
-        self.dst = None
+        self.dst: np.ndarray | None = None
         self.dst_pending = 0
         self.compute = kernel.config if isinstance(kernel.config, ComputeConfig) else None
-        self.extra = None
-        self.api = None  # kernel-API register state (NoC command-buffer state, packer flags)
+        self.extra: object = None  # a language layer's per-run state (TT-Lang: the node setup)
+        self.api: dict[str, object] | None = (
+            None  # kernel-API register state (NoC command-buffer state, packer flags)
+        )
 
 
 def slot_of(device, kernel: KernelSpec) -> str:
@@ -98,7 +112,7 @@ def slot_of(device, kernel: KernelSpec) -> str:
 
 @dataclass(slots=True)
 class _Placement:
-    core: object
+    core: Core
     kernel: KernelSpec
     slot: str
 

@@ -78,9 +78,10 @@ class L1Arena:
                 f"{num_cores} cores x {self.slot_size} B of L1 do not fit in the low 2 GiB"
             )
         pooled = _ARENA_POOL.get(total)
-        self._map = pooled.pop() if pooled else _map_low(total)
-        self.base = host_address_of(self._map)
-        self.view = np.frombuffer(self._map, dtype=np.uint8)
+        m = pooled.pop() if pooled else _map_low(total)
+        self._map: mmap.mmap | None = m  # None once closed
+        self.base = host_address_of(m)
+        self.view = np.frombuffer(m, dtype=np.uint8)
 
     def slot(self, index: int) -> np.ndarray:
         """The L1 of core ``index`` as a uint8 view of length ``l1_size``."""

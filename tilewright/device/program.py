@@ -220,7 +220,7 @@ class Program:
         if not isinstance(config, (DataMovementConfig, ComputeConfig)):
             raise DeviceError("kernel config must be a DataMovementConfig or a ComputeConfig")
         handle = len(self.kernels)
-        kname = name or getattr(entry, "__name__", f"kernel{handle}")
+        kname: str = name if name else getattr(entry, "__name__", f"kernel{handle}")
         self.kernels.append(
             KernelSpec(
                 handle,

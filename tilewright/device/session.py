@@ -8,8 +8,12 @@ appends its statistics (and trace events) to ``OPTIONS.launches`` when asked to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tilewright.device.engine import EngineOptions
+from tilewright.device.engine import EngineOptions, LaunchResult
+
+if TYPE_CHECKING:
+    from tilewright.device.trace import Tracer
 
 __all__ = ["RunOptions", "OPTIONS", "engine_options", "tracer_for", "record_launch", "LaunchRecord"]
 
@@ -17,7 +21,7 @@ __all__ = ["RunOptions", "OPTIONS", "engine_options", "tracer_for", "record_laun
 @dataclass(slots=True)
 class LaunchRecord:
     name: str
-    result: object  # engine.LaunchResult
+    result: LaunchResult
 
 
 @dataclass(slots=True)
@@ -25,7 +29,7 @@ class RunOptions:
     trace: bool = False
     stats: bool = False
     launches: list[LaunchRecord] = field(default_factory=list)
-    tracer: object = None
+    tracer: Tracer | None = None
     board: str | None = None
     """Board preset ``ttnn.open_device`` uses when given no descriptor (``--board``)."""
     system_desc: object = None

@@ -12,10 +12,15 @@ it reaches.  Every write into a core's L1 wakes kernels watching that range
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tilewright.device.noc import decode_multicast, decode_unicast, noc_chip
 from tilewright.errors import NocError
+
+if TYPE_CHECKING:
+    from tilewright.device.device import Core, Device
 
 __all__ = [
     "resolve",
@@ -36,7 +41,9 @@ def transfer_cycles(size: int) -> int:
     return NOC_LATENCY + -(-size // NOC_BYTES_PER_CYCLE)
 
 
-def resolve(device, noc_addr: int, size: int, what: str) -> tuple[np.ndarray, int, object]:
+def resolve(
+    device: Device, noc_addr: int, size: int, what: str
+) -> tuple[np.ndarray, int, Core | int]:
     """(memory view, local address, owning Core or DRAM bank index) of a unicast address."""
     x, y, local = decode_unicast(noc_addr)
     if size <= 0:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Callable
 
-from tilewright.device.engine import ACTIVE
+from tilewright.device.engine import ACTIVE, current_run
 from tilewright.device.kernel_api import accessor as _acc
 from tilewright.device.kernel_api import compute as _compute
 from tilewright.device.kernel_api import dataflow as _df
@@ -126,7 +126,7 @@ def _handle(h: int):
 
 def host_address(local: int) -> int:
     """A local L1 address of the running kernel's core, in host (pointer) form."""
-    return ACTIVE.run.core.host_base + local
+    return current_run().core.host_base + local
 
 
 class CrashContext:
@@ -139,7 +139,7 @@ class CrashContext:
     __slots__ = ("slot",)
 
     def __init__(self) -> None:
-        self.slot = None
+        self.slot: ctypes.Array[ctypes.c_int32] | None = None
 
     def enter(self, token) -> None:
         slot = self.slot
@@ -204,7 +204,7 @@ def _host(fn: Callable) -> Callable:
     """A call returning a local L1 address, returned to native code in host form."""
 
     def to_host(*args):
-        return ACTIVE.run.core.host_base + fn(*args)
+        return current_run().core.host_base + fn(*args)
 
     to_host.__name__ = f"host_{fn.__name__}"
     return to_host
@@ -248,7 +248,7 @@ def _dprint(ptr: int) -> None:
     import sys
 
     text = ctypes.string_at(ptr).decode("utf-8", "replace")
-    run = ACTIVE.run
+    run = current_run()
     for line in text.splitlines() or [""]:
         sys.stdout.write(f"[{run.place} {run.name}] {line}\n")
 
@@ -404,7 +404,7 @@ CALLS: dict[bytes, Callable] = {
     **_dataflow_calls(),
     # compute
     **_compute_calls(),
-    b"sfpu.init": lambda *args: _compute.exp_tile_init(),
+    b"sfpu.init": _compute.sfpu_init,
 }
 """tt-metal kernel-API name (as the headers spell it) -> Python implementation."""
 

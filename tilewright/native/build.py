@@ -304,5 +304,5 @@ def _build_error(source, proc, what, loc, cache: Path, primary, src_path) -> Nat
     err = NativeBuildError(text, loc=loc, hint=hint)
     err.compiler_output = messages
     err.source = source
-    err.undefined_symbols = missing
+    err.undefined_symbols = tuple(missing)
     return err

@@ -26,7 +26,7 @@ import struct
 import subprocess
 import sys
 import tempfile
-from typing import ClassVar
+from typing import ClassVar, TextIO
 
 from tilewright.errors import NativeCrashError, SourceLoc
 from tilewright.native.bridge import CRASH
@@ -39,17 +39,17 @@ _SLOT_BYTES = 16
 class _Child:
     """The child side: the announcement pipe and the shared slot (None when not isolated)."""
 
-    channel: ClassVar = None
+    channel: ClassVar[TextIO | None] = None
     announced: ClassVar[set[int]] = set()
-    mapping: ClassVar = None
+    mapping: ClassVar[mmap.mmap | None] = None
 
 
 def attach_child(spec: str) -> None:
     """Called in the child (``--isolate-channel W,F``): open the pipe and map the slot."""
     write_fd, slot_fd = (int(x) for x in spec.split(","))
     _Child.channel = os.fdopen(write_fd, "w", buffering=1, encoding="utf-8")
-    _Child.mapping = mmap.mmap(slot_fd, _SLOT_BYTES)
-    CRASH.slot = (ctypes.c_int32 * 4).from_buffer(_Child.mapping)
+    mapping = _Child.mapping = mmap.mmap(slot_fd, _SLOT_BYTES)
+    CRASH.slot = (ctypes.c_int32 * 4).from_buffer(mapping)
 
 
 def announce(site) -> None:

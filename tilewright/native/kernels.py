@@ -67,17 +67,17 @@ class NativeKernel:
         run = ACTIVE.run
         if run is None:
             raise KernelError(f"native kernel {self.__name__} runs inside a launched program")
-        ctx = run.context
+        ctx = run.kernel_context()
         kind = ctx.kernel.kind
         defines = tuple(getattr(ctx.kernel.config, "defines", ()) or ())
         key = (kind, tuple(ctx.compile_args), defines)
         lib = self._libs.get(key)
         if lib is None:
             source = kernel_source(self.path, kind, ctx.compile_args, defines)
-            result = build_shared_object(
+            built = build_shared_object(
                 source, include_paths=self.include_paths, what=f"{kind} kernel {self.path}"
             )
-            lib = self._libs[key] = bridge.load(result.path)
+            lib = self._libs[key] = bridge.load(built.path)
         argv = (ctypes.c_int64 * 1)()
         result = ctypes.c_int64(0)
         rc = bridge.invoke(bridge.prepare(lib), argv, ctypes.byref(result))

@@ -17,6 +17,7 @@ import numpy as np
 
 from tilewright.compiler.runtime.expr import BlockExpr, as_value, bind_op, evaluate
 from tilewright.device.ops import LEGACY_ALIASES
+from tilewright.errors import KernelError
 from tilewright.ttl import block as _block
 
 __all__ = [
@@ -152,14 +153,16 @@ def _legacy_reduce(name: str, x, scaler, dims, shape):
         stacklevel=3,
     )
     value = as_value(x)
+    s: float | np.ndarray
     if isinstance(scaler, (int, float)):
         s = float(scaler)
     else:
         s = as_value(scaler).data
     tile = value.tile
-    data = LEGACY_ALIASES[f"math.{name}"].adapter(
-        value.data, s, list(dims), None, tile=(tile.height, tile.width)
-    )
+    adapter = LEGACY_ALIASES[f"math.{name}"].adapter
+    if adapter is None:  # every reduction's legacy alias adapts the old signature
+        raise KernelError(f"ttl.math.{name} has no 1.1.1 form (x, scaler, dims=)")
+    data = adapter(value.data, s, list(dims), None, tile=(tile.height, tile.width))
     reduced = evaluate(name, value, dims=list(dims), shape=shape)
     return BlockExpr(np.asarray(data, dtype=np.float32), reduced.shape, tile)
 

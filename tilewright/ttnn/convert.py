@@ -186,6 +186,8 @@ def _shard_buffer_spec(
         page = host.host_pages().shape[1]
         return page, None
     spec = memory_config.shard_spec
+    if spec is None:  # MemoryConfig requires one when sharded
+        raise DeviceError(f"a {memory_config.memory_layout.name} memory config needs a shard_spec")
     rows2d = math.prod(host.padded_shape[:-1]) if len(host.padded_shape) > 1 else 1
     width = host.padded_shape[-1]
     if host.layout == Layout.TILE:
@@ -270,7 +272,10 @@ def _rebuild(
     host = Tensor(pages, values.shape, dtype, layout, tensor.tile_shape)
     if dev is None:
         return host
-    return place_on_device(host, dev, memory_config or tensor.memory_config())
+    config = memory_config or tensor.memory_config()
+    if config is None:  # a device tensor always has one
+        raise DeviceError("memory_config must be a ttnn.MemoryConfig, got NoneType")
+    return place_on_device(host, dev, config)
 
 
 def to_layout(
@@ -417,7 +422,10 @@ def empty(
     return full(shape, 0, dtype, layout, device, memory_config, tile)
 
 
-def _like(ref: Tensor, dtype, layout, device, memory_config):
+def _like(
+    ref: Tensor, dtype: object, layout: object, device: object, memory_config: object
+) -> tuple[object, object, object, object]:
+    """(dtype, layout, device, memory_config): the arguments given, else ``ref``'s."""
     return (
         dtype if dtype is not None else ref.dtype,
         layout if layout is not None else ref.layout,

@@ -226,7 +226,13 @@ class Tensor:
 
     @property
     def page_size(self) -> int:
-        return self.buffer.page_size if self._buffer is not None else self._pages.shape[1]
+        return self.buffer.page_size if self._buffer is not None else self._stored_pages().shape[1]
+
+    def _stored_pages(self) -> np.ndarray:
+        """The page bytes of a host tensor (a device tensor keeps them in its buffer)."""
+        if self._pages is None:
+            raise DeviceError("the tensor has neither host pages nor a device buffer")
+        return self._pages
 
     # -- data ------------------------------------------------------------------------------
 
@@ -236,7 +242,7 @@ class Tensor:
         if self._buffer is not None:
             pages = self._buffer.read()
             return pages.reshape(-1, self.row_bytes()) if self.layout == Layout.ROW_MAJOR else pages
-        return self._pages
+        return self._stored_pages()
 
     def row_bytes(self) -> int:
         """Bytes of one row of the 2D view (the host page of a ROW_MAJOR tensor)."""
@@ -248,8 +254,9 @@ class Tensor:
         if self._buffer is not None:
             self._buffer.write(pages.reshape(-1, self._buffer.page_size))
             return
-        if pages.shape != self._pages.shape:
-            raise DeviceError(f"replace_pages: {pages.shape} does not match {self._pages.shape}")
+        stored = self._stored_pages()
+        if pages.shape != stored.shape:
+            raise DeviceError(f"replace_pages: {pages.shape} does not match {stored.shape}")
         self._pages = pages
 
     def to_numpy(self) -> np.ndarray:

@@ -19,7 +19,16 @@ the declared and the observed sequence.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from tilewright.errors import DFBContractError
+
+if TYPE_CHECKING:
+    from tilewright.compiler.extern.plan import CallSite
+    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.compiler.runtime.dfb_share import SharedIndexGuard
+    from tilewright.device.engine import KernelRun
 
 __all__ = ["ContractMonitor", "render_actions"]
 
@@ -32,7 +41,7 @@ _CALLS = {
 _SHOWN = 12
 
 
-def render_actions(actions, names: dict[int, str]) -> str:
+def render_actions(actions: Sequence[tuple[str, int, int]], names: dict[int, str]) -> str:
     """``[reserve(in_dfb, 4), push(in_dfb, 4), ...]`` (long sequences elided in the middle)."""
     parts = [f"{kind}({names.get(cb, f'cb {cb}')}, {n})" for kind, cb, n in actions]
     if len(parts) > _SHOWN:
@@ -59,15 +68,15 @@ class ContractMonitor:
 
     def __init__(
         self,
-        site,
-        run,
-        expected: tuple,
-        tracked: frozenset,
-        inspected: frozenset,
-        opaque: frozenset,
+        site: CallSite,
+        run: KernelRun | None,
+        expected: tuple[tuple[str, int, int], ...],
+        tracked: frozenset[int],
+        inspected: frozenset[int],
+        opaque: frozenset[int],
         unknown: bool,
         names: dict[int, str],
-        effect_dfbs: tuple = (),
+        effect_dfbs: tuple[DataflowBuffer, ...] = (),
     ) -> None:
         self.site = site
         self.run = run
@@ -77,13 +86,13 @@ class ContractMonitor:
         self.opaque = opaque
         self.unknown = unknown
         self.names = names  # cb index -> DFB name
-        self.observed: list = []
+        self.observed: list[tuple[str, int, int]] = []
         self.pos = 0
         # Per expected action: (guard, DFB) when the DFB shares its physical index (C.7), so
         # the run-time sharing check sees external actions like native ones.
-        self.shared = (
-            tuple((getattr(d, "share_guard", None), d) for d in effect_dfbs)
-            if any(getattr(d, "share_guard", None) is not None for d in effect_dfbs)
+        self.shared: tuple[tuple[SharedIndexGuard | None, DataflowBuffer], ...] = (
+            tuple((d.share_guard, d) for d in effect_dfbs)
+            if any(d.share_guard is not None for d in effect_dfbs)
             else ()
         )
 
@@ -98,9 +107,10 @@ class ContractMonitor:
             pos = self.pos
             if pos < len(self.expected) and self.expected[pos] == (kind, cb, n):
                 self.pos = pos + 1
-                if self.shared and self.shared[pos][0] is not None:
+                if self.shared:
                     guard, dfb = self.shared[pos]
-                    guard.extern_action(dfb, kind, n)
+                    if guard is not None:
+                        guard.extern_action(dfb, kind, n)
                 return
             raise self._mismatch(kind, cb, n)
         if cb in self.inspected:
@@ -113,8 +123,8 @@ class ContractMonitor:
             )
         if cb in self.opaque or self.unknown:
             return
-        name = self.names.get(cb)
-        what = f"DFB '{name}'" if name else f"circular buffer {cb}"
+        known = self.names.get(cb)
+        what = f"DFB '{known}'" if known else f"circular buffer {cb}"
         raise self._error(
             f"the external function called {_CALLS[kind]}({cb}, {n}) on {what}, which is not a dependency "
             "of the call",

@@ -20,21 +20,28 @@ from __future__ import annotations
 import ast
 import os
 import re
+from typing import TYPE_CHECKING
 
 from tilewright.compiler.extern import surface
+from tilewright.compiler.extern.checker import KernelDef
 from tilewright.compiler.extern.frontend_args import ArgumentChecks, ExternArgumentTypeError
 from tilewright.compiler.extern.frontend_contract import ContractChecks
 from tilewright.compiler.extern.plan import (
     CallSite,
     ExternPlan,
     Occurrence,
+    TemplateArg,
     Variant,
+    VariantKey,
     next_site_id,
 )
 from tilewright.compiler.extern.scope import NotStaticError, Resolver, Scope, build_scope
 from tilewright.compiler.interface import KERNEL_DECORATORS
 from tilewright.compiler.source import call_name, decorator_name
 from tilewright.errors import ExternCallError, SourceLoc
+
+if TYPE_CHECKING:
+    from tilewright.compiler.operation import Operation
 
 __all__ = ["validate_operation", "ExternArgumentTypeError", "KNOWN_KEYWORDS"]
 
@@ -61,14 +68,14 @@ def _kind_of_kernel_def(fn: ast.AST) -> str | None:
     return None
 
 
-def validate_operation(op) -> ExternPlan | None:
+def validate_operation(op: Operation) -> ExternPlan | None:
     """Validate every external call of ``op``; the plan, or None if it makes none."""
     src = op.source
     resolver = Resolver(op.fn)
-    found: list[tuple[ast.Call, list[Scope], ast.AST | None, bool]] = []
+    found: list[tuple[ast.Call, list[Scope], KernelDef | None, bool]] = []
     root = build_scope(src.tree, [], params_are_tensors=True)
 
-    def is_extern(call: ast.Call, chain) -> bool:
+    def is_extern(call: ast.Call, chain: list[Scope]) -> bool:
         recv, name = call_name(call.func)
         if name != "call_extern_func":
             return False
@@ -76,18 +83,24 @@ def validate_operation(op) -> ExternPlan | None:
             return True
         return resolver.static_object(call.func, chain) is surface.call_extern_func
 
-    def walk(node: ast.AST, chain: list[Scope], kernel_def, in_callback: bool) -> None:
+    def walk(
+        node: ast.AST, chain: list[Scope], kernel_def: KernelDef | None, in_callback: bool
+    ) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 for d in getattr(child, "decorator_list", ()):
                     walk(d, chain, kernel_def, in_callback)
                 inner = build_scope(child, chain, params_are_tensors=False)
-                is_kernel = _kind_of_kernel_def(child) is not None
+                kernel = (
+                    child
+                    if not isinstance(child, ast.Lambda) and _kind_of_kernel_def(child) is not None
+                    else None
+                )
                 walk(
                     child,
                     [*chain, inner],
-                    child if is_kernel else kernel_def,
-                    in_callback or not is_kernel,
+                    kernel if kernel is not None else kernel_def,
+                    in_callback or kernel is None,
                 )
                 continue
             if isinstance(child, ast.arguments):
@@ -111,11 +124,11 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     def __init__(
         self,
-        op,
+        op: Operation,
         resolver: Resolver,
         call: ast.Call,
         chain: list[Scope],
-        kernel_def,
+        kernel_def: KernelDef | None,
         in_callback: bool,
     ) -> None:
         self.op = op
@@ -128,15 +141,7 @@ class _CallChecker(ArgumentChecks, ContractChecks):
         end = call.end_col_offset if call.end_lineno == call.lineno else None
         self.loc = SourceLoc(self.src.file, call.lineno, call.col_offset, end)
         self.title = "ttl.call_extern_func"
-        self.kw: dict[str, ast.expr] = {}
-
-    # -- diagnostics -------------------------------------------------------------------------
-
-    def error(self, message: str, hint: str | None = None, cls=ExternCallError):
-        return cls(f"{self.title}: {message}", loc=self.loc, hint=hint)
-
-    def text(self, node: ast.AST) -> str:
-        return ast.unparse(node)
+        self.kw = {}
 
     # -- the checklist, in order ---------------------------------------------------------------
 
@@ -235,14 +240,15 @@ class _CallChecker(ArgumentChecks, ContractChecks):
         keys = kinds = None
         if node is not None:
             keys, kinds = self.selector(node)
-        enclosing = _kind_of_kernel_def(self.kernel_def) if self.kernel_def is not None else None
-        if enclosing is not None:
+        kernel_def = self.kernel_def
+        enclosing = _kind_of_kernel_def(kernel_def) if kernel_def is not None else None
+        if kernel_def is not None and enclosing is not None:
             if kinds is not None and enclosing not in kinds:
                 raise self.error(
                     f"explicit external-call kernel selection ({', '.join(sorted(kinds))}) conflicts with "
-                    f"the enclosing kernel function '{self.kernel_def.name}' ({enclosing})"
+                    f"the enclosing kernel function '{kernel_def.name}' ({enclosing})"
                 )
-            return frozenset({enclosing}), self.kernel_def_keys(enclosing)
+            return frozenset({enclosing}), self.kernel_def_keys(kernel_def, enclosing)
         if self.op.multi_kernel and kinds is None:
             raise self.error(
                 "in a multi-kernel operation an external call belongs inside a kernel function "
@@ -255,10 +261,10 @@ class _CallChecker(ArgumentChecks, ContractChecks):
             )
         return kinds, keys
 
-    def kernel_def_keys(self, kind: str) -> frozenset[str]:
+    def kernel_def_keys(self, kernel_def: KernelDef, kind: str) -> frozenset[str]:
         """Keys naming the enclosing explicit kernel function: its kind, and its decorator's selector."""
         keys = {f"kind:{kind}"}
-        for d in self.kernel_def.decorator_list:
+        for d in kernel_def.decorator_list:
             if isinstance(d, ast.Call) and decorator_name(d) in KERNEL_DECORATORS:
                 sel = next(
                     (k.value for k in d.keywords if k.arg == "kernel"),
@@ -345,13 +351,13 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     # 14-24, 33, 35: per-kernel arguments and contracts -----------------------------------------
 
-    def mapping(self, name: str):
+    def mapping(self, name: str) -> dict[VariantKey, ast.expr]:
         """A keyword's value as {kernel key: node}: key None for the list form."""
         node = self.kw.get(name)
         if node is None:
             return {}
         if isinstance(node, ast.Dict):
-            out = {}
+            out: dict[VariantKey, ast.expr] = {}
             for k, v in zip(node.keys, node.values, strict=True):
                 if k is None:
                     raise self.error(f"{name} mapping must list its kernels (no ** expansion)")
@@ -364,7 +370,12 @@ class _CallChecker(ArgumentChecks, ContractChecks):
             return out
         return {None: node}
 
-    def check_variants(self, descriptors, id_dfbs, kernel_keys) -> dict:
+    def check_variants(
+        self,
+        descriptors: list[tuple[str, int]],
+        id_dfbs: list[str],
+        kernel_keys: frozenset[str] | None,
+    ) -> dict[VariantKey, Variant]:
         func = self.mapping("func_args")
         effects = self.mapping("dfb_effects")
         accesses = self.mapping("dfb_accesses")
@@ -377,29 +388,39 @@ class _CallChecker(ArgumentChecks, ContractChecks):
                         f"per-kernel mapping key {key.split(':')[-1]} is not a selected kernel of this call"
                     )
         for name, m in (("dfb_effects", effects), ("dfb_accesses", accesses)):
-            for key, v in m.items():
-                if key is not None and isinstance(v, ast.List) and not v.elts:
+            for mapped, v in m.items():
+                if mapped is not None and isinstance(v, ast.List) and not v.elts:
                     raise self.error(f"{name} mapping entries must be nonempty lists")
         # Key None: the list forms (every kernel); with mappings, one variant per named kernel
         # plus "*" for selected kernels the mappings omit (their call omits the keyword).
-        variant_keys = [*sorted(keys), "*"] if keys else [None]
-        out = {}
-        for key in variant_keys:
-            fnode = func.get(key, func.get(None))
-            enode = effects.get(key, effects.get(None))
-            anode = accesses.get(key, accesses.get(None))
-            out[key] = self.variant(fnode, enode, anode, deps_node, descriptors, id_dfbs)
+        variant_keys: list[VariantKey] = [*sorted(keys), "*"] if keys else [None]
+        out: dict[VariantKey, Variant] = {}
+        for variant_key in variant_keys:
+            fnode = func.get(variant_key, func.get(None))
+            enode = effects.get(variant_key, effects.get(None))
+            anode = accesses.get(variant_key, accesses.get(None))
+            out[variant_key] = self.variant(fnode, enode, anode, deps_node, descriptors, id_dfbs)
         return out
 
     @staticmethod
-    def key_selected(key: str, kernel_keys) -> bool:
+    def key_selected(key: str, kernel_keys: frozenset[str]) -> bool:
         kind = key.split(":", 1)[1] if key.startswith("kind:") else None
         return kind is not None and f"kind:{kind}" in kernel_keys
 
-    def variant(self, fnode, enode, anode, deps_node, descriptors, id_dfbs) -> Variant:
+    def variant(
+        self,
+        fnode: ast.expr | None,
+        enode: ast.expr | None,
+        anode: ast.expr | None,
+        deps_node: ast.expr | None,
+        descriptors: list[tuple[str, int]],
+        id_dfbs: list[str],
+    ) -> Variant:
         func_args = self.check_func_args(fnode)
         occurrences = [
-            Occurrence(a.name, "func_args", i) for i, a in enumerate(func_args) if a.kind == "dfb"
+            Occurrence(a.name, "func_args", i)
+            for i, a in enumerate(func_args)
+            if a.kind == "dfb" and a.name is not None
         ]
         occurrences += [Occurrence(dfb, "template_args", pos) for dfb, pos in descriptors]
         occurrences += self.check_dependencies(deps_node, occurrences)
@@ -442,12 +463,14 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     # 26-29: results and dispatch conditions -------------------------------------------------
 
-    def check_results(self):
+    def check_results(
+        self,
+    ) -> tuple[surface.ScalarType | None, surface.DispatchCondition | None, str | None]:
         rnode = self.kw.get("result_type")
         cnode = self.kw.get("condition_result")
         if rnode is not None and cnode is not None:
             raise self.error("cannot combine result_type and condition_result")
-        result_type = None
+        result_type: surface.ScalarType | None = None
         if rnode is not None:
             value = self.r.static_object(rnode, self.chain)
             if not isinstance(value, surface.ScalarType):
@@ -455,13 +478,14 @@ class _CallChecker(ArgumentChecks, ContractChecks):
                     f"result_type must be ttl.ScalarType.I32 or ttl.ScalarType.I64, got {self.text(rnode)}"
                 )
             result_type = value
-        condition = name = None
+        condition: surface.DispatchCondition | None = None
+        name: str | None = None
         if cnode is not None:
             condition, name = self.condition(cnode)
             result_type = condition.scalar_type
         return result_type, condition, name
 
-    def condition(self, node: ast.AST):
+    def condition(self, node: ast.AST) -> tuple[surface.DispatchCondition, str]:
         factory = "a ttl.DispatchCondition must be created by an enclosing factory and captured by the operation"
         if isinstance(node, ast.Name):
             b = self.r.lookup(node.id, self.chain)
@@ -483,11 +507,15 @@ class _CallChecker(ArgumentChecks, ContractChecks):
         raise self.error(f"condition_result must be a ttl.DispatchCondition, got {self.text(node)}")
 
     def check_condition_restrictions(
-        self, condition, template_args, variants, unknown: bool
+        self,
+        condition: surface.DispatchCondition | None,
+        template_args: list[TemplateArg],
+        variants: dict[VariantKey, Variant],
+        unknown: bool,
     ) -> None:
         if condition is None:
             return
-        bad = None
+        bad: str | None = None
         if any(t.kind in ("descriptor", "dfb_id") for t in template_args):
             bad = "a DFB template argument"
         elif unknown:

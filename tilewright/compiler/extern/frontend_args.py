@@ -13,6 +13,7 @@ import math
 import struct
 
 from tilewright.compiler.extern import surface
+from tilewright.compiler.extern.checker import CheckerBase
 from tilewright.compiler.extern.plan import FuncArg, TemplateArg
 from tilewright.compiler.extern.scope import NotStaticError
 from tilewright.errors import ExternCallError
@@ -38,12 +39,15 @@ class ExternArgumentTypeError(ExternCallError, TypeError):
     default_rule = "extern-type"
 
 
-class ArgumentChecks:
+class ArgumentChecks(CheckerBase):
     """Template- and function-argument checks (mixed into the call checker)."""
 
     # 5-13: template arguments ----------------------------------------------------------------
 
-    def check_template_args(self):
+    def check_template_args(
+        self,
+    ) -> tuple[list[TemplateArg], list[tuple[str, int]], list[str]]:
+        """The template arguments, the descriptors' (DFB, position) and the DFBs passed by id."""
         node = self.kw.get("template_args")
         out: list[TemplateArg] = []
         descriptors: list[tuple[str, int]] = []  # (DFB, runtime position)
@@ -60,14 +64,14 @@ class ArgumentChecks:
                     out.append(self.template_value(value, self.text(elt)))
                 continue
             arg = self.template_element(elt)
-            if arg.kind == "descriptor":
+            if arg.kind == "descriptor" and arg.dfb is not None:
                 descriptors.append((arg.dfb, len(out)))
-            elif arg.kind == "dfb_id":
+            elif arg.kind == "dfb_id" and arg.dfb is not None:
                 id_dfbs.append(arg.dfb)
             out.append(arg)
         return out, descriptors, id_dfbs
 
-    def starred_sequence(self, elt: ast.Starred):
+    def starred_sequence(self, elt: ast.Starred) -> list[object]:
         value = elt.value
         if isinstance(value, ast.Name):
             b = self.r.lookup(value.id, self.chain)
@@ -78,7 +82,7 @@ class ArgumentChecks:
             "list or tuple"
         )
 
-    def template_value(self, value, source: str) -> TemplateArg:
+    def template_value(self, value: object, source: str) -> TemplateArg:
         """A template argument from a static Python value (captured / module / starred)."""
         if isinstance(value, bool):
             return TemplateArg("bool", "true" if value else "false")
@@ -192,10 +196,9 @@ class ArgumentChecks:
         if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
             raise self.error(f"{what} takes exactly one argument: the DFB (got {self.text(call)})")
         arg = call.args[0]
-        if isinstance(arg, ast.Name):
-            b = self.r.lookup(arg.id, self.chain)
-            if b.kind == "dfb":
-                return b.identity
+        dfb = self.dfb_identity(arg)
+        if dfb is not None:
+            return dfb
         raise self.error(f"{what}({self.text(arg)}): argument must be a DFB")
 
     def uint32_operand(self, call: ast.Call) -> TemplateArg:
@@ -223,7 +226,7 @@ class ArgumentChecks:
             node = node.value
         return isinstance(node, ast.Name) and self.r.lookup(node.id, self.chain).kind == "tensor"
 
-    def check_func_args(self, node) -> list[FuncArg]:
+    def check_func_args(self, node: ast.expr | None) -> list[FuncArg]:
         if node is None:
             return []
         if not isinstance(node, ast.List):
@@ -301,7 +304,7 @@ class ArgumentChecks:
             )
         if isinstance(arg, ast.Name):
             b = self.r.lookup(arg.id, self.chain)
-            if b.kind == "tensor":
+            if b.kind == "tensor" and b.identity is not None:
                 return b.identity
         raise self.error(
             f"ttl.raw_addr({self.text(arg)}): the operand must be a tensor argument of the operation"

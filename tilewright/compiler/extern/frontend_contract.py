@@ -9,8 +9,10 @@ occurrence.  A mixin of the call checker in :mod:`.frontend`.
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 from tilewright.compiler.extern import surface
+from tilewright.compiler.extern.checker import CheckerBase
 from tilewright.compiler.extern.plan import EFFECT_KINDS, MAX_EXPANDED_EFFECTS, Effect, Occurrence
 from tilewright.compiler.extern.scope import NotStaticError
 from tilewright.compiler.source import call_name
@@ -18,41 +20,43 @@ from tilewright.compiler.source import call_name
 __all__ = ["ContractChecks"]
 
 
-class ContractChecks:
+class ContractChecks(CheckerBase):
     """Dependency, effect and access checks (mixed into the call checker)."""
 
-    def check_dependencies(self, node, automatic: list[Occurrence]) -> list[Occurrence]:
+    def check_dependencies(
+        self, node: ast.expr | None, automatic: list[Occurrence]
+    ) -> list[Occurrence]:
         if node is None:
             return []
         if not isinstance(node, ast.List):
             raise self.error(f"dfb_dependencies must be a list literal, got {self.text(node)}")
         out: list[Occurrence] = []
         for i, e in enumerate(node.elts):
-            b = self.r.lookup(e.id, self.chain) if isinstance(e, ast.Name) else None
-            if b is None or b.kind != "dfb":
+            dfb = self.dfb_identity(e)
+            if not isinstance(e, ast.Name) or dfb is None:
                 raise self.error(f"dfb_dependencies element {self.text(e)} is not a DFB")
-            if any(o.dfb == b.identity for o in [*automatic, *out]):
+            if any(o.dfb == dfb for o in [*automatic, *out]):
                 raise self.error(
                     f"dfb_dependencies must contain only distinct dependency-only DFBs; '{e.id}' is already a "
                     "dependency of the call (a DFB function argument, a descriptor, or listed twice)"
                 )
-            out.append(Occurrence(b.identity, "dfb_dependencies", i))
+            out.append(Occurrence(dfb, "dfb_dependencies", i))
         return out
 
-    def effect_call(self, node: ast.AST):
+    def effect_call(self, node: ast.AST) -> tuple[str, ast.Call] | None:
         """(kind, call) if ``node`` is ttl.DFBEffect.<kind>(...) / DFBEffect.<kind>(...), else None."""
         if not isinstance(node, ast.Call):
             return None
         recv, name = call_name(node.func)
         if recv in ("DFBEffect", "ttl.DFBEffect") and name in (*EFFECT_KINDS, "repeat"):
-            return name
+            return name, node
         fn = self.r.static_object(node.func, self.chain)
         for kind in (*EFFECT_KINDS, "repeat"):
             if fn is getattr(surface.DFBEffect, kind):
-                return kind
+                return kind, node
         return None
 
-    def access_call(self, node: ast.AST) -> bool:
+    def access_call(self, node: ast.AST) -> TypeGuard[ast.Call]:
         if not isinstance(node, ast.Call):
             return False
         recv, name = call_name(node.func)
@@ -60,7 +64,7 @@ class ContractChecks:
             return True
         return self.r.static_object(node.func, self.chain) is surface.DFBAccess.inspect
 
-    def check_effects(self, node, occurrences: list[Occurrence]) -> list[Effect]:
+    def check_effects(self, node: ast.expr | None, occurrences: list[Occurrence]) -> list[Effect]:
         if node is None:
             return []
         if not isinstance(node, ast.List):
@@ -75,11 +79,11 @@ class ContractChecks:
             )
         return self.expand(node.elts, occurrences)
 
-    def effects_size(self, elts) -> int:
+    def effects_size(self, elts: list[ast.expr]) -> int:
         total = 0
         for e in elts:
-            kind = self.effect_call(e)
-            if kind is None:
+            effect = self.effect_call(e)
+            if effect is None:
                 if self.access_call(e):
                     raise self.error(
                         f"dfb_effects element {self.text(e)} is a DFBAccess; list it in dfb_accesses"
@@ -88,10 +92,11 @@ class ContractChecks:
                     f"dfb_effects elements must be ttl.DFBEffect.reserve/push/wait/pop/repeat(...), got "
                     f"{self.text(e)}"
                 )
+            kind, call = effect
             if kind != "repeat":
                 total += 1
                 continue
-            count, body = self.repeat_parts(e)
+            count, body = self.repeat_parts(call)
             total += count * self.effects_size(body.elts)
             if total > MAX_EXPANDED_EFFECTS:
                 return total
@@ -124,10 +129,16 @@ class ContractChecks:
             raise self.error("ttl.DFBEffect.repeat body must not be empty")
         return count, body
 
-    def expand(self, elts, occurrences: list[Occurrence]) -> list[Effect]:
+    def expand(self, elts: list[ast.expr], occurrences: list[Occurrence]) -> list[Effect]:
         out: list[Effect] = []
-        for e in elts:
-            kind = self.effect_call(e)
+        for elt in elts:
+            effect = self.effect_call(elt)
+            if effect is None:  # effects_size() rejected it before expanding
+                raise self.error(
+                    f"dfb_effects elements must be ttl.DFBEffect.reserve/push/wait/pop/repeat(...), got "
+                    f"{self.text(elt)}"
+                )
+            kind, e = effect
             if kind == "repeat":
                 count, body = self.repeat_parts(e)
                 once = self.expand(body.elts, occurrences)
@@ -160,10 +171,10 @@ class ContractChecks:
         return out
 
     def occurrence_of(self, node: ast.AST, occurrences: list[Occurrence], what: str) -> int:
-        b = self.r.lookup(node.id, self.chain) if isinstance(node, ast.Name) else None
-        if b is None or b.kind != "dfb":
+        dfb = self.dfb_identity(node)
+        if not isinstance(node, ast.Name) or dfb is None:
             raise self.error(f"{what}({self.text(node)}): the argument must be a DFB")
-        hits = [i for i, o in enumerate(occurrences) if o.dfb == b.identity]
+        hits = [i for i, o in enumerate(occurrences) if o.dfb == dfb]
         if not hits:
             raise self.error(
                 f"{what}({node.id}) references a DFB that is not a function argument, descriptor, or "
@@ -179,7 +190,9 @@ class ContractChecks:
             )
         return hits[0]
 
-    def check_accesses(self, node, occurrences, effects: list[Effect]) -> list[int]:
+    def check_accesses(
+        self, node: ast.expr | None, occurrences: list[Occurrence], effects: list[Effect]
+    ) -> list[int]:
         if node is None:
             return []
         if not isinstance(node, ast.List):

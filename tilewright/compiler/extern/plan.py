@@ -12,9 +12,16 @@ forbid sharing unless a later reset terminates them).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import CodeType
+from typing import TYPE_CHECKING, TypeAlias
 
 from tilewright.errors import SourceLoc
+
+if TYPE_CHECKING:
+    from tilewright.compiler.extern.surface import DispatchCondition, ScalarType
+    from tilewright.compiler.operation import Operation
 
 __all__ = [
     "TemplateArg",
@@ -37,6 +44,13 @@ MAX_EXPANDED_EFFECTS = 4096
 """Most protocol actions one call may declare after ``repeat`` expansion (C.6)."""
 
 _SITE_IDS = itertools.count(1)
+
+SourcePosition: TypeAlias = tuple[int | None, int | None, int | None, int | None]
+"""(lineno, end_lineno, col_offset, end_col_offset), as ``ast`` and ``co_positions()`` give them."""
+
+VariantKey: TypeAlias = str | None
+"""A kernel key (``kernel:<name>``, ``kind:<kind>``, ``pipe_source``), ``"*"`` for the selected
+kernels a per-kernel mapping omits, or None for the list form (every kernel)."""
 
 
 def next_site_id() -> int:
@@ -108,17 +122,15 @@ class CallSite:
     id: int
     operation: str
     loc: SourceLoc
-    position: tuple[int, int, int, int]  # lineno, end_lineno, col_offset, end_col_offset
+    position: SourcePosition
     header: str
     callee: str
     template_args: tuple[TemplateArg, ...]
-    variants: (
-        dict  # kernel key (None = every kernel, or "compute" / "data_movement" / ...) -> Variant
-    )
+    variants: dict[VariantKey, Variant]
     include_paths: tuple[str, ...]
     unknown_dfb_access: bool
-    result_type: object  # ScalarType | None
-    condition: object  # DispatchCondition | None
+    result_type: ScalarType | None
+    condition: DispatchCondition | None
     condition_name: str | None
     kernel_kinds: frozenset[str] | None  # kinds the call may run on (None: not restricted)
     kernel_function: str | None  # enclosing explicit kernel function, if any
@@ -127,7 +139,7 @@ class CallSite:
     def title(self) -> str:
         return f"ttl.call_extern_func({self.header!r}, {self.callee!r})"
 
-    def variant_key(self, kernel_keys):
+    def variant_key(self, kernel_keys: Iterable[str]) -> VariantKey:
         """The variant a kernel runs, given its keys most specific first (``kernel:<name>``,
         ``pipe_source``, ``kind:<kind>``, ``*``); the one rule for run time and allocation."""
         return select_variant(self.variants, kernel_keys)
@@ -142,9 +154,11 @@ class ExternPlan:
 
     operation: str
     sites: tuple[CallSite, ...]
-    by_code: dict = field(default_factory=dict)  # (code, lasti) -> CallSite, filled lazily
+    by_code: dict[tuple[CodeType, int], CallSite] = field(
+        default_factory=dict
+    )  # (code, lasti) -> CallSite, filled lazily
 
-    def site_at(self, position: tuple[int, int, int, int]) -> CallSite | None:
+    def site_at(self, position: SourcePosition) -> CallSite | None:
         for s in self.sites:
             if s.position == position:
                 return s
@@ -157,7 +171,7 @@ class ExternPlan:
         return same_line[0] if len(same_line) == 1 else None
 
 
-def select_variant(variants: dict, kernel_keys):
+def select_variant(variants: dict[VariantKey, Variant], kernel_keys: Iterable[str]) -> VariantKey:
     """The key of ``variants`` a kernel with ``kernel_keys`` (most specific first) runs."""
     key = next((k for k in kernel_keys if k in variants), None)
     if key is None:
@@ -170,14 +184,14 @@ class CallDFBUsage:
     """What one external call (one kernel variant) does to DFBs (reference C.6, C.7)."""
 
     site: str  # "file:line"
-    effects: dict  # DFB name -> tuple of (kind, tiles) in order
+    effects: dict[str, tuple[tuple[str, int], ...]]  # DFB name -> (kind, tiles) in order
     inspected: frozenset[str]
     opaque: frozenset[str]  # dependency occurrences without a contract
     unknown_dfb_access: bool
-    position: tuple | None = None  # the call's (lineno, end_lineno, col_offset, end_col_offset)
-    kernel: object = None  # the variant key (None: every kernel the call runs on)
+    position: SourcePosition | None = None  # the call's position
+    kernel: VariantKey = None  # the variant key (None: every kernel the call runs on)
     actions: tuple[tuple[str, str, int], ...] = ()  # (DFB, kind, tiles) in C++ execution order
-    variants: tuple = ()  # every variant key of the call (to choose per kernel)
+    variants: tuple[VariantKey, ...] = ()  # every variant key of the call (to choose per kernel)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,21 +218,21 @@ class DFBUsage:
         return any(c.unknown_dfb_access for c in self.calls)
 
 
-def dfb_usage(op) -> DFBUsage:
+def dfb_usage(op: Operation) -> DFBUsage:
     """The DFB usage record of ``op``'s external calls (empty if it has none).
 
     One record per call site and kernel variant, with the call's source position so
     the split plan's lifecycle proofs (``split.lifecycle``) can place its declared
     effects, inspections and opaque occurrences in each kernel's program order.
     """
-    plan = getattr(op, "extern_plan", None)
+    plan: ExternPlan | None = getattr(op, "extern_plan", None)
     if plan is None:
         return DFBUsage(())
-    calls = []
+    calls: list[CallDFBUsage] = []
     for site in plan.sites:
         for key, variant in site.variants.items():
             names = [o.dfb for o in variant.occurrences]
-            effects: dict[str, list] = {}
+            effects: dict[str, list[tuple[str, int]]] = {}
             for e in variant.effects:
                 effects.setdefault(names[e.occurrence], []).append((e.kind, e.tiles))
             calls.append(

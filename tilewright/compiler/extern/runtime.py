@@ -105,7 +105,7 @@ def _kernel_keys(run, launch) -> list:
             elif isinstance(sel, PipeSourceKernel):
                 keys.append("pipe_source")
             break
-    keys.append(f"kind:{run.context.kernel.kind}")
+    keys.append(f"kind:{run.kernel_context().kernel.kind}")
     keys.append("*")
     return keys
 
@@ -147,7 +147,7 @@ class Binding:
     def __init__(self, run, launch, frame, func_args, template_args, dfb_dependencies) -> None:
         site = self.site = _find_site(run, launch, frame)
         self.run = run
-        kind = self.kind = run.context.kernel.kind
+        kind = self.kind = run.kernel_context().kernel.kind
         if site.kernel_kinds is not None and kind not in site.kernel_kinds:
             raise ExternCallError(
                 f"{site.title} selects {', '.join(sorted(site.kernel_kinds))} kernels but runs on "
@@ -168,7 +168,8 @@ class Binding:
         template_texts = self._template_texts(template_args or [])
         self.state_args = (args, template_texts, dfbs)
         self.signature = self._initial_signature(variant, args)
-        self.fixed: list = []
+        # (position, slot, object) of the arguments fixed at binding; set by _build
+        self.fixed: tuple[tuple[int, int, object], ...] = ()
         self._build()
         setup = launch.setups.get(run.core.index)
         names = {d.index: d.name for d in getattr(setup, "dfbs", ()) if d.index is not None}

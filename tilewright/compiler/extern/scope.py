@@ -60,7 +60,7 @@ class Binding:
     identity: str | None = None  # DFB / tensor identity
 
 
-def _targets(node) -> list[str]:
+def _targets(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Name):
         return [node.id]
     if isinstance(node, (ast.Tuple, ast.List)):
@@ -78,7 +78,7 @@ def _is_factory_call(value: ast.AST, names: frozenset[str]) -> bool:
     return name in names
 
 
-def _annotation_is_dfb(ann) -> bool:
+def _annotation_is_dfb(ann: ast.expr | None) -> bool:
     if ann is None:
         return False
     if isinstance(ann, ast.Constant) and ann.value in ("DFB", "ttl.DFB"):
@@ -88,7 +88,11 @@ def _annotation_is_dfb(ann) -> bool:
     return isinstance(ann, ast.Name) and ann.id == "DFB"
 
 
-def build_scope(fn: ast.AST, outer: list[Scope], params_are_tensors: bool) -> Scope:
+def build_scope(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+    outer: list[Scope],
+    params_are_tensors: bool,
+) -> Scope:
     """The names ``fn`` binds (not descending into nested functions, lambdas or classes)."""
     scope = Scope(fn)
     args = fn.args
@@ -99,11 +103,10 @@ def build_scope(fn: ast.AST, outer: list[Scope], params_are_tensors: bool) -> Sc
                 scope.dfbs[a.arg] = a.arg
             else:
                 scope.tensors[a.arg] = a.arg
-    for a in (args.vararg, args.kwarg):
-        if a is not None:
-            scope.bound.add(a.arg)
-    body = fn.body if isinstance(fn.body, list) else [fn.body]
-    stack = list(body)
+    for star in (args.vararg, args.kwarg):
+        if star is not None:
+            scope.bound.add(star.arg)
+    stack: list[ast.AST] = list(fn.body) if isinstance(fn.body, list) else [fn.body]
     aliases: list[tuple[str, str]] = []
     while stack:
         node = stack.pop()
@@ -164,7 +167,7 @@ def build_scope(fn: ast.AST, outer: list[Scope], params_are_tensors: bool) -> Sc
 class Resolver:
     """Resolves names and static values for one operation function."""
 
-    def __init__(self, fn) -> None:
+    def __init__(self, fn: object) -> None:
         self.globals = getattr(fn, "__globals__", {})
         code = getattr(fn, "__code__", None)
         cells = getattr(fn, "__closure__", None) or ()
@@ -199,7 +202,7 @@ class Resolver:
             return Binding("module", getattr(builtins, name))
         return Binding("missing")
 
-    def static_object(self, node: ast.AST, chain: list[Scope]):
+    def static_object(self, node: ast.AST, chain: list[Scope]) -> object:
         """The object a Name / dotted Attribute refers to statically, or _MISSING."""
         if isinstance(node, ast.Name):
             b = self.lookup(node.id, chain)
@@ -214,7 +217,7 @@ class Resolver:
                 return _MISSING
         return _MISSING
 
-    def is_missing(self, obj) -> bool:
+    def is_missing(self, obj: object) -> bool:
         return obj is _MISSING
 
     # -- static values ---------------------------------------------------------------------------
@@ -253,16 +256,16 @@ class Resolver:
                     f"operator {_op_text(node.op)} is not allowed in a static integer expression "
                     "(use + - * // %)"
                 )
-            a = self.static_int(node.left, chain)
-            b = self.static_int(node.right, chain)
-            if sym in ("//", "%") and b == 0:
+            left = self.static_int(node.left, chain)
+            right = self.static_int(node.right, chain)
+            if sym in ("//", "%") and right == 0:
                 raise NotStaticError(f"division by zero in '{ast.unparse(node)}'")
             return {
-                "+": a + b,
-                "-": a - b,
-                "*": a * b,
-                "//": a // b if b else 0,
-                "%": a % b if b else 0,
+                "+": left + right,
+                "-": left - right,
+                "*": left * right,
+                "//": left // right if right else 0,
+                "%": left % right if right else 0,
             }[sym]
         if isinstance(node, ast.Call):
             raise NotStaticError(
@@ -270,7 +273,7 @@ class Resolver:
             )
         raise NotStaticError(f"'{ast.unparse(node)}' is not a static integer expression")
 
-    def static_value(self, node: ast.AST, chain: list[Scope]):
+    def static_value(self, node: ast.AST, chain: list[Scope]) -> object:
         """A literal, or a captured / module value by name (for strings, bools, floats)."""
         if isinstance(node, ast.Constant):
             return node.value
@@ -301,7 +304,7 @@ def _undefined(name: str) -> str:
     )
 
 
-def _op_text(op) -> str:
+def _op_text(op: ast.operator) -> str:
     return {
         ast.Pow: "**",
         ast.Div: "/",

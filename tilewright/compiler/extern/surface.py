@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from enum import Enum
+from types import FrameType
 
 from tilewright.compiler.runtime import state
 from tilewright.device.engine import ACTIVE
@@ -50,7 +51,7 @@ class KernelOnlyError(TilewrightError, RuntimeError):
 
 
 def _user_loc() -> SourceLoc | None:
-    f = sys._getframe(2)
+    f: FrameType | None = sys._getframe(2)
     while f is not None:
         name = f.f_code.co_filename
         if not internal_frame(name) and not name.startswith("<"):

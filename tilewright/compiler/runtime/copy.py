@@ -104,7 +104,7 @@ def _tracer():
 def copy(src, dst):
     """Start an asynchronous copy; exactly one side is a block (spec §Copy)."""
     run = current_kernel("ttl.copy")
-    if run.context.kernel.kind == "compute":
+    if run.kernel_context().kernel.kind == "compute":
         raise KernelError(
             f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel"
         )

@@ -44,7 +44,7 @@ def make_print(original):
         run = ACTIVE.run
         if run is None or file is not None:
             return original(*args, sep=sep, end=end, file=file, flush=flush)
-        kind = run.context.kernel.kind
+        kind = run.kernel_context().kernel.kind
         if thread is not None:
             if kind != "compute":
                 raise KernelError(
@@ -70,8 +70,9 @@ def make_print(original):
         if label:
             prefix += f" {label}:"
         text = sep.join(parts)
-        if _dump_dst_registers and run.context.dst is not None:
-            text += f"\nDST:\n{run.context.dst[:8]}"
+        dst = run.kernel_context().dst
+        if _dump_dst_registers and dst is not None:
+            text += f"\nDST:\n{dst[:8]}"
         original(f"{prefix} {text}", end=end, flush=flush)
 
     return kernel_print

@@ -21,6 +21,8 @@ import math
 import sys
 from collections import deque
 from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,14 +34,17 @@ from tilewright.compiler.runtime.expr import (
     evaluate,
     shape_text,
 )
-from tilewright.device.engine import ACTIVE
+from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
 from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
+
+if TYPE_CHECKING:
+    from tilewright.compiler.runtime.dfb_share import SharedIndexGuard
 
 __all__ = ["DataflowBuffer", "TensorBlock", "current_kernel"]
 
 
-def current_kernel(what: str):
+def current_kernel(what: str) -> KernelRun:
     """The running KernelRun; an error naming ``what`` outside kernels."""
     run = ACTIVE.run
     if run is None:
@@ -49,12 +54,15 @@ def current_kernel(what: str):
     return run
 
 
-def _is_compute(run) -> bool:
-    return run.context.kernel.kind == "compute"
+def _is_compute(run: KernelRun) -> bool:
+    return run.kernel_context().kernel.kind == "compute"
 
 
 class DataflowBuffer:
     """A dataflow buffer of one node (``ttl.make_dataflow_buffer_like`` / ``ttl.make_dfb``)."""
+
+    share_guard: SharedIndexGuard | None = None
+    """The run-time check of the DFBs sharing this one's physical index (``dfb_share``), if any."""
 
     def __init__(
         self,
@@ -169,13 +177,16 @@ class DataflowBuffer:
                 f"{self.block_count} blocks of the DFB; {side.release} one before acquiring another"
             )
         run.clock += 8
+        engine = ACTIVE.engine
+        if engine is None:  # `run` is running, so its engine is active
+            raise KernelError(f"{self.name}.{side.method}() runs outside a launch")
         if side.producer:
             while cb.pages_free < need:
-                ACTIVE.engine.block(cb.back_q, self, ("reserve", need))
+                engine.block(cb.back_q, self, ("reserve", need))
             addr = cb.wr_ptr
         else:
             while cb.pages_filled < need:
-                ACTIVE.engine.block(cb.front_q, self, ("wait", need))
+                engine.block(cb.front_q, self, ("wait", need))
             addr = cb.rd_ptr
         addr += len(held) * self.block_bytes
         if addr >= cb.fifo_limit:
@@ -424,7 +435,7 @@ class TensorBlock(BlockOperators):
 
     def _compute_only(self, what: str) -> None:
         run = ACTIVE.run
-        if run is not None and run.context.kernel.kind != "compute":
+        if run is not None and run.kernel_context().kernel.kind != "compute":
             raise KernelError(
                 f"{what} runs on compute kernels; '{run.name}' is a data-movement kernel"
             )
@@ -441,7 +452,7 @@ class TensorBlock(BlockOperators):
 
 def _variable_name(block: TensorBlock) -> str | None:
     """The user's variable holding ``block``: scan the user's frames (errors only)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if not internal_frame(frame.f_code.co_filename):
             for name, value in frame.f_locals.items():

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from tilewright.device import costs
-from tilewright.device.engine import ACTIVE
+from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import TILE_32x32
 from tilewright.device.ops import OpError, bind_params, get_op, result_shape
 from tilewright.errors import KernelError
@@ -38,6 +38,10 @@ class BlockOperators:
     """Python operators on block operands (blocks and expressions): each is a registry op."""
 
     __slots__ = ()
+
+    def as_block_value(self) -> BlockExpr:
+        """The operand's value (reading a block is a state transition)."""
+        raise NotImplementedError
 
     def __add__(self, o):
         return evaluate("add", self, o)
@@ -143,21 +147,22 @@ def _operand(x):
     )
 
 
-def _check_compute(name: str) -> None:
+def _check_compute(name: str) -> KernelRun:
     run = ACTIVE.run
     if run is None:
         raise KernelError(
             f"ttl.math / block operator '{name}' can only be evaluated inside a compute kernel"
         )
-    if run.context.kernel.kind != "compute":
+    if run.kernel_context().kernel.kind != "compute":
         raise KernelError(
             f"block expression '{name}' runs on compute kernels; '{run.name}' is a data-movement kernel"
         )
+    return run
 
 
 def evaluate(name: str, *operands, **params) -> BlockExpr:
     """Apply registry op ``name`` to block operands (blocks, expressions or numbers)."""
-    _check_compute(name)
+    run = _check_compute(name)
     spec = get_op(name)
     n_ops = spec.arity
     vals = [_operand(o) for o in operands[:n_ops]]
@@ -179,7 +184,6 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
         data = spec.impl(*arrays, **bound)
     except OpError as exc:
         raise KernelError(str(exc)) from None
-    run = ACTIVE.run
     run.clock += costs.TILE_SFPU * max(1, math.prod(shape) if shape else 1)
     run.stats_ops += 1
     return BlockExpr(np.asarray(data, dtype=np.float32), shape, tile)

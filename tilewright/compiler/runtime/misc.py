@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from tilewright.compiler.runtime.blockstate import State
 from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
 from tilewright.device.formats import DataFormat
 from tilewright.errors import BlockStateError, KernelError
+
+if TYPE_CHECKING:
+    from tilewright.device.engine import KernelRun
 
 __all__ = ["signpost", "static_range", "raw_element_read", "raw_element_write", "read_index"]
 
@@ -36,7 +40,7 @@ class signpost:  # noqa: N801 - the language's spelling
             raise KernelError(f"ttl.signpost name must be a literal of [A-Za-z0-9_-], got {name!r}")
         self.name = name
         self._start = 0
-        self._run = None
+        self._run: KernelRun | None = None
 
     def __enter__(self) -> None:
         from tilewright.device.engine import ACTIVE
@@ -45,7 +49,7 @@ class signpost:  # noqa: N801 - the language's spelling
         if self._run is not None:
             self._start = self._run.clock
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc: object) -> Literal[False]:
         tracer = state.TRACER
         if tracer is not None and self._run is not None:
             tracer.span(self._run, f"signpost {self.name}", self._start, self._run.clock)
@@ -62,7 +66,7 @@ def static_range(*args):
 
 def _element(block: TensorBlock, coords, what: str) -> int:
     run = current_kernel(what)
-    if run.context.kernel.kind == "compute":
+    if run.kernel_context().kernel.kind == "compute":
         raise KernelError(f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel")
     if not isinstance(block, TensorBlock):
         raise KernelError(f"{what}: the first argument must be a block, got {type(block).__name__}")

@@ -25,7 +25,7 @@ from tilewright.compiler.runtime.blockstate import Op, check_and_apply
 from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
 from tilewright.compiler.runtime.expr import shape_text
 from tilewright.compiler.setup import SETUP_STACK, caller_loc
-from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.transfer import transfer_cycles
 from tilewright.errors import DFBContractError, InterfaceError, KernelError
 
@@ -45,12 +45,12 @@ __all__ = [
 ]
 
 
-def _coord(value, what: str) -> tuple:
+def _coord(value: object, what: str) -> tuple[int | slice, ...]:
     """Normalise a node coordinate: an int, or a tuple of ints and (for ranges) slices."""
     if isinstance(value, int) and not isinstance(value, bool):
         return (value,)
     if isinstance(value, (tuple, list)) and value:
-        out = []
+        out: list[int | slice] = []
         for i, v in enumerate(value):
             if isinstance(v, slice):
                 if not (isinstance(v.start, int) and isinstance(v.stop, int)) or v.step not in (
@@ -228,7 +228,7 @@ class PipeNet:
         if run is not None:
             return (run.core.logical.x, run.core.logical.y)
         if SETUP_STACK:
-            return tuple(SETUP_STACK[-1].node)[:2]
+            return SETUP_STACK[-1].node
         raise KernelError("PipeNet roles are defined inside an @ttl.operation")
 
     def is_src(self) -> bool:
@@ -248,7 +248,7 @@ class PipeNet:
 
     def _dm_only(self, what: str) -> None:
         run = current_kernel(f"{what}")
-        if run.context.kernel.kind == "compute":
+        if run.kernel_context().kernel.kind == "compute":
             raise KernelError(
                 f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel"
             )
@@ -381,7 +381,7 @@ class PipeSendHandle:
         run = current_kernel("transfer.wait()")
         s = self.send
         while not s.done:
-            ACTIVE.engine.block(s.queue, s)
+            current_engine().block(s.queue, s)
         self.waited = True
         run.clock = max(run.clock, s.done_at)
         if self in s.block.pending:
@@ -408,7 +408,7 @@ class ReceiveRequest:
         run = current_kernel("ReceiveRequest.wait()")
         r = self.recv
         while not r.done:
-            ACTIVE.engine.block(r.queue, r)
+            current_engine().block(r.queue, r)
         self._complete(run)
 
     def _complete(self, run) -> None:
@@ -560,7 +560,7 @@ def wait_any(requests, start: int = 0) -> ReadyReceive:
         pending = [r for r in requests if not r.recv.done]
         for r in pending:
             r.recv.listeners.append(q)
-        ACTIVE.engine.block(q, pending[0].recv)
+        current_engine().block(q, pending[0].recv)
         for r in pending:
             if q in r.recv.listeners:
                 r.recv.listeners.remove(q)

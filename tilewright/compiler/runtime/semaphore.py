@@ -13,6 +13,8 @@ value-changing or waiting calls on a compute kernel is an error.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tilewright.compiler.runtime.dfb import current_kernel
 from tilewright.compiler.setup import caller_loc, current_setup
 from tilewright.device import costs
@@ -20,6 +22,10 @@ from tilewright.device.kernel_api.dataflow import wait_word
 from tilewright.device.noc import noc_multicast_addr
 from tilewright.device.transfer import multicast_targets, transfer_cycles
 from tilewright.errors import InterfaceError, KernelError, NocError
+
+if TYPE_CHECKING:
+    from tilewright.device.device import Core
+    from tilewright.device.engine import KernelRun
 
 __all__ = ["Semaphore", "UnicastRemoteSemaphore", "MulticastRemoteSemaphore"]
 
@@ -32,9 +38,9 @@ def _check_value(v, what: str) -> int:
     return v
 
 
-def _dm_run(what: str):
+def _dm_run(what: str) -> KernelRun:
     run = current_kernel(what)
-    if run.context.kernel.kind == "compute":
+    if run.kernel_context().kernel.kind == "compute":
         raise KernelError(
             f"{what} changes or waits on a semaphore, which runs on data-movement kernels "
             f"(spec §Semaphore); '{run.name}' is a compute kernel"
@@ -114,7 +120,15 @@ class Semaphore:
     def bind(self, sem_id: int, address: int) -> None:
         self.sem_id, self.address = sem_id, address
 
-    def _local(self, what: str):
+    def bound_address(self) -> int:
+        """The L1 address, bound when the operation's program is built."""
+        if self.address is None:
+            raise KernelError(
+                f"{self!r} has no L1 address yet: it is bound when the operation's program is built"
+            )
+        return self.address
+
+    def _local(self, what: str) -> KernelRun:
         run = _dm_run(what)
         if run.core is not self.core:  # pragma: no cover - closures are per node
             raise KernelError(f"{what}: this semaphore belongs to node {self.core.logical}")
@@ -125,22 +139,27 @@ class Semaphore:
         """Set this node's value."""
         self._local("ttl.Semaphore.set")
         v = _check_value(value, "ttl.Semaphore.set")
-        self.core.l1_words(self.address)[0] = v
-        self.core.notify_write(self.address, self.address + 4)
+        addr = self.bound_address()
+        self.core.l1_words(addr)[0] = v
+        self.core.notify_write(addr, addr + 4)
 
     def wait_eq(self, value: int) -> None:
         """Block until this node's value equals ``value``."""
         self._local("ttl.Semaphore.wait_eq")
-        wait_word(self.core, self.address, "eq", _check_value(value, "ttl.Semaphore.wait_eq"))
+        wait_word(
+            self.core, self.bound_address(), "eq", _check_value(value, "ttl.Semaphore.wait_eq")
+        )
 
     def wait_ge(self, value: int) -> None:
         """Block until this node's value is at least ``value``."""
         self._local("ttl.Semaphore.wait_ge")
-        wait_word(self.core, self.address, "ge", _check_value(value, "ttl.Semaphore.wait_ge"))
+        wait_word(
+            self.core, self.bound_address(), "ge", _check_value(value, "ttl.Semaphore.wait_ge")
+        )
 
     def value(self) -> int:
         """This node's current value (a debugging aid)."""
-        return int(self.core.l1_words(self.address)[0])
+        return int(self.core.l1_words(self.bound_address())[0])
 
     def get_remote(self, node) -> UnicastRemoteSemaphore:
         """The same semaphore on another node (``set`` / ``inc`` over the NoC)."""
@@ -162,15 +181,16 @@ class UnicastRemoteSemaphore:
         self.sem = sem
         self.node = node
 
-    def _target(self):
+    def _target(self) -> Core:
         return self.sem.device.core(*self.node)
 
     def set(self, value: int) -> None:
         run = _dm_run("UnicastRemoteSemaphore.set")
         v = _check_value(value, "UnicastRemoteSemaphore.set")
         core = self._target()
-        core.l1_words(self.sem.address)[0] = v
-        core.notify_write(self.sem.address, self.sem.address + 4)
+        addr = self.sem.bound_address()
+        core.l1_words(addr)[0] = v
+        core.notify_write(addr, addr + 4)
         run.clock += transfer_cycles(4)
 
     def inc(self, value: int = 1) -> None:
@@ -178,9 +198,10 @@ class UnicastRemoteSemaphore:
         run = _dm_run("UnicastRemoteSemaphore.inc")
         v = _check_value(value, "UnicastRemoteSemaphore.inc")
         core = self._target()
-        word = core.l1_words(self.sem.address)
+        addr = self.sem.bound_address()
+        word = core.l1_words(addr)
         word[0] = (int(word[0]) + v) % _U32
-        core.notify_write(self.sem.address, self.sem.address + 4)
+        core.notify_write(addr, addr + 4)
         run.clock += transfer_cycles(4)
 
     def __repr__(self) -> str:
@@ -200,7 +221,7 @@ class MulticastRemoteSemaphore:
         v = _check_value(value, "MulticastRemoteSemaphore.set")
         device = self.sem.device
         a, b = device.core(*self.lo), device.core(*self.hi)
-        mcast = noc_multicast_addr(a.noc_x, a.noc_y, b.noc_x, b.noc_y, self.sem.address)
+        mcast = noc_multicast_addr(a.noc_x, a.noc_y, b.noc_x, b.noc_y, self.sem.bound_address())
         try:
             cores, local = multicast_targets(
                 device, run.core, mcast, False, "MulticastRemoteSemaphore.set"

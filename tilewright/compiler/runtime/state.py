@@ -7,6 +7,11 @@ module-level record is enough and gives kernels O(1) access.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilewright.compiler.setup import NodeSetup
+    from tilewright.device.trace import Tracer
 
 __all__ = ["OpLaunch", "CURRENT", "TRACER", "current_launch"]
 
@@ -17,12 +22,12 @@ class OpLaunch:
 
     name: str
     grid: tuple[int, ...]
-    setups: dict = field(default_factory=dict)  # core index -> NodeSetup
+    setups: dict[int, NodeSetup] = field(default_factory=dict)  # core index -> NodeSetup
     channels: dict = field(default_factory=dict)  # (net key, pipe index, dst node) -> pipe channel
 
 
 CURRENT: OpLaunch | None = None
-TRACER = None
+TRACER: Tracer | None = None
 
 
 def current_launch() -> OpLaunch | None:

@@ -152,7 +152,7 @@ def assigned_names_in(stmts: list[ast.stmt]) -> set[str]:
     return names
 
 
-def nested_scope_bindings(fn: ast.AST) -> set[str]:
+def nested_scope_bindings(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     """Names a nested function or lambda binds locally (parameters and assignments)."""
     args = fn.args
     names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
@@ -197,14 +197,10 @@ def walk_with_paths(body: list[ast.stmt], prefix: tuple = (), key: object = "bod
 
 
 def statement_at(fn: ast.FunctionDef, path: tuple) -> ast.stmt:
-    node: ast.AST = fn
+    """The statement at a ``walk_with_paths`` path of ``fn``'s body."""
+    node: ast.stmt = fn
     for key, index in path:
-        if isinstance(key, tuple):
-            kind, j = key
-            holder = (node.handlers if kind == "handler" else node.cases)[j]
-            node = holder.body[index]
-        else:
-            node = getattr(node, key)[index]
+        node = dict(child_blocks(node))[key][index]
     return node
 
 
@@ -254,8 +250,7 @@ def free_loads(expr: ast.AST) -> set[str]:
                 visit(e, frozenset(inner))
             return
         if isinstance(node, ast.Lambda):
-            inner = bound | nested_scope_bindings(node)
-            visit(node.body, frozenset(inner))
+            visit(node.body, bound | nested_scope_bindings(node))
             return
         for child in ast.iter_child_nodes(node):
             visit(child, bound)

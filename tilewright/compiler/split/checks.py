@@ -103,7 +103,11 @@ def check_aliases(src, tree: ast.FunctionDef, scope: Scope, local: set[str]) -> 
         if module is not None and callable(value):
             exported = getattr(value, "__name__", None)
             placement = registry.TTL_CALLS.get(exported) if isinstance(exported, str) else None
-            if placement in _PLACED and getattr(module, exported, None) is value:
+            if (
+                placement in _PLACED
+                and isinstance(exported, str)
+                and getattr(module, exported, None) is value
+            ):
                 raise src.error_at(
                     node,
                     f"'{node.id}' is ttl.{exported} imported by name; call it as `ttl.{exported}(...)` "

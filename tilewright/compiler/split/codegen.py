@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import ast
 import copy
+import sys
 import types
+from typing import TypeVar
 
 from tilewright.compiler.split import registry
 from tilewright.compiler.split.astutil import (
@@ -35,6 +37,7 @@ from tilewright.compiler.split.astutil import (
     walk_with_paths,
 )
 from tilewright.compiler.split.plan import KernelRef, SplitPlan
+from tilewright.errors import SplitError
 
 __all__ = ["acquisitions", "display_source", "generate", "kernel_decorator", "name_setup"]
 
@@ -64,11 +67,32 @@ def name_setup(value, name: str) -> None:
         value.name = name
 
 
-def _located(node: ast.AST, line: int, col: int = 0) -> ast.AST:
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def _located(node: _Node, line: int, col: int = 0) -> _Node:
+    """``node`` with every node in it placed at ``line``, ``col``."""
+    position = (
+        ("lineno", line),
+        ("end_lineno", line),
+        ("col_offset", col),
+        ("end_col_offset", col),
+    )
     for n in ast.walk(node):
-        n.lineno = n.end_lineno = line
-        n.col_offset, n.end_col_offset = col, col
+        for attr, value in position:
+            setattr(n, attr, value)
     return node
+
+
+def _function_def(
+    name: str, args: ast.arguments, body: list[ast.stmt], decorator_list: list[ast.expr]
+) -> ast.FunctionDef:
+    fn = ast.FunctionDef(
+        name=name, args=args, body=body, decorator_list=decorator_list, returns=None
+    )
+    if sys.version_info >= (3, 12):  # generic functions: none here
+        fn.type_params = []
+    return fn
 
 
 class _Rewrite(ast.NodeTransformer):
@@ -78,9 +102,9 @@ class _Rewrite(ast.NodeTransformer):
         self.block_names = block_names
         self.walrus = walrus
 
-    def visit_Call(self, node: ast.Call):
+    def visit_Call(self, node: ast.Call) -> ast.expr:
         temp = self.walrus.get(id(node))
-        node = self.generic_visit(node)
+        self.generic_visit(node)  # rewrites the arguments in place
         func = node.func
         is_release = (
             isinstance(func, ast.Attribute)
@@ -176,9 +200,9 @@ def _kernel_function(
         ],
         keywords=[],
     )
-    fn = ast.FunctionDef(
-        name=fname,
-        args=ast.arguments(
+    fn = _function_def(
+        fname,
+        ast.arguments(
             posonlyargs=[],
             args=[],
             vararg=None,
@@ -187,10 +211,8 @@ def _kernel_function(
             kwarg=None,
             defaults=[],
         ),
-        body=body,
-        decorator_list=[_located(decorator, line)],
-        returns=None,
-        type_params=[],
+        body,
+        [_located(decorator, line)],
     )
     fn.lineno = fn.end_lineno = line
     fn.col_offset = fn.end_col_offset = 0
@@ -245,12 +267,11 @@ def generate(
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | set(injected)
     body: list[ast.stmt] = []
     for i in setup_indices:
-        decl = tree.body[i]
-        if isinstance(decl.value, ast.Call) and _is_kernel_decl(decl, plan):
+        decl, name = _declaration(tree.body[i])
+        if isinstance(decl.value, ast.Call) and _is_declared(name, "kernel", plan):
             continue  # ttl.Kernel handles exist from decoration on: injected, not evaluated
         body.append(decl)
-        name = decl.targets[0].id
-        if _is_dfb_decl(decl, plan) and op_source.name_at_line(decl.lineno) != name:
+        if _is_declared(name, "dfb", plan) and op_source.name_at_line(decl.lineno) != name:
             named = ast.Expr(
                 ast.Call(
                     func=ast.Name(_NAME_HELPER, ast.Load()),
@@ -265,14 +286,7 @@ def generate(
         kernel_defs.append(_kernel_function(plan, kernel, index, kbody, taken))
     body.extend(kernel_defs)
 
-    op_def = ast.FunctionDef(
-        name=tree.name,
-        args=_plain_arguments(tree.args),
-        body=body,
-        decorator_list=[],
-        returns=None,
-        type_params=[],
-    )
+    op_def = _function_def(tree.name, _plain_arguments(tree.args), body, [])
     ast.copy_location(op_def, tree)
     op_def.end_lineno = tree.end_lineno
 
@@ -285,14 +299,15 @@ def generate(
     return function, ast.unparse(op_def), kernel_defs
 
 
-def _is_kernel_decl(decl: ast.Assign, plan: SplitPlan) -> bool:
-    name = decl.targets[0].id
-    return any(d.name == name and d.kind == "kernel" for d in plan.setup)
+def _declaration(stmt: ast.stmt) -> tuple[ast.Assign, str]:
+    """A setup declaration and the name it binds (``lift_setup`` records ``name = ...`` only)."""
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+        return stmt, stmt.targets[0].id
+    raise SplitError(f"line {stmt.lineno}: a setup declaration must assign one name")
 
 
-def _is_dfb_decl(decl: ast.Assign, plan: SplitPlan) -> bool:
-    name = decl.targets[0].id
-    return any(d.name == name and d.kind == "dfb" for d in plan.setup)
+def _is_declared(name: str, kind: str, plan: SplitPlan) -> bool:
+    return any(d.name == name and d.kind == kind for d in plan.setup)
 
 
 def _plain_arguments(args: ast.arguments) -> ast.arguments:
@@ -318,9 +333,9 @@ def _build(op_def: ast.FunctionDef, fn, values: dict[str, object], filename: str
     freevars = tuple(getattr(code, "co_freevars", ()))
     cells = dict(zip(freevars, getattr(fn, "__closure__", None) or ()))
     params = sorted(set(freevars) | set(values))
-    factory = ast.FunctionDef(
-        name=_FACTORY,
-        args=ast.arguments(
+    factory = _function_def(
+        _FACTORY,
+        ast.arguments(
             posonlyargs=[],
             args=[ast.arg(arg=p) for p in params],
             vararg=None,
@@ -329,10 +344,8 @@ def _build(op_def: ast.FunctionDef, fn, values: dict[str, object], filename: str
             kwarg=None,
             defaults=[],
         ),
-        body=[op_def, ast.Return(ast.Name(op_def.name, ast.Load()))],
-        decorator_list=[],
-        returns=None,
-        type_params=[],
+        [op_def, ast.Return(ast.Name(op_def.name, ast.Load()))],
+        [],
     )
     _located(factory.args, op_def.lineno)
     factory.lineno = factory.end_lineno = op_def.lineno

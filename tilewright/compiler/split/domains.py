@@ -99,7 +99,7 @@ def _dims(call: ast.Call) -> int:
 def _substitute(expr: ast.expr, names: NodeNames, before: int, captures: set[str]) -> ast.expr:
     """``expr`` with node-valued names replaced by their definitions; checks the grammar."""
 
-    def visit(node: ast.AST) -> ast.AST:
+    def visit(node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Constant):
             if type(node.value) not in (int, bool):
                 raise GuardError(f"{node.value!r} is not an int")
@@ -123,10 +123,10 @@ def _substitute(expr: ast.expr, names: NodeNames, before: int, captures: set[str
         if isinstance(node, ast.Tuple):
             return ast.Tuple([visit(e) for e in node.elts], ast.Load())
         if isinstance(node, ast.Subscript):
-            index = node.slice
-            if not (isinstance(index, ast.Constant) and type(index.value) is int):
+            sub = node.slice
+            if not (isinstance(sub, ast.Constant) and type(sub.value) is int):
                 raise GuardError(f"{ast.unparse(node)}: only constant int subscripts are supported")
-            return ast.Subscript(visit(node.value), index, ast.Load())
+            return ast.Subscript(visit(node.value), sub, ast.Load())
         if isinstance(node, ast.UnaryOp) and type(node.op) in _UNOPS:
             return ast.UnaryOp(node.op, visit(node.operand))
         if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
@@ -184,6 +184,7 @@ def node_names(tree: ast.FunctionDef) -> NodeNames:
             pairs = [
                 (e.id, ast.Subscript(value, ast.Constant(i), ast.Load()))
                 for i, e in enumerate(target.elts)
+                if isinstance(e, ast.Name)
             ]
         else:
             continue
@@ -218,7 +219,7 @@ def _evaluate(node: ast.AST, grid, xy, env: dict[str, int]):
         return grid_extent(grid, dims)
     if isinstance(node, ast.Tuple):
         return tuple(_evaluate(e, grid, xy, env) for e in node.elts)
-    if isinstance(node, ast.Subscript):
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         return _evaluate(node.value, grid, xy, env)[node.slice.value]
     if isinstance(node, ast.UnaryOp):
         return _UNOPS[type(node.op)](_evaluate(node.operand, grid, xy, env))
@@ -252,7 +253,7 @@ def nodes_of(guard: NodeGuard, grid, lookup: Callable[[str], object]) -> frozens
     env: dict[str, int] = {}
     for name in guard.captures:
         value = lookup(name)
-        if type(value) not in (int, bool):
+        if not (type(value) is int or type(value) is bool):
             raise GuardError(f"captured '{name}' is {type(value).__name__}, not an int")
         env[name] = value
     terms = [(ast.parse(text, mode="eval").body, polarity) for text, polarity, _ in guard.terms]

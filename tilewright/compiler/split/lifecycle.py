@@ -86,6 +86,8 @@ class _Context:
         if if_path not in self.terms:
             stmt = statement_at(self.tree, if_path)
             try:
+                if not isinstance(stmt, ast.If):  # guards() records if statements only
+                    raise domains.GuardError(f"line {stmt.lineno} is not an if statement")
                 self.terms[if_path] = domains.guard_term(stmt.test, self.node_names, if_path[0][1])
             except domains.GuardError as exc:
                 self.terms[if_path] = exc.reason

@@ -133,7 +133,7 @@ def kernel_keys(kernel: KernelRef) -> list[str]:
 
 def reset_touches(call: ast.Call, declaration, dfb_names: set[str]) -> frozenset[str] | None:
     """DFBs a reset / reconfiguration call resets (``None``: every DFB)."""
-    kind = call.func.attr
+    kind = call.func.attr if isinstance(call.func, ast.Attribute) else None
     if kind == "reset_dfbs":
         dfbs = next((k.value for k in call.keywords if k.arg == "dfbs"), None)
         elts = getattr(dfbs, "elts", ())
@@ -180,23 +180,21 @@ class _Collector:
         names = self.names
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
-            if (
-                isinstance(target, ast.Name)
-                and target.id in self.blocks
-                and _is_acq(stmt.value, names)
-            ):
-                method = stmt.value.func.attr
+            acq = _acquisition(stmt.value, names)
+            if isinstance(target, ast.Name) and target.id in self.blocks and acq is not None:
+                method = acq[1]
                 self.add(
                     self.blocks[target.id], path, 0, method, self.owners[target.id], stmt.lineno
                 )
         if isinstance(stmt, ast.With):
             for i, item in enumerate(stmt.items):
-                expr, var = item.context_expr, item.optional_vars
-                if _is_acq(expr, names) and isinstance(var, ast.Name):
+                acq, var = _acquisition(item.context_expr, names), item.optional_vars
+                if acq is not None and isinstance(var, ast.Name):
+                    dfb, method = acq
                     owner = self.owners[(var.id, stmt.lineno)]
-                    self.add(expr.func.value.id, path, i, expr.func.attr, owner, stmt.lineno)
-                    release = "push" if expr.func.attr == "reserve" else "pop"
-                    self.add(expr.func.value.id, path, 1000 - i, release, owner, stmt.lineno)
+                    self.add(dfb, path, i, method, owner, stmt.lineno)
+                    release = "push" if method == "reserve" else "pop"
+                    self.add(dfb, path, 1000 - i, release, owner, stmt.lineno)
         for acq in self.inline.get(path, ()):
             release = "pop" if acq.method == "wait" else "push"
             self.add(acq.dfb, path, acq.ordinal, acq.method, acq.owner, acq.line)
@@ -259,14 +257,17 @@ class _Collector:
                 self.add(dfb, path, 0, "reset", k, call.lineno, origin="sync")
 
 
-def _is_acq(node: ast.AST, names: set[str]) -> bool:
-    return (
+def _acquisition(node: ast.AST, names: set[str]) -> tuple[str, str] | None:
+    """(DFB, method) of ``<dfb>.reserve()`` / ``<dfb>.wait()``, else None."""
+    if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in registry.DFB_ACQUIRE_METHODS
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id in names
-    )
+    ):
+        return node.func.value.id, node.func.attr
+    return None
 
 
 def collect(tree, state, statements, inline, usage, sync_objects, dfb_names) -> SiteTable:

@@ -83,9 +83,9 @@ def _is_pipe_list(node: ast.AST, scope: Scope) -> bool:
     return False
 
 
-def _declaration(stmt: ast.stmt, scope: Scope, semaphores: set[str]) -> tuple[str, str] | None:
+def _declaration(stmt: ast.Assign, scope: Scope, semaphores: set[str]) -> tuple[str, str] | None:
     """(target name, factory) when ``stmt`` is a liftable declaration."""
-    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+    if len(stmt.targets) != 1:
         return None
     target = stmt.targets[0]
     if not isinstance(target, ast.Name):
@@ -112,7 +112,10 @@ def lift_setup(src, fn_def: ast.FunctionDef, scope: Scope, op_name: str) -> Lift
     lifted = Lifted()
     semaphores: set[str] = set()
     liftable_calls: set[int] = set()
+    declarations: list[ast.Assign] = []
     for i, stmt in enumerate(fn_def.body):
+        if not isinstance(stmt, ast.Assign):
+            continue
         decl = _declaration(stmt, scope, semaphores)
         if decl is None:
             continue
@@ -120,30 +123,31 @@ def lift_setup(src, fn_def: ast.FunctionDef, scope: Scope, op_name: str) -> Lift
         kind = _KINDS.get(factory, "semaphore")
         if kind == "semaphore":
             semaphores.add(name)
+        value = stmt.value
         group = None
-        if kind == "dfb":
+        if kind == "dfb" and isinstance(value, ast.Call):  # a factory call
             group_node = next(
-                (k.value for k in stmt.value.keywords if k.arg == "allocation_group"), None
+                (k.value for k in value.keywords if k.arg == "allocation_group"), None
             )
             if isinstance(group_node, ast.Name):
                 group = group_node.id
         lifted.decls.append(SetupDecl(name, factory, stmt.lineno, kind, group))
         lifted.indices.append(i)
-        for node in ast.walk(stmt.value):
+        declarations.append(stmt)
+        for node in ast.walk(value):
             if isinstance(node, ast.Call):
                 liftable_calls.add(id(node))
-        if kind == "kernel":
-            lifted.kernel_handles[name] = _evaluate_kernel(src, stmt.value, scope)
+        if kind == "kernel" and isinstance(value, ast.Call):  # ttl.Kernel(...)
+            lifted.kernel_handles[name] = _evaluate_kernel(src, value, scope)
 
     setup_names = {d.name for d in lifted.decls}
     params = {a.arg for a in (*fn_def.args.posonlyargs, *fn_def.args.args)}
     local_values = assigned_names_in(fn_def.body) - setup_names - params
-    for i in lifted.indices:
-        stmt = fn_def.body[i]
-        deps = sorted(free_loads(stmt.value) & local_values)
+    for declaration in declarations:
+        deps = sorted(free_loads(declaration.value) & local_values)
         if deps:
             raise src.error_at(
-                stmt,
+                declaration,
                 f"@ttl.operation '{op_name}': resource declarations cannot depend on "
                 f"operation-local values {deps}",
                 cls=SplitError,
@@ -151,20 +155,20 @@ def lift_setup(src, fn_def: ast.FunctionDef, scope: Scope, op_name: str) -> Lift
     for node in ast.walk(fn_def):
         if not isinstance(node, ast.Call) or id(node) in liftable_calls:
             continue
-        name = ttl_call_name(node)
-        factory = setup_factory(node, scope)
-        if factory is not None:
+        called = ttl_call_name(node)
+        made = setup_factory(node, scope)
+        if made is not None:
             raise src.error_at(
                 node,
-                f"@ttl.operation '{op_name}': resource declaration '{factory}' must be a simple "
+                f"@ttl.operation '{op_name}': resource declaration '{made}' must be a simple "
                 "top-level assignment in the operation body; declarations inside control flow, "
                 "callbacks, or nested scopes are not supported",
                 cls=SplitError,
             )
-        if name is not None and len(name) == 1 and name[0] in registry.FACTORY_ONLY:
+        if called is not None and len(called) == 1 and called[0] in registry.FACTORY_ONLY:
             raise src.error_at(
                 node,
-                f"ttl.{name[0]} must be created by an enclosing factory and captured by the "
+                f"ttl.{called[0]} must be created by an enclosing factory and captured by the "
                 "operation, not constructed in the operation body",
                 cls=SplitError,
             )

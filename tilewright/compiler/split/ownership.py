@@ -82,6 +82,8 @@ def with_item_block(item: ast.withitem, dfb_names: set[str]) -> tuple[str, str] 
 def check_acquire_keywords(planner, body: list[ast.stmt]) -> None:
     for stmt in body:
         for node in iter_skip_nested(stmt):
+            if not isinstance(node, ast.Call):
+                continue
             acq = acquisition(node, planner.ctx.dfb_names)
             if acq is not None and any(k.arg == "kernel" for k in node.keywords):
                 raise planner.ctx.error(
@@ -153,8 +155,8 @@ def collect_uses(planner, body: list[ast.stmt]):
                     explicit = planner.ctx.resolver.resolve_release(node)
                     if explicit is not None:
                         releases[visible[receiver]].append((node, explicit))
-                    for child in [*node.args, *(k.value for k in node.keywords)]:
-                        visit(child, visible, dm, extern)
+                    for operand in [*node.args, *(k.value for k in node.keywords)]:
+                        visit(operand, visible, dm, extern)
                     return
                 if receiver in visible and method == "store":
                     users[visible[receiver]].add(COMPUTE)
@@ -168,8 +170,8 @@ def collect_uses(planner, body: list[ast.stmt]):
             is_extern = ttl_call_name(node) == (registry.EXTERN_CALL,)
             if selection and not is_extern:
                 record_args(node, selection, visible)
-            for child in [*node.args, *(k.value for k in node.keywords)]:
-                visit(child, visible, sub_dm, sub_ext)
+            for operand in [*node.args, *(k.value for k in node.keywords)]:
+                visit(operand, visible, sub_dm, sub_ext)
             if isinstance(func, ast.Attribute):
                 visit(func.value, visible, sub_dm, sub_ext)
             return
@@ -211,8 +213,8 @@ def collect_uses(planner, body: list[ast.stmt]):
             hidden = nested_scope_bindings(node)
             visit(node.body, {k: v for k, v in visible.items() if k not in hidden}, dm, extern)
             return
-        for child in ast.iter_child_nodes(node):
-            visit(child, visible, dm, extern)
+        for sub in ast.iter_child_nodes(node):
+            visit(sub, visible, dm, extern)
 
     bound = {key: key for key in planner.producers if isinstance(key, str)}
     for stmt in body:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tilewright.compiler.split import ownership, registry
 from tilewright.compiler.split.astutil import (
@@ -42,6 +43,10 @@ from tilewright.compiler.split.plan import (
 from tilewright.compiler.split.scope import SelectorResolver, kernel_ref_of
 from tilewright.errors import SplitError
 
+if TYPE_CHECKING:
+    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
+    from tilewright.compiler.source import FunctionSource
+
 __all__ = ["Context", "Planner", "State"]
 
 Selection = frozenset  # of KernelRef
@@ -51,11 +56,11 @@ Selection = frozenset  # of KernelRef
 class Context:
     """What the planner knows about the operation's names."""
 
-    src: object
+    src: FunctionSource
     resolver: SelectorResolver
     dfb_names: set[str]
     semaphore_names: set[str]
-    sync_objects: dict[str, object]  # name -> DFBReset / DFBReconfiguration value
+    sync_objects: dict[str, DFBReset | DFBReconfiguration]  # captured declarations by name
 
     def error(self, node: ast.AST, message: str) -> SplitError:
         return self.src.error_at(node, message, cls=SplitError)
@@ -200,7 +205,8 @@ class Planner:
     def _sync_selection(self, call: ast.Call) -> Selection:
         """Reset / reconfiguration calls run on the declaration's participants (A.8)."""
         target = call.args[0] if call.args else None
-        value = self.ctx.sync_objects.get(target.id) if isinstance(target, ast.Name) else None
+        name = target.id if isinstance(target, ast.Name) else None
+        value = self.ctx.sync_objects.get(name) if name is not None else None
         if value is None:
             what = ast.unparse(call.func)
             raise self.ctx.error(
@@ -213,7 +219,7 @@ class Planner:
             ref = kernel_ref_of(p)
             if ref is None:
                 raise self.ctx.error(
-                    call, f"participant {p!r} of '{target.id}' is not a bound logical kernel"
+                    call, f"participant {p!r} of '{name}' is not a bound logical kernel"
                 )
             if ref.role == "explicit":
                 self.ctx.resolver.used[ref] = p
@@ -232,13 +238,14 @@ class Planner:
     # -- statement selection -------------------------------------------------------------------
 
     def _annotate(self, stmt: ast.stmt) -> None:
+        owner = self._with_owner(stmt) if isinstance(stmt, ast.With) else None
         if isinstance(stmt, (ast.For, ast.While, ast.If)) or (
-            isinstance(stmt, ast.With) and self._with_owner(stmt) is None
+            isinstance(stmt, ast.With) and owner is None
         ):
             self._annotate_control(stmt)
             return
-        if isinstance(stmt, ast.With):
-            kernels = self._with_owner(stmt)
+        if isinstance(stmt, ast.With) and owner is not None:
+            kernels = owner
             if len(kernels) != 1:
                 raise self.ctx.error(
                     stmt,
@@ -247,7 +254,7 @@ class Planner:
                 )
             self.state.select(stmt, kernels)
             self.state.acquires.add(id(stmt))
-            names = {}
+            names: dict[str, object] = {}
             for item in stmt.items:
                 named = with_item_block(item, self.ctx.dfb_names)
                 if named is not None:
@@ -281,7 +288,7 @@ class Planner:
             self.state.select(stmt, kernels)
         self._record_inline(stmt, kernels)
 
-    def _annotate_control(self, stmt: ast.stmt) -> None:
+    def _annotate_control(self, stmt: ast.For | ast.While | ast.If | ast.With) -> None:
         children = list(stmt.body) + list(getattr(stmt, "orelse", []))
         for child in children:
             self._annotate(child)
@@ -310,7 +317,7 @@ class Planner:
             self.state.select(stmt, child_kernels)
 
     @staticmethod
-    def _header(stmt: ast.stmt) -> ast.AST:
+    def _header(stmt: ast.For | ast.While | ast.If | ast.With) -> ast.AST:
         if isinstance(stmt, (ast.If, ast.While)):
             return stmt.test
         if isinstance(stmt, ast.For):
@@ -361,11 +368,8 @@ class Planner:
                 selection = self._classify(node)
                 if selection:
                     selections.append(selection)
-                    if (
-                        isinstance(root, ast.stmt)
-                        and ttl_call_name(node)
-                        and (ttl_call_name(node)[0] in registry.RESET_CALLS)
-                    ):
+                    called = ttl_call_name(node)
+                    if isinstance(root, ast.stmt) and called and called[0] in registry.RESET_CALLS:
                         self.state.syncs.append((root, node))
             elif isinstance(node, ast.BinOp) and (
                 isinstance(node.op, ast.MatMult)
@@ -414,6 +418,8 @@ class Planner:
     def _record_inline(self, stmt: ast.stmt, kernels: set[KernelRef]) -> None:
         """Unbound ``dfb.wait()`` / ``dfb.reserve()``: the compiler inserts the release."""
         for node in iter_skip_nested(stmt):
+            if not isinstance(node, ast.Call):
+                continue
             acq = acquisition(node, self.ctx.dfb_names)
             if acq is None:
                 continue

@@ -17,6 +17,7 @@ import ast
 import builtins
 import inspect
 import sys
+from typing import TypeGuard
 
 from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
 from tilewright.compiler.split.plan import (
@@ -119,7 +120,7 @@ def kernel_ref_of(value) -> KernelRef | None:
     return None
 
 
-def _is_union(node: ast.AST) -> bool:
+def _is_union(node: ast.AST) -> TypeGuard[ast.BinOp]:
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)
 
 

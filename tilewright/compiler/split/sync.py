@@ -15,10 +15,14 @@ placement registry does that).  Checked here, at the call:
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from tilewright.compiler.split.astutil import child_blocks
 from tilewright.compiler.split.scope import Scope
 from tilewright.errors import SplitError
+
+if TYPE_CHECKING:
+    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
 
 __all__ = ["check_rules", "sync_objects"]
 
@@ -29,13 +33,17 @@ _TYPES = {
 }
 
 
-def sync_objects(tree: ast.FunctionDef, scope: Scope, local: set[str]) -> dict[str, object]:
+def sync_objects(
+    tree: ast.FunctionDef, scope: Scope, local: set[str]
+) -> dict[str, DFBReset | DFBReconfiguration]:
     """Names the body reads that denote a DFBReset / DFBReconfiguration."""
-    out = {}
+    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
+
+    out: dict[str, DFBReset | DFBReconfiguration] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in local:
             value = scope.lookup(node.id)
-            if type(value).__name__ in ("DFBReset", "DFBReconfiguration"):
+            if isinstance(value, (DFBReset, DFBReconfiguration)):
                 out[node.id] = value
     return out
 
@@ -64,7 +72,11 @@ def _ancestors(tree: ast.FunctionDef) -> dict[int, list[ast.stmt]]:
 
 
 def check_rules(
-    src, tree: ast.FunctionDef, state, dfb_names: set[str], declared: dict[str, object]
+    src,
+    tree: ast.FunctionDef,
+    state,
+    dfb_names: set[str],
+    declared: dict[str, DFBReset | DFBReconfiguration],
 ) -> None:
     def error(node, message):
         return src.error_at(node, message, cls=SplitError)

@@ -63,7 +63,7 @@ def _device():
     run = ACTIVE.run
     if run is None:
         raise KernelError("address generators are used inside kernels")
-    return run.context.device
+    return run.kernel_context().device
 
 
 class InterleavedAddrGen:
@@ -111,7 +111,7 @@ class TensorAccessorArgs:
         run = ACTIVE.run
         if run is None:
             raise KernelError("TensorAccessorArgs is used inside kernels")
-        cta = run.context.compile_args
+        cta = run.kernel_context().compile_args
         try:
             self.config = cta[cta_offset]
             self.is_dram = bool(self.config & ARGS_IS_DRAM)

@@ -17,7 +17,7 @@ from enum import IntEnum
 import numpy as np
 
 from tilewright.device import costs
-from tilewright.device.engine import ACTIVE
+from tilewright.device.engine import ACTIVE, current_run
 from tilewright.device.formats import (
     TILE_32x32,
     decode_block,
@@ -145,7 +145,7 @@ def _ctx():
     run = ACTIVE.run
     if run is None:
         raise KernelError("the compute API can only be called from inside a running kernel")
-    ctx = run.context
+    ctx = run.kernel_context()
     if ctx.compute is None:
         raise KernelError(
             f"kernel {ctx.kernel.name!r} is a data-movement kernel; the compute API runs on compute kernels"
@@ -155,6 +155,8 @@ def _ctx():
 
 def _tick(cycles: int) -> None:
     run = ACTIVE.run
+    if run is None:  # checked inline: every kernel API call ticks
+        raise KernelError("the compute API can only be called from inside a running kernel")
     run.clock += cycles
     run.stats_ops += 1
 
@@ -196,7 +198,7 @@ def _write_dst(ctx, idst: int, values: np.ndarray) -> None:
 
 def _unpack(cb_id: int, itile: int) -> np.ndarray:
     """Tile ``itile`` (relative to the CB's read pointer) as a 32x32 float32 matrix."""
-    ctx = ACTIVE.run.context
+    ctx = current_run().kernel_context()
     cb = circular_buffer(cb_id)
     if not 0 <= itile < cb.pages_filled:
         raise KernelError(
@@ -240,8 +242,8 @@ def _init(*_args, **_kwargs) -> None:
     api_state(_ctx()).pop("unpack_transpose", None)
 
 
-def _sfpu_init(*_args, **_kwargs) -> None:
-    """An SFPU init (math thread only)."""
+def sfpu_init(*_args, **_kwargs) -> None:
+    """An SFPU init (math thread only): every SFPU op's ``<op>_tile_init`` is this one."""
     _ctx()
 
 
@@ -542,7 +544,7 @@ def transpose_wh_tile(icb: int, itile: int, idst: int) -> None:
 
 
 def transpose_wh_dest_init_short(*_args) -> None:
-    _sfpu_init()
+    sfpu_init()
 
 
 def transpose_wh_dest(idst: int) -> None:
@@ -577,6 +579,7 @@ def reduce_tile(
     scale = float(_unpack(icb_scaler, itile_scaler)[0, 0])
     dst = _dst(ctx)[idst].copy()
     pool = PoolType(pool_type)
+    combine: np.ufunc
     if pool == PoolType.MAX:
         red = {
             ReduceDim.REDUCE_ROW: a.max(axis=1),
@@ -952,7 +955,7 @@ SFPU_UNARY = {
 for _cpp, _op_name in SFPU_UNARY.items():
     globals()[_cpp] = _sfpu(_op_name)
     globals()[_cpp].__name__ = _cpp
-    globals()[_cpp + "_init"] = _sfpu_init
+    globals()[_cpp + "_init"] = sfpu_init
 
 
 def _float_param(value) -> np.float32:
@@ -1024,10 +1027,10 @@ def _sfpu_param(name: str, kinds: tuple[str, ...], compute):
 
 for _cpp, (_kinds, _compute) in SFPU_UNARY_PARAM.items():
     globals()[_cpp] = _sfpu_param(_cpp, _kinds, _compute)
-    globals()[_cpp + "_init"] = _sfpu_init
+    globals()[_cpp + "_init"] = sfpu_init
 
-binop_with_scalar_tile_init = _sfpu_init
-rounding_op_tile_init = _sfpu_init
+binop_with_scalar_tile_init = sfpu_init
+rounding_op_tile_init = sfpu_init
 
 __all__ += [name for c in (*SFPU_UNARY, *SFPU_UNARY_PARAM) for name in (c, c + "_init")]
 __all__ += ["binop_with_scalar_tile_init", "rounding_op_tile_init"]

@@ -10,14 +10,20 @@ L1 address is.  Semaphore "pointers" are L1 addresses here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from tilewright.device import costs
-from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.formats import TILE_32x32, tile_size_bytes
 from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
 from tilewright.device.transfer import multicast_targets, noc_copy, resolve, transfer_cycles
 from tilewright.errors import DFBContractError, FormatError, KernelError, NocError
+
+if TYPE_CHECKING:
+    from tilewright.device.device import Core
+    from tilewright.device.launch import KernelContext
 
 __all__ = [
     "get_arg_val",
@@ -104,6 +110,8 @@ def _ctx():
 
 def _tick(cycles: int) -> None:
     run = ACTIVE.run
+    if run is None:  # checked inline: every kernel API call ticks
+        raise KernelError("the kernel API can only be called from inside a running kernel")
     run.clock += cycles
     run.stats_ops += 1
 
@@ -223,7 +231,7 @@ def cb_pages_reservable_at_back(cb_id: int, num_pages: int) -> bool:
     cb = circular_buffer(cb_id)
     if cb.pages_free >= num_pages:
         return True
-    ACTIVE.engine.poll_yield(cb, ("reserve", num_pages))
+    current_engine().poll_yield(cb, ("reserve", num_pages))
     return cb.pages_free >= num_pages
 
 
@@ -231,7 +239,7 @@ def cb_pages_available_at_front(cb_id: int, num_pages: int) -> bool:
     cb = circular_buffer(cb_id)
     if cb.pages_filled >= num_pages:
         return True
-    ACTIVE.engine.poll_yield(cb, ("wait", num_pages))
+    current_engine().poll_yield(cb, ("wait", num_pages))
     return cb.pages_filled >= num_pages
 
 
@@ -660,7 +668,7 @@ class _SemaphoreWait:
 _SEM_WAIT = _SemaphoreWait()
 
 
-def _word(ctx, addr: int):
+def _word(ctx: KernelContext, addr: int) -> tuple[Core, int]:
     core = ctx.core
     local = ctx.device.resolve_local(core, addr)
     if local % 4 or local + 4 > ctx.device.l1_size:
@@ -668,7 +676,7 @@ def _word(ctx, addr: int):
     return core, local
 
 
-def wait_word(core, local: int, op: str, value: int) -> None:
+def wait_word(core: Core, local: int, op: str, value: int) -> None:
     """Block until the L1 word at ``local`` satisfies ``op`` (``eq`` / ``ge``) ``value``."""
     word = core.l1_words(local)
     while True:
@@ -678,7 +686,7 @@ def wait_word(core, local: int, op: str, value: int) -> None:
         queue = core.watchers.get(local)
         if queue is None:
             queue = core.watchers[local] = WaitQueue()
-        ACTIVE.engine.block(queue, _SEM_WAIT, (core, local, op, value))
+        current_engine().block(queue, _SEM_WAIT, (core, local, op, value))
 
 
 def noc_semaphore_set(sem_addr: int, value: int) -> None:

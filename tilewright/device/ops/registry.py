@@ -33,7 +33,7 @@ from .legacy import LEGACY_ALIASES
 from .op_errors import UnknownOpError
 from .shapes import Shape
 from .shapes import result_shape as _result_shape
-from .spec import ALL_FORMATS, NAMESPACES, OpKind, OpSpec, Param, ParamKind
+from .spec import ALL_FORMATS, NAMESPACES, Namespace, OpKind, OpSpec, Param, ParamKind
 
 __all__ = ["REGISTER_HINT", "REGISTRY", "get_op", "ops_in", "resolve", "result_shape"]
 
@@ -65,7 +65,7 @@ def _op(
     *,
     compiler: bool = False,
     params: Sequence[Param] = (),
-    namespace: str = "math",
+    namespace: Namespace = "math",
     **extra: Any,
 ) -> OpSpec:
     return OpSpec(
@@ -73,7 +73,7 @@ def _op(
         kind=kind,
         impl=impl,
         params=tuple(params),
-        namespace=namespace,  # type: ignore[arg-type]
+        namespace=namespace,
         torch_golden=GOLDENS.get(name),
         compiler_supported=compiler,
         doc=doc,

@@ -154,6 +154,7 @@ def _unary(name: str) -> Operation:
         ]
     )
     function.__name__ = function.__qualname__ = name
+    # inspect.signature() reads __signature__; mypy's function type does not declare it.
     function.__signature__ = signature  # type: ignore[attr-defined]
     function.__doc__ = _doc(rule, signature)
     return register_python_operation(name=rule.qualified_name, golden_function=unary_golden(rule))(

@@ -173,7 +173,7 @@ class Operation:
         self.__wrapped__ = self.function  # inspect.signature follows __wrapped__
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         return self.python_fully_qualified_name
 
     def __call__(self, *function_args: Any, **function_kwargs: Any) -> Any:
@@ -395,6 +395,7 @@ def register_python_operation(
 
         method_call.__name__ = method_call.__qualname__ = name.rpartition(".")[2]
         method_call.__doc__ = operation.__doc__
+        # Function attributes: mypy's function type declares neither.
         method_call.__wrapped__ = operation.function  # type: ignore[attr-defined]
         method_call.operation = operation  # type: ignore[attr-defined]
         return method_call
