@@ -9,8 +9,9 @@ Prints one JSON object.  Cases (issue 4):
 For each: wall time of the operation call (median of ``--repeat`` runs), tile-ops/s
 (tiles produced per second, counting each tile of each block expression), the number
 of synchronisation points (DFB reserve/wait/push/pop and transfer waits) and the wall
-time per synchronisation point.  Peak RSS and the start-up time (``import`` of
-tilewright, ttl and ttnn plus opening the device) are measured once per process.
+time per synchronisation point.  Every case runs in its own process, which reports
+its peak RSS and its start-up time (``import`` of tilewright, ttl and ttnn plus
+opening the device).
 """
 
 from __future__ import annotations
