@@ -9,6 +9,8 @@ rounded until ``store`` writes the value into a block in the DFB's format.
 
 from __future__ import annotations
 
+import abc
+
 import math
 
 import numpy as np
@@ -34,14 +36,14 @@ def shape_text(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-class BlockOperators:
+class BlockOperators(abc.ABC):
     """Python operators on block operands (blocks and expressions): each is a registry op."""
 
     __slots__ = ()
 
+    @abc.abstractmethod
     def as_block_value(self) -> BlockExpr:
         """The operand's value (reading a block is a state transition)."""
-        raise NotImplementedError
 
     def __add__(self, o):
         return evaluate("add", self, o)
