@@ -10,7 +10,6 @@ rounded until ``store`` writes the value into a block in the DFB's format.
 from __future__ import annotations
 
 import abc
-
 import math
 
 import numpy as np
