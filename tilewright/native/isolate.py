@@ -69,8 +69,8 @@ def _no_core_dump() -> None:  # pragma: no cover - runs in the child before exec
         import resource
 
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):
-        pass
+    except (ImportError, ValueError, OSError):  # no resource module / limit refused:
+        pass  # a core dump only costs disk space, the crash is still reported
 
 
 def crash_error(returncode: int, sites: dict, slot: tuple[int, int, int]) -> NativeCrashError:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
+
 from tilewright.compiler.extern import glue
 from tilewright.compiler.extern.contract import ContractMonitor
 from tilewright.compiler.extern.surface import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
@@ -288,13 +290,8 @@ class Binding:
             return v
         if type(v).__name__ == "GlobalSemaphore" and hasattr(v, "address"):
             return int(v.address() if callable(v.address) else v.address)
-        try:
-            import numpy as np
-
-            if isinstance(v, np.integer):
-                return int(v)
-        except ImportError:  # pragma: no cover
-            pass
+        if isinstance(v, np.integer):
+            return int(v)
         raise self._error(
             f"func_args element {a.source} is {type(v).__name__} {v!r} at run time; scalar function "
             "arguments are integers"

@@ -413,11 +413,13 @@ def _set_state(kind: str, noc_addr: int, size: int, noc: int) -> None:
     _tick(costs.CB_OP)
 
 
-def _state_addr(kind: str, local_addr: int, noc: int, what: str, setter: str) -> tuple[int, int]:
+def _state_addr(kind: str, local_addr: int, noc: int) -> tuple[int, int]:
+    """(NoC address, size) from the command buffer ``noc_async_<kind>_set_state`` programmed."""
     state = api_state(_ctx()).get("noc", {}).get((kind, noc))
     if state is None:
         raise NocError(
-            f"{what}: no {setter} on NoC {noc} before it; the command buffer holds no target "
+            f"noc_async_{kind}_with_state: no noc_async_{kind}_set_state on NoC {noc} before it; "
+            "the command buffer holds no target "
             "(hardware would reuse whatever the last transfer left in it)"
         )
     base, size = state
@@ -433,9 +435,7 @@ def noc_async_read_with_state(
     src_local_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0
 ) -> None:
     """Read ``size`` bytes from ``src_local_addr`` on the node set by noc_async_read_set_state."""
-    src, _ = _state_addr(
-        "read", src_local_addr, noc, "noc_async_read_with_state", "noc_async_read_set_state"
-    )
+    src, _ = _state_addr("read", src_local_addr, noc)
     noc_async_read(src, dst_local_l1_addr, size, noc)
 
 
@@ -448,13 +448,7 @@ def noc_async_read_one_packet_with_state(
     src_local_addr: int, dst_local_l1_addr: int, noc: int = 0
 ) -> None:
     """Read one packet (the size given to the set_state) from ``src_local_addr``."""
-    src, size = _state_addr(
-        "read_one_packet",
-        src_local_addr,
-        noc,
-        "noc_async_read_one_packet_with_state",
-        "noc_async_read_one_packet_set_state",
-    )
+    src, size = _state_addr("read_one_packet", src_local_addr, noc)
     noc_async_read(src, dst_local_l1_addr, size, noc)
 
 
@@ -467,9 +461,7 @@ def noc_async_write_with_state(
     src_local_l1_addr: int, dst_local_addr: int, size: int, noc: int = 0
 ) -> None:
     """Write ``size`` bytes to ``dst_local_addr`` on the node set by noc_async_write_set_state."""
-    dst, _ = _state_addr(
-        "write", dst_local_addr, noc, "noc_async_write_with_state", "noc_async_write_set_state"
-    )
+    dst, _ = _state_addr("write", dst_local_addr, noc)
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
@@ -482,13 +474,7 @@ def noc_async_write_one_packet_with_state(
     src_local_l1_addr: int, dst_local_addr: int, noc: int = 0
 ) -> None:
     """Write one packet (the size given to the set_state) to ``dst_local_addr``."""
-    dst, size = _state_addr(
-        "write_one_packet",
-        dst_local_addr,
-        noc,
-        "noc_async_write_one_packet_with_state",
-        "noc_async_write_one_packet_set_state",
-    )
+    dst, size = _state_addr("write_one_packet", dst_local_addr, noc)
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
@@ -537,7 +523,7 @@ def noc_async_write_one_packet_with_trid_set_state(
     dst_noc_addr: int, cmd_buf: int = 0, noc: int = 0
 ) -> None:
     """Program the (trid) write command buffer with the destination node."""
-    _set_state("write_trid", dst_noc_addr, 0, noc)
+    _set_state("write_one_packet_with_trid", dst_noc_addr, 0, noc)
 
 
 def noc_async_write_one_packet_with_trid_with_state(
@@ -550,13 +536,7 @@ def noc_async_write_one_packet_with_trid_with_state(
 ) -> None:
     """One-packet write tagged ``trid`` to ``dst_local_addr`` on the node of the set_state."""
     _check_trid(trid, "noc_async_write_one_packet_with_trid_with_state")
-    dst, _ = _state_addr(
-        "write_trid",
-        dst_local_addr,
-        noc,
-        "noc_async_write_one_packet_with_trid_with_state",
-        "noc_async_write_one_packet_with_trid_set_state",
-    )
+    dst, _ = _state_addr("write_one_packet_with_trid", dst_local_addr, noc)
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
