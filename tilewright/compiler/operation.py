@@ -87,6 +87,10 @@ class Operation:
                 f"got {len(args)}",
                 loc=call_loc,
             )
+        from tilewright.ttnn.spmd import run_operation_per_chip
+
+        if run_operation_per_chip(self, args, params, call_loc):  # mesh tensors: every chip
+            return None
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
         setups = self._evaluate_setups(device, grid, args)

@@ -180,6 +180,10 @@ class Device:
         )
         self.engine = Engine(options)
         self.closed = False
+        # Set by a MeshDevice that owns this chip: the root mesh (fabric routing) and the
+        # prefix that names the chip in places ("chip 3 node (0, 0)").
+        self.mesh: object | None = None
+        self.place_prefix = ""
         from tilewright.device.command_queue import CommandQueue
 
         self.command_queue = CommandQueue(self)

@@ -26,7 +26,7 @@ from tilewright.errors import DeviceError
 if TYPE_CHECKING:
     from tilewright.device.device import Core, Device
 
-__all__ = ["KernelContext", "launch_program", "slot_of"]
+__all__ = ["KernelContext", "launch_program", "prepare_launch", "release_launch", "slot_of"]
 
 
 class KernelContext:
@@ -121,6 +121,21 @@ def launch_program(
     device, program: Program, *, place_word: str = "core", tracer=None
 ) -> LaunchResult:
     """Set up every core of ``program`` and run its kernels to completion."""
+    runs = prepare_launch(device, program, place_word=place_word)
+    try:
+        if tracer is not None:
+            tracer.begin_launch(program, runs)
+        return device.engine.run(runs)
+    finally:
+        release_launch(device)
+
+
+def prepare_launch(device, program: Program, *, place_word: str = "core") -> list[KernelRun]:
+    """Set up every core of ``program`` on ``device``: the kernel runs to start.
+
+    A mesh launch prepares each chip's program, then runs all runs on the mesh's shared
+    engine; every prepared device must be released with :func:`release_launch`.
+    """
     if device.closed:
         raise DeviceError("cannot launch a program on a closed device")
     if device.engine.running:
@@ -134,6 +149,7 @@ def launch_program(
         by_core: dict[int, list[_Placement]] = {}
         for p in placements:
             by_core.setdefault(p.core.index, []).append(p)
+        prefix = device.place_prefix
         for core in cores:
             for p in by_core[core.index]:
                 ctx = _make_context(device, p)
@@ -145,16 +161,20 @@ def launch_program(
                     fn,
                     (),
                     context=ctx,
-                    place=f"{place_word} ({core.logical.x}, {core.logical.y})",
+                    place=f"{prefix}{place_word} ({core.logical.x}, {core.logical.y})",
                 )
                 runs.append(run)
-        if tracer is not None:
-            tracer.begin_launch(program, runs)
-        return device.engine.run(runs)
-    finally:
-        for core in device.cores:
-            core.cb_top = device.l1_unreserved_base
-            core.watchers.clear()
+        return runs
+    except BaseException:
+        release_launch(device)
+        raise
+
+
+def release_launch(device) -> None:
+    """Reset per-launch core state after a launch (finished or failed)."""
+    for core in device.cores:
+        core.cb_top = device.l1_unreserved_base
+        core.watchers.clear()
 
 
 def _place_kernels(device, program: Program) -> list[_Placement]:

@@ -6,7 +6,13 @@ L1
     address ``a`` is the byte ``slot_base + a``; because ``slot_base + a < 2**31``,
     native code (external C++) can treat the 32-bit value ``slot_base + a`` as a
     pointer, exactly as kernels treat L1 addresses on hardware.  Python sees each
-    slot as a ``numpy.uint8`` view.
+    slot as a ``numpy.uint8`` view.  Pages are created on first touch, so L1 that is
+    never written costs nothing.
+
+    The low range is small (Linux places ``MAP_32BIT`` mappings in one GiB), so large
+    meshes exhaust it.  Further arenas then go anywhere (``L1Arena.low`` is False): Python
+    kernels run on them as usual; native code, which needs 32-bit pointers, is refused
+    there with an error naming the chip (:meth:`L1Arena.require_pointer_form`).
 
 DRAM
     One anonymous ``MAP_NORESERVE`` mapping per channel (bank), created on first
@@ -26,10 +32,10 @@ from tilewright.errors import DeviceError
 
 __all__ = ["L1Arena", "DramChannels", "host_address_of"]
 
-# Closed L1 arenas by size, ready for the next device: the low 2 GiB are a scarce
+# Closed L1 arenas by (size, low), ready for the next device: the low 2 GiB are a scarce
 # address range, and numpy views that outlive a device would keep its mapping alive,
 # so arenas are recycled (their pages dropped) instead of unmapped.
-_ARENA_POOL: dict[int, list[mmap.mmap]] = {}
+_ARENA_POOL: dict[tuple[int, bool], list[mmap.mmap]] = {}
 
 _MAP_32BIT = 0x40  # linux/mman.h, x86-64 only
 _MAP_NORESERVE = 0x4000
@@ -63,25 +69,52 @@ def _map_low(size: int) -> mmap.mmap:
     return m
 
 
-class L1Arena:
-    """The L1 memories of ``num_cores`` cores, ``l1_size`` bytes each, below 2 GiB."""
+def _map_anywhere(size: int) -> mmap.mmap:
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+    try:
+        return mmap.mmap(-1, size, flags=flags)
+    except OSError as exc:  # pragma: no cover - depends on the host's address space
+        raise DeviceError(f"cannot map {size} B of L1: {exc}") from exc
 
-    __slots__ = ("l1_size", "slot_size", "num_cores", "_map", "base", "view")
+
+def _take_arena(size: int) -> tuple[mmap.mmap, bool]:
+    """A mapping of ``size`` bytes and whether it lies below 2 GiB (preferred)."""
+    pooled = _ARENA_POOL.get((size, True))
+    if pooled:
+        return pooled.pop(), True
+    if size < _LOW_LIMIT:
+        try:
+            return _map_low(size), True
+        except DeviceError:  # the low range is exhausted (or the host has no MAP_32BIT)
+            pass
+    pooled = _ARENA_POOL.get((size, False))
+    return (pooled.pop() if pooled else _map_anywhere(size)), False
+
+
+class L1Arena:
+    """The L1 memories of ``num_cores`` cores, ``l1_size`` bytes each (below 2 GiB if possible)."""
+
+    __slots__ = ("l1_size", "slot_size", "num_cores", "_map", "base", "view", "low")
 
     def __init__(self, num_cores: int, l1_size: int) -> None:
         self.l1_size = l1_size
         self.slot_size = -(-l1_size // _SLOT_ALIGN) * _SLOT_ALIGN
         self.num_cores = num_cores
-        total = self.slot_size * num_cores
-        if total >= _LOW_LIMIT:
-            raise DeviceError(
-                f"{num_cores} cores x {self.slot_size} B of L1 do not fit in the low 2 GiB"
-            )
-        pooled = _ARENA_POOL.get(total)
-        m = pooled.pop() if pooled else _map_low(total)
+        m, self.low = _take_arena(self.slot_size * num_cores)
         self._map: mmap.mmap | None = m  # None once closed
         self.base = host_address_of(m)
         self.view = np.frombuffer(m, dtype=np.uint8)
+
+    def require_pointer_form(self, where: str) -> None:
+        """Raise unless native code may use this L1's host addresses as 32-bit pointers."""
+        if not self.low:
+            raise DeviceError(
+                f"native code cannot run on {where}: its L1 lies above 2 GiB, so L1 addresses "
+                "are not valid 32-bit pointers there (the low 2 GiB of the process hold the L1 "
+                "of the first chips opened only); run Python kernels on this chip, or open fewer "
+                "chips",
+                rule="native-l1-window",
+            )
 
     def slot(self, index: int) -> np.ndarray:
         """The L1 of core ``index`` as a uint8 view of length ``l1_size``."""
@@ -107,7 +140,7 @@ class L1Arena:
         if m is None:
             return
         m.madvise(mmap.MADV_DONTNEED)
-        _ARENA_POOL.setdefault(len(m), []).append(m)
+        _ARENA_POOL.setdefault((len(m), self.low), []).append(m)
 
 
 class DramChannels:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tilewright.device.engine import EngineOptions, LaunchResult
+from tilewright.device.fabric import FabricConfig
 
 if TYPE_CHECKING:
     from tilewright.device.trace import Tracer
@@ -34,6 +35,8 @@ class RunOptions:
     """Board preset ``ttnn.open_device`` uses when given no descriptor (``--board``)."""
     system_desc: object = None
     """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
+    fabric: FabricConfig = FabricConfig.DISABLED
+    """The fabric of mesh devices opened from now on (``ttnn.set_fabric_config``)."""
 
 
 OPTIONS = RunOptions()
@@ -65,12 +68,13 @@ def record_launch(name: str, result) -> None:
 def format_stats() -> str:
     """A table of per-kernel counts and blocked time over every recorded launch."""
     lines = [
-        "launch                       place        kernel            slot     ops  waits   cycles  blocked"
+        "launch                       place                    kernel            slot     ops  waits"
+        "   cycles  blocked"
     ]
     for rec in OPTIONS.launches:
         for s in rec.result.stats:
             lines.append(
-                f"{rec.name[:28]:<28} {s.place[:12]:<12} {s.kernel[:17]:<17} {s.slot:<7} "
+                f"{rec.name[:28]:<28} {s.place[:24]:<24} {s.kernel[:17]:<17} {s.slot:<7} "
                 f"{s.ops:>5} {s.waits:>6} {s.cycles:>8} {s.blocked_cycles:>8}"
             )
     if len(lines) == 1:
@@ -88,3 +92,4 @@ def reset(
     OPTIONS.system_desc = system_desc
     OPTIONS.launches = []
     OPTIONS.tracer = None
+    OPTIONS.fabric = FabricConfig.DISABLED

@@ -10,6 +10,20 @@ tt-xla checks in (``tests/cpu_compile_only/system_descs/``), produced by tt-mlir
 * ``n300-llmbox`` four n300 cards (8 chips, chips 0-3 HostMMIO) with 14 Ethernet links;
 * ``p150``        one Blackhole chip.
 
+Multi-chip systems with no public runtime descriptor are *derived* (:data:`DERIVED_PRESETS`):
+their chips carry the values of a real chip above and their Ethernet links follow tt-metal's
+mesh graph descriptors (``tt_metal/fabric/mesh_graph_descriptors``):
+
+* ``galaxy``      32 Wormhole B0 chips (n150 chip values) in a 4x8 2-D torus, 4 links to
+                  each of the four neighbours (tt-metal: ``quanta_galaxy_torus_2d``, 8x4);
+* ``p300``        two Blackhole chips (p150 chip values) on one card, 2 links;
+* ``quietbox``    four p150 cards (Blackhole QuietBox) in a 1x4 line, 4 links per pair
+                  (tt-metal: ``p150_x4``).
+
+``t3k`` and ``loudbox`` name the ``n300-llmbox`` (four n300 cards, a 2x4 mesh).
+:data:`BOARD_MESH_SHAPES` gives each system's mesh shape (rows, columns), which the
+descriptor does not record (its chip coordinates are placeholders).
+
 Per-chip values differ on multi-chip boards (``dram_unreserved_end`` depends on the active
 Ethernet cores, bank→worker maps on harvesting), so every chip is spelled out.  Unlike
 the compiler defaults (:mod:`defaults`) these carry runtime values: ``num_cbs`` 64, the
@@ -38,7 +52,15 @@ from tilewright.target.model import (
     dims,
 )
 
-__all__ = ["BOARD_PRESETS", "board_names", "board_preset"]
+__all__ = [
+    "BOARD_ALIASES",
+    "BOARD_MESH_SHAPES",
+    "BOARD_PRESETS",
+    "DERIVED_PRESETS",
+    "board_mesh_shape",
+    "board_names",
+    "board_preset",
+]
 
 Banks = tuple[tuple[int, int], ...]
 
@@ -208,21 +230,113 @@ BOARD_PRESETS: Final = MappingProxyType(
 )
 
 
+# --- derived multi-chip systems ---------------------------------------------------------------
+#
+# No runtime-queried descriptor of these systems is public.  Their chips repeat a real chip
+# (so a program that uses one chip sees exactly that board's chip), their links follow
+# tt-metal's mesh graph descriptors, and the Ethernet cores are numbered per port group as
+# logical (y, 0) cores.  Channels are normalised (device_id0 < device_id1) and sorted, as
+# the runtime writes them (§8.3).
+
+_N150_CHIP = _N150.system_desc.chip_descs[0]
+_P150_CHIP = _P150.system_desc.chip_descs[0]
+
+#: Ethernet cores of each compass port group on a Wormhole chip (16 cores, 4 per side).
+_WH_PORTS = {"N": range(0, 4), "E": range(4, 8), "S": range(8, 12), "W": range(12, 16)}
+#: A Blackhole chip's Ethernet cores toward its east and west neighbours (lines of cards).
+_BH_PORTS = {"E": range(0, 4), "W": range(4, 8)}
+
+
+def _mesh_links(
+    rows: int, cols: int, ports: dict[str, range], links: int, *, wrap: bool
+) -> tuple[ChipChannel, ...]:
+    """The Ethernet links of a rows x cols mesh (a torus when ``wrap``), chips row-major.
+
+    Each neighbour pair is joined by ``links`` channels from the east (south) ports of the
+    first chip to the west (north) ports of the second.
+    """
+    found = set()
+    for r in range(rows):
+        for c in range(cols):
+            here = r * cols + c
+            steps = []
+            if c + 1 < cols or (wrap and cols > 2):
+                steps.append(("E", "W", r * cols + (c + 1) % cols))
+            if r + 1 < rows or (wrap and rows > 2):
+                steps.append(("S", "N", ((r + 1) % rows) * cols + c))
+            for out, back, there in steps:
+                for k in range(links):
+                    a = (here, Dim2d(ports[out][k], 0))
+                    b = (there, Dim2d(ports[back][k], 0))
+                    (d0, c0), (d1, c1) = sorted((a, b))
+                    found.add(ChipChannel(d0, c0, d1, c1))
+    return tuple(sorted(found))
+
+
+_GALAXY = _board(
+    [_N150_CHIP] * 32,
+    [_MMIO] * 32,
+    _mesh_links(4, 8, _WH_PORTS, 4, wrap=True),
+)
+_P300 = _board([_P150_CHIP] * 2, [_MMIO] * 2, _mesh_links(1, 2, _BH_PORTS, 2, wrap=False))
+_QUIETBOX = _board([_P150_CHIP] * 4, [_MMIO] * 4, _mesh_links(1, 4, _BH_PORTS, 4, wrap=False))
+
+#: Derived multi-chip systems (see the module docstring): name → descriptor.
+DERIVED_PRESETS: Final = MappingProxyType(
+    {"galaxy": _GALAXY, "p300": _P300, "quietbox": _QUIETBOX}
+)
+
+#: Other names of boards.
+BOARD_ALIASES: Final = MappingProxyType({"t3k": "n300-llmbox", "loudbox": "n300-llmbox"})
+
+#: Each system's mesh (rows, columns) as tt-metal opens it by default.
+BOARD_MESH_SHAPES: Final = MappingProxyType(
+    {
+        "n150": (1, 1),
+        "n300": (1, 2),
+        "n300-llmbox": (2, 4),
+        "p150": (1, 1),
+        "galaxy": (4, 8),
+        "p300": (1, 2),
+        "quietbox": (1, 4),
+    }
+)
+
+
 def board_names() -> tuple[str, ...]:
-    return tuple(BOARD_PRESETS)
+    """Every board name :func:`board_preset` knows (real boards, derived systems, aliases)."""
+    return (*BOARD_PRESETS, *DERIVED_PRESETS, *BOARD_ALIASES)
+
+
+def _key(name: str) -> str:
+    key = name.strip().lower().replace("_", "-")
+    return BOARD_ALIASES.get(key, key)
 
 
 def board_preset(name: str) -> SystemDescRoot:
-    """The descriptor of a real board: ``n150``, ``n300``, ``n300-llmbox`` or ``p150``.
+    """The descriptor of a board: a real one (``n150``, ``n300``, ``n300-llmbox``, ``p150``),
+    a derived multi-chip system (``galaxy``, ``p300``, ``quietbox``) or an alias (``t3k``,
+    ``loudbox``).
 
     ``_`` and ``-`` are interchangeable and case is ignored (``N300_LLMBOX`` works).
 
     Raises:
         SystemDescError: unknown board.
     """
-    key = name.strip().lower().replace("_", "-")
-    if key not in BOARD_PRESETS:
+    key = _key(name)
+    root = BOARD_PRESETS.get(key) or DERIVED_PRESETS.get(key)
+    if root is None:
         raise SystemDescError(
-            f"unknown board {name!r}; known boards: {', '.join(BOARD_PRESETS)}", field="board"
+            f"unknown board {name!r}; known boards: {', '.join(board_names())}", field="board"
         )
-    return BOARD_PRESETS[key]
+    return root
+
+
+def board_mesh_shape(name: str) -> tuple[int, int]:
+    """The mesh shape (rows, columns) of a board (``board_mesh_shape("t3k") == (2, 4)``).
+
+    Raises:
+        SystemDescError: unknown board.
+    """
+    board_preset(name)
+    return BOARD_MESH_SHAPES[_key(name)]

@@ -16,6 +16,7 @@ import numpy as np
 from tilewright.device.buffer import Buffer, BufferType, ShardSpecBuffer
 from tilewright.device.formats import element_size
 from tilewright.errors import DeviceError
+from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
 from tilewright.ttnn.types import (
     DRAM_MEMORY_CONFIG,
@@ -122,11 +123,20 @@ def from_torch(
     cq_id=None,
     **_ignored,
 ) -> Tensor:
-    """Make a ttnn tensor from a torch tensor or numpy array (ttnn.from_torch)."""
+    """Make a ttnn tensor from a torch tensor or numpy array (ttnn.from_torch).
+
+    With ``mesh_mapper`` or a mesh ``device`` the result is a mesh tensor (``distributed``).
+    """
     values, default = _host_values(tensor)
     dtype = DataType(dtype) if dtype is not None else default
     layout = Layout(layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
+    if mesh_mapper is not None or is_mesh_device(device):
+        from tilewright.ttnn.distributed import mesh_from_torch
+
+        return mesh_from_torch(
+            values, dtype, layout, tshape, pad_value, device, memory_config, mesh_mapper
+        )
     values = _prepare(values, dtype)
     pad = 0.0 if pad_value is None else pad_value
     pages = encode_pages(
@@ -164,7 +174,12 @@ def to_torch(
     so that every value is exact.
     """
     torch = _torch()
-    values = tensor.to_numpy()
+    if mesh_composer is not None or isinstance(tensor, MeshTensor):
+        from tilewright.ttnn.distributed import mesh_values
+
+        values = mesh_values(tensor, mesh_composer)
+    else:
+        values = tensor.to_numpy()
     out = torch.from_numpy(np.ascontiguousarray(values).reshape(values.shape))
     target = dtype if dtype is not None else _torch_dtype(tensor.dtype)
     out = out.to(target)
@@ -244,6 +259,10 @@ def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor
 def to_device(
     tensor: Tensor, device, memory_config: MemoryConfig | None = None, **_ignored
 ) -> Tensor:
+    if isinstance(tensor, MeshTensor) or is_mesh_device(device):
+        from tilewright.ttnn.distributed import mesh_to_device
+
+        return mesh_to_device(tensor, device, memory_config)
     if tensor.storage_type().name == "DEVICE":
         if tensor.device() is device and memory_config in (None, tensor.memory_config()):
             return tensor
@@ -288,6 +307,8 @@ def to_layout(
 ) -> Tensor:
     if Layout(layout) == tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
         return tensor
+    if isinstance(tensor, MeshTensor):
+        return tensor.map_shards(lambda t: to_layout(t, layout, dtype, memory_config, pad_value))
     return _rebuild(
         tensor, tensor.to_numpy(), dtype=dtype, layout=layout, memory_config=memory_config
     )
@@ -298,10 +319,14 @@ def to_memory_config(
 ) -> Tensor:
     if tensor.device() is None:
         raise DeviceError("to_memory_config needs a device tensor")
+    if isinstance(tensor, MeshTensor):
+        return tensor.map_shards(lambda t: to_memory_config(t, memory_config, dtype))
     return _rebuild(tensor, tensor.to_numpy(), dtype=dtype, memory_config=memory_config)
 
 
 def typecast(tensor: Tensor, dtype: DataType, **_ignored) -> Tensor:
+    if isinstance(tensor, MeshTensor):
+        return tensor.map_shards(lambda t: typecast(t, dtype))
     return _rebuild(tensor, tensor.to_numpy(), dtype=dtype)
 
 

@@ -1,18 +1,20 @@
 """ttnn device management: open_device, close_device, manage_device, synchronize_device.
 
 ``open_device`` builds a virtual :class:`tilewright.device.Device` from a system
-descriptor: by default the n150 board preset, or a board preset by name, or any
-``SystemDesc`` / ``SystemDescRoot`` / ``.ttsys``/``.mlir``/``.json`` path.
+descriptor: by default the n150 board preset (device 0) or a chip of the default
+multi-chip system (``device_id > 0``, see :mod:`tilewright.ttnn.mesh_device`), or a board
+preset by name, or any ``SystemDesc`` / ``SystemDescRoot`` / ``.ttsys``/``.mlir``/``.json``
+path.  Chips opened alone or in mesh devices share one registry: a chip is open once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import EngineOptions
 from tilewright.errors import DeviceError
+from tilewright.ttnn.mesh_device import GetNumAvailableDevices, get_num_devices, resolve_system
 
 __all__ = [
     "open_device",
@@ -24,21 +26,23 @@ __all__ = [
     "get_num_devices",
 ]
 
-_OPEN: dict[int, Device] = {}
+_OPEN: dict[int, tuple[Device, str]] = {}  # device id -> (open chip, how it was opened)
 
 
-def _system_desc(system_desc, board):
-    from tilewright import target
-    from tilewright.device import session
+def holder_of(device_id: int) -> str | None:
+    """How chip ``device_id`` is open now ("opened with open_device", ...), or None."""
+    held = _OPEN.get(device_id)
+    return held[1] if held is not None and not held[0].closed else None
 
-    if system_desc is None and board is None:
-        system_desc, board = session.OPTIONS.system_desc, session.OPTIONS.board
-    if system_desc is not None:
-        if isinstance(system_desc, (str, os.PathLike)):
-            system_desc = target.read_system_desc(system_desc)
-        return getattr(system_desc, "system_desc", system_desc)
-    name = board or "n150"
-    return target.board_preset(name).system_desc
+
+def register(device: Device, how: str) -> None:
+    _OPEN[device.device_id] = (device, how)
+
+
+def unregister(device: Device) -> None:
+    held = _OPEN.get(device.device_id)
+    if held is not None and held[0] is device:
+        del _OPEN[device.device_id]
 
 
 def open_device(
@@ -54,9 +58,10 @@ def open_device(
     **_ignored,
 ) -> Device:
     """Open virtual device ``device_id`` (a chip position of the system descriptor)."""
-    if device_id in _OPEN and not _OPEN[device_id].closed:
-        raise DeviceError(f"device {device_id} is already open; close it first")
-    sd = _system_desc(system_desc, board)
+    held = holder_of(device_id)
+    if held is not None:
+        raise DeviceError(f"device {device_id} is already open ({held}); close it first")
+    sd = resolve_system(system_desc, board, multi_chip=device_id > 0).system_desc
     n = len(sd.chip_desc_indices)
     if not 0 <= device_id < n:
         raise DeviceError(f"device_id {device_id} does not exist: the system has {n} chip(s)")
@@ -69,19 +74,27 @@ def open_device(
         l1_small_size=l1_small_size,
         options=options or session.engine_options(),
     )
-    _OPEN[device_id] = dev
+    register(dev, "opened with open_device")
     return dev
 
 
 def open_devices() -> list[Device]:
     """Devices opened by ``open_device`` and not closed yet."""
-    return [d for d in _OPEN.values() if not d.closed]
+    return [d for d, _how in _OPEN.values() if not d.closed]
 
 
-def close_device(device: Device) -> None:
+def close_device(device) -> None:
+    """Close a device (a mesh device too, as ``ttnn.close_device`` does)."""
+    from tilewright.device.mesh import MeshDevice
+
+    if isinstance(device, MeshDevice) or device.mesh is not None:
+        from tilewright.ttnn.mesh_device import close_mesh_device
+
+        # A chip of a mesh closes with its mesh (what the runner's clean-up relies on).
+        close_mesh_device(device if isinstance(device, MeshDevice) else device.mesh)
+        return
     device.close()
-    if _OPEN.get(device.device_id) is device:
-        del _OPEN[device.device_id]
+    unregister(device)
 
 
 @contextlib.contextmanager
@@ -95,10 +108,3 @@ def manage_device(device_id: int = 0, **kwargs):
 
 def synchronize_device(device: Device, queue_id=None, sub_device_ids=None) -> None:
     device.command_queue.finish()
-
-
-def GetNumAvailableDevices(system_desc=None, board=None) -> int:  # noqa: N802
-    return len(_system_desc(system_desc, board).chip_desc_indices)
-
-
-get_num_devices = GetNumAvailableDevices

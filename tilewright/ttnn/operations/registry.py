@@ -36,6 +36,7 @@ from typing import Any
 from tilewright.device.ops import OpError, OpParamError
 from tilewright.errors import SourceLoc, TilewrightError, internal_frame
 from tilewright.ttnn.operations.io import guard_layout
+from tilewright.ttnn.spmd import call_per_chip, mesh_of_arguments
 
 __all__ = [
     "REGISTERED_OPERATIONS",
@@ -180,6 +181,9 @@ class Operation:
         for key in _IGNORED_CALL_KEYWORDS:
             function_kwargs.pop(key, None)
         try:
+            mesh = mesh_of_arguments(function_args, function_kwargs)
+            if mesh is not None:  # mesh tensors: the operation runs on every chip
+                return call_per_chip(self.function, mesh, function_args, function_kwargs)
             return self.function(*function_args, **function_kwargs)
         except TilewrightError as exc:
             if exc.loc is None:  # resolved only when raising: point at the user's call
