@@ -56,7 +56,7 @@ def test_tensor_methods_cpu_to_and_layout(device):
 
 def test_open_device_rules():
     with pytest.raises(DeviceError, match="does not exist"):
-        ttnn.open_device(device_id=3)
+        ttnn.open_device(device_id=3, board="n150")
     d = ttnn.open_device(device_id=1, board="n300")
     try:
         assert d.compute_with_storage_grid_size() == ttnn.CoreCoord(8, 8)

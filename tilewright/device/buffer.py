@@ -279,14 +279,29 @@ class Buffer:
             out[page_ids] = region[:, : self.page_size]
         return out
 
-    def read_pages(self, page_ids) -> np.ndarray:
-        """Pages ``page_ids`` (in that order) as uint8 (len, page_size)."""
-        ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
-        out = np.empty((ids.size, self.page_size), dtype=np.uint8)
+    def read_pages(self, page_ids, out: np.ndarray | None = None) -> np.ndarray:
+        """Pages ``page_ids`` (in that order) as uint8 (len, page_size), into ``out`` if given.
+
+        ``page_ids`` may be a ``range`` (a page range takes one strided copy per bank).
+        """
+        runs = self._consecutive_runs(page_ids)
+        if runs is None:
+            ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
+        n = len(page_ids) if runs is not None else ids.size
+        if out is None:
+            out = np.empty((n, self.page_size), dtype=np.uint8)
+        elif out.shape != (n, self.page_size) or out.dtype != np.uint8:
+            raise DeviceError(
+                f"read_pages: out must be uint8 {(n, self.page_size)}, got {out.shape}"
+            )
         ps = self.page_size
-        if ids.size <= _FEW_PAGES:  # a block's worth: direct slices beat grouping
+        if runs is None and ids.size <= _FEW_PAGES:  # a block's worth: direct slices
             for i, (owner, addr) in enumerate(self._page_slots(ids)):
                 out[i] = self.memory_of(owner)[addr : addr + ps]
+            return out
+        if runs is not None:  # a page range: one strided slice per bank
+            for _owner, pos, region, _start, _end in runs:
+                out[pos] = region
             return out
         for owner, pos, addrs in self._locate(ids):
             mem = self.memory_of(owner)
@@ -294,21 +309,58 @@ class Buffer:
         return out
 
     def write_pages(self, page_ids, data: np.ndarray) -> None:
-        """Store uint8 (len, page_size) ``data`` into pages ``page_ids``."""
-        ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
-        data = np.asarray(data, dtype=np.uint8).reshape(ids.size, self.page_size)
+        """Store uint8 (len, page_size) ``data`` into pages ``page_ids`` (a ``range`` too)."""
+        runs = self._consecutive_runs(page_ids)
+        if runs is None:
+            ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
+        n = len(page_ids) if runs is not None else ids.size
+        data = np.asarray(data, dtype=np.uint8).reshape(n, self.page_size)
         ps = self.page_size
-        if ids.size <= _FEW_PAGES:
+        if runs is None and ids.size <= _FEW_PAGES:
             for i, (owner, addr) in enumerate(self._page_slots(ids)):
                 self.memory_of(owner)[addr : addr + ps] = data[i]
                 if not isinstance(owner, int):
                     owner.notify_write(addr, addr + ps)
+            return
+        if runs is not None:
+            for owner, pos, region, start, end in runs:
+                region[...] = data[pos]
+                if not isinstance(owner, int):
+                    owner.notify_write(start, end)
             return
         for owner, pos, addrs in self._locate(ids):
             mem = self.memory_of(owner)
             mem[addrs[:, None] + np.arange(ps)] = data[pos]
             if not isinstance(owner, int):
                 owner.notify_write(int(addrs.min()), int(addrs.max()) + ps)
+
+    def _consecutive_runs(self, page_ids):
+        """For a ``range`` of pages of an interleaved buffer, more than a few: (owner,
+        positions, page view, start, end) per bank, the view a strided slice of the bank's
+        memory; else None."""
+        if (
+            not isinstance(page_ids, range)
+            or page_ids.step != 1
+            or len(page_ids) <= _FEW_PAGES
+            or self.layout != TensorMemoryLayout.INTERLEAVED
+        ):
+            return None
+        first, n = page_ids.start, len(page_ids)
+        self._check_alive()
+        if first < 0 or first + n > self.num_pages:
+            raise DeviceError(f"page ids outside 0..{self.num_pages - 1}")
+        nb, aps, ps = self.num_banks, self.aligned_page_size, self.page_size
+        dram = self.is_dram
+        runs = []
+        for bank in range(min(nb, n)):
+            p0 = first + (bank - first) % nb  # the run's first page in this bank
+            count = len(range(p0, first + n, nb))
+            owner = bank if dram else self.device.cores[bank]
+            addr = self.address + (p0 // nb) * aps
+            mem = self.device.dram.channel(bank) if dram else owner.l1
+            region = mem[addr : addr + count * aps].reshape(count, aps)[:, :ps]
+            runs.append((owner, slice(p0 - first, n, nb), region, addr, addr + count * aps))
+        return runs
 
     def _page_slots(self, ids: np.ndarray):
         """(owner, local address) per page id, computed with Python ints (few pages)."""

@@ -71,7 +71,12 @@ class FabricConfig(IntEnum):
 
 
 MODELLED_CONFIGS = frozenset(
-    {FabricConfig.DISABLED, FabricConfig.FABRIC_1D, FabricConfig.FABRIC_1D_RING, FabricConfig.FABRIC_2D}
+    {
+        FabricConfig.DISABLED,
+        FabricConfig.FABRIC_1D,
+        FabricConfig.FABRIC_1D_RING,
+        FabricConfig.FABRIC_2D,
+    }
 )
 
 
@@ -292,5 +297,7 @@ def fabric_unicast_noc_fused_unicast_with_atomic_inc(
     fabric_unicast_noc_unicast_write(dst_device_id, src_addr, size, noc_addr)
     what = "fabric_unicast_noc_fused_unicast_with_atomic_inc"
     run, device, mesh = _sender(what)
-    _dst, _hops, owner, local = _atomic_inc(mesh, device, run, dst_device_id, sem_noc_addr, incr, what)
+    _dst, _hops, owner, local = _atomic_inc(
+        mesh, device, run, dst_device_id, sem_noc_addr, incr, what
+    )
     owner.notify_write(local, local + 4)

@@ -21,11 +21,15 @@ they share its chips, engine and fabric.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import Engine, EngineOptions, LaunchResult
 from tilewright.device.fabric import Fabric, FabricConfig
 from tilewright.device.topology import Layout, MeshCoordinate, MeshError, MeshShape, SystemMesh
+
+if TYPE_CHECKING:
+    from tilewright.device.program import Program
 
 __all__ = [
     "MeshDevice",
@@ -65,7 +69,7 @@ class MeshWorkload:
 
     def __init__(self, name: str = "mesh workload") -> None:
         self.name = name
-        self.programs: dict[MeshCoordinate, object] = {}
+        self.programs: dict[MeshCoordinate, Program] = {}
 
     def add_program(self, coords, program) -> None:
         """Run ``program`` on each chip of ``coords`` (a coordinate, a range, or several)."""
@@ -243,7 +247,9 @@ class MeshDevice:
 
     # -- running ---------------------------------------------------------------------------
 
-    def enqueue_mesh_workload(self, workload: MeshWorkload, *, place_word: str = "core") -> LaunchResult:
+    def enqueue_mesh_workload(
+        self, workload: MeshWorkload, *, place_word: str = "core"
+    ) -> LaunchResult:
         """Run every chip's program of ``workload`` together on the shared engine."""
         from tilewright.device import session
         from tilewright.device.launch import prepare_launch, release_launch

@@ -34,7 +34,7 @@ class MeshError(DeviceError):
 
 def _pair(dims: Sequence[object], what: str) -> tuple[int, int]:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list, MeshShape, MeshCoordinate)):
-        dims = tuple(dims[0])  # type: ignore[arg-type]
+        dims = tuple(dims[0])
     if len(dims) == 1:
         dims = (1, dims[0])  # a 1-D shape is one row
     if len(dims) != 2 or not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
@@ -167,7 +167,9 @@ class SystemMesh:
         if shape is not None:
             rows, cols = shape
             if rows * cols != n:
-                raise MeshError(f"mesh shape {rows}x{cols} does not hold the {n} chips of {self.name}")
+                raise MeshError(
+                    f"mesh shape {rows}x{cols} does not hold the {n} chips of {self.name}"
+                )
             found = self._embed(_Request(rows, cols), range(n))
             if found is None:
                 raise MeshError(

@@ -282,9 +282,7 @@ _P300 = _board([_P150_CHIP] * 2, [_MMIO] * 2, _mesh_links(1, 2, _BH_PORTS, 2, wr
 _QUIETBOX = _board([_P150_CHIP] * 4, [_MMIO] * 4, _mesh_links(1, 4, _BH_PORTS, 4, wrap=False))
 
 #: Derived multi-chip systems (see the module docstring): name → descriptor.
-DERIVED_PRESETS: Final = MappingProxyType(
-    {"galaxy": _GALAXY, "p300": _P300, "quietbox": _QUIETBOX}
-)
+DERIVED_PRESETS: Final = MappingProxyType({"galaxy": _GALAXY, "p300": _P300, "quietbox": _QUIETBOX})
 
 #: Other names of boards.
 BOARD_ALIASES: Final = MappingProxyType({"t3k": "n300-llmbox", "loudbox": "n300-llmbox"})

@@ -7,6 +7,15 @@ functions and a registry of operations with golden functions.
 """
 
 from tilewright.device.buffer import ShardSpecBuffer  # noqa: F401
+from tilewright.device.fabric import FabricConfig, Topology  # noqa: F401
+from tilewright.device.mesh import (  # noqa: F401
+    MeshCoordinate,
+    MeshCoordinateRange,
+    MeshDevice,
+    MeshShape,
+    MeshWorkload,
+)
+from tilewright.ttnn.ccl import all_gather, all_reduce, reduce_scatter  # noqa: F401
 from tilewright.ttnn.convert import (  # noqa: F401
     deallocate,
     empty,
@@ -39,10 +48,24 @@ from tilewright.ttnn.device import (  # noqa: F401
     open_device,
     synchronize_device,
 )
+from tilewright.ttnn.distributed import *  # noqa: F401,F403
+from tilewright.ttnn.distributed import __all__ as _distributed_all
 from tilewright.ttnn.memory import (  # noqa: F401
     create_sharded_memory_config,
     num_cores_to_corerangeset,
     split_work_to_cores,
+)
+from tilewright.ttnn.mesh_device import (  # noqa: F401
+    FabricReliabilityMode,
+    GetNumPCIeDevices,
+    close_mesh_device,
+    create_mesh_device,
+    get_device_ids,
+    get_fabric_config,
+    get_num_pcie_devices,
+    get_pcie_device_ids,
+    open_mesh_device,
+    set_fabric_config,
 )
 from tilewright.ttnn.operations import *  # noqa: F401,F403
 from tilewright.ttnn.operations import __all__ as _ops_all
@@ -81,6 +104,29 @@ __all__ = [
     "create_sharded_memory_config",
     "num_cores_to_corerangeset",
     "split_work_to_cores",
+    "GetNumAvailableDevices",
+    "get_num_devices",
+    "MeshShape",
+    "MeshCoordinate",
+    "MeshCoordinateRange",
+    "MeshDevice",
+    "MeshWorkload",
+    "FabricConfig",
+    "FabricReliabilityMode",
+    "Topology",
+    "open_mesh_device",
+    "close_mesh_device",
+    "create_mesh_device",
+    "set_fabric_config",
+    "get_fabric_config",
+    "get_device_ids",
+    "GetNumPCIeDevices",
+    "get_num_pcie_devices",
+    "get_pcie_device_ids",
+    "all_gather",
+    "reduce_scatter",
+    "all_reduce",
+    *_distributed_all,
     *_types_all,
     *_ops_all,
 ]

@@ -132,6 +132,8 @@ class TensorToMesh:
     def map(self, values: np.ndarray) -> list[np.ndarray]:
         """The value array of every chip, row-major over the mesh."""
         rows, cols = self.grid
+        by_row: Placement
+        by_col: Placement
         if len(self.placements) == 1:
             by_row, by_col = PlacementReplicate(), self.placements[0]
         else:
@@ -141,7 +143,9 @@ class TensorToMesh:
             out.extend(self._split(row_piece, by_col, cols, 1))
         return out
 
-    def _split(self, v: np.ndarray, placement: Placement, count: int, axis: int) -> list[np.ndarray]:
+    def _split(
+        self, v: np.ndarray, placement: Placement, count: int, axis: int
+    ) -> list[np.ndarray]:
         if isinstance(placement, PlacementReplicate) or count == 1:
             return [v] * count
         dim = _normalize_dim(placement.dim, v.ndim, self.what)
@@ -178,7 +182,10 @@ class MeshToTensor:
         d0 = _normalize_dim(self.dims[0], rank, self.what)
         d1 = _normalize_dim(self.dims[1], rank, self.what)
         cols = mesh_shape.cols
-        rows = [np.concatenate(values[r * cols : (r + 1) * cols], axis=d1) for r in range(mesh_shape.rows)]
+        rows = [
+            np.concatenate(values[r * cols : (r + 1) * cols], axis=d1)
+            for r in range(mesh_shape.rows)
+        ]
         return np.concatenate(rows, axis=d0)
 
 
@@ -209,7 +216,9 @@ def ConcatMesh2dToTensor(mesh_device, mesh_shape, dims) -> MeshToTensor:  # noqa
     """Join each mesh row along ``dims[1]``, then the rows along ``dims[0]``."""
     if len(tuple(dims)) != 2 or any(d is None for d in dims):
         raise MeshError(f"ConcatMesh2dToTensor: dims takes two tensor dimensions, got {dims}")
-    return MeshToTensor(mesh_device, tuple(int(d) for d in dims), mesh_shape, "ConcatMesh2dToTensor")
+    return MeshToTensor(
+        mesh_device, tuple(int(d) for d in dims), mesh_shape, "ConcatMesh2dToTensor"
+    )
 
 
 def create_mesh_mapper(mesh_device, config: MeshMapperConfig) -> TensorToMesh:
@@ -331,12 +340,18 @@ def mesh_from_torch(values, dtype, layout, tile, pad_value, device, memory_confi
         host = hosts.get(id(piece))
         if host is None:
             host = hosts[id(piece)] = from_torch(
-                np.ascontiguousarray(piece), dtype=dtype, layout=layout, tile=tile, pad_value=pad_value
+                np.ascontiguousarray(piece),
+                dtype=dtype,
+                layout=layout,
+                tile=tile,
+                pad_value=pad_value,
             )
         if device is None:
             shards.append(host)
         else:
-            shards.append(place_on_device(host, device.devices[k], memory_config or DRAM_MEMORY_CONFIG))
+            shards.append(
+                place_on_device(host, device.devices[k], memory_config or DRAM_MEMORY_CONFIG)
+            )
     return MeshTensor(shards, device, shape)
 
 
@@ -369,8 +384,14 @@ def mesh_to_device(tensor, device, memory_config) -> MeshTensor:
 
     if not isinstance(tensor, MeshTensor):
         return mesh_from_torch(
-            tensor.to_numpy(), tensor.dtype, tensor.layout, tensor.tile_shape, None, device,
-            memory_config, None,
+            tensor.to_numpy(),
+            tensor.dtype,
+            tensor.layout,
+            tensor.tile_shape,
+            None,
+            device,
+            memory_config,
+            None,
         )
     if not is_mesh_device(device):
         raise MeshError("a mesh tensor goes to a mesh device (ttnn.open_mesh_device)")

@@ -27,6 +27,7 @@ from tilewright.device.engine import EngineOptions
 from tilewright.device.fabric import MODELLED_CONFIGS, FabricConfig
 from tilewright.device.mesh import MeshDevice
 from tilewright.device.topology import MeshCoordinate, MeshError, MeshShape, SystemMesh
+from tilewright.target.model import SystemDesc
 
 __all__ = [
     "DEFAULT_MULTI_CHIP_BOARD",
@@ -53,7 +54,7 @@ DEFAULT_MULTI_CHIP_BOARD = "galaxy"
 class System:
     """A resolved system: its descriptor, name and chip layout."""
 
-    system_desc: object
+    system_desc: SystemDesc
     name: str
     mesh: SystemMesh
 
@@ -166,7 +167,8 @@ def open_mesh_device(
         shape = mesh_shape if isinstance(mesh_shape, MeshShape) else MeshShape(mesh_shape)
     off = None
     if offset is not None:
-        off = tuple(offset if isinstance(offset, MeshCoordinate) else MeshCoordinate(offset))
+        coord = offset if isinstance(offset, MeshCoordinate) else MeshCoordinate(offset)
+        off = (coord.row, coord.col)
     layout = system.mesh.place(
         shape.rows, shape.cols, offset=off, device_ids=physical_device_ids or None
     )

@@ -148,7 +148,7 @@ class MeshTensor(Tensor):
                 "a kernel indexed a mesh tensor; kernels see the chip's own tensor "
                 "(call the operation with the mesh tensor: it runs on every chip)"
             )
-        return self.map_shards(lambda t: t[key])  # type: ignore[return-value,arg-type]
+        return self.map_shards(lambda t: t[key])
 
     def __repr__(self) -> str:
         rows, cols = self.mesh_shape

@@ -58,8 +58,7 @@ def mesh_of_arguments(args: tuple, kwargs: dict, names: tuple[str, ...] = ()):
             )
         if t.mesh is not first.mesh or tuple(t.mesh_shape) != tuple(first.mesh_shape):
             raise MeshError(
-                f"{where} and {where0} are mesh tensors of different meshes "
-                f"({t!r} and {first!r})"
+                f"{where} and {where0} are mesh tensors of different meshes ({t!r} and {first!r})"
             )
     return first
 
