@@ -11,8 +11,9 @@ outside the worker rectangle (``Device.dram_noc_coord``).
 
 Bits 60..63 (unused by unicast and multicast encodings) carry the chip: 0 means "the
 issuing chip" (what hand-built addresses give), ``chip + 1`` names one.  Addresses
-the kernel API builds name their chip; cross-chip traffic needs the fabric and is not
-modelled, so a NoC access to another chip is an error.
+the kernel API builds name their chip; a NoC transaction stays on its chip, so a NoC
+access to another chip is an error (cross-chip traffic goes over the fabric,
+``device.fabric``).
 
 Local addresses may also be given in *host form*: a process address inside the L1
 arena, which is what native code sees for pointers (see ``memory.L1Arena``).

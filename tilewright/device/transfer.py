@@ -51,8 +51,10 @@ def resolve(
     chip = noc_chip(noc_addr)
     if chip is not None and chip != device.chip:
         raise NocError(
-            f"{what}: NoC address {noc_addr:#x} targets chip {chip} from chip {device.chip}; "
-            "cross-chip traffic goes over ethernet / the fabric, which is not modelled"
+            f"{what}: NoC address {noc_addr:#x} targets chip {chip} from chip {device.chip}; a NoC "
+            "transaction stays on its chip",
+            hint="reach another chip over the fabric (tilewright.device.fabric: "
+            "fabric_unicast_noc_unicast_write / fabric_unicast_noc_unicast_atomic_inc)",
         )
     core = device.core_at_noc(x, y)
     if core is not None:

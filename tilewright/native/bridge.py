@@ -460,6 +460,8 @@ def prepare(lib: NativeLibrary, *, observer=None, token=None) -> NativeCall:
     ``token`` = (site id, node x, node y) names the call in crash reports.
     """
     run = ACTIVE.run
+    if run is not None:  # native code casts L1 addresses to 32-bit pointers: low L1 only
+        run.core.device.l1.require_pointer_form(f"chip {run.core.device.device_id}")
     return NativeCall(run, _run_state(run), lib.entry, observer, token)
 
 

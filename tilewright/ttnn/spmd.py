@@ -10,6 +10,8 @@ trace (the chips run in parallel); an error on one chip names the chip.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +20,17 @@ from tilewright.errors import TilewrightError
 from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.tensor import Tensor
 
-__all__ = ["mesh_of_arguments", "call_per_chip", "run_operation_per_chip"]
+__all__ = ["mesh_of_arguments", "call_per_chip", "run_operation_per_chip", "param_names"]
+
+
+@functools.cache
+def param_names(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The positional parameter names of ``fn`` (to name arguments in errors)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - builtins without signatures
+        return ()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def _walk(value: Any, found: list[tuple[str, Tensor]], where: str) -> None:
@@ -134,7 +146,7 @@ def run_operation_per_chip(
         raise
     if template is None:
         return False
-    tracer = session.OPTIONS.tracer if session.OPTIONS.trace else None
+    tracer = session.tracer_for(template.mesh.devices[0])  # None unless tracing
     if tracer is not None:
         tracer.begin_step()
     try:

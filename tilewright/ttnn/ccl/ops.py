@@ -12,8 +12,10 @@ tuning knobs are accepted and have no effect).  On a 2-D mesh without ``cluster_
 * ``all_reduce`` reduces along the rows, then the columns.
 
 ``all_reduce`` is a reduce-scatter followed by an all-gather along the innermost
-dimension whose pages split evenly over the chips, so every chip ends with the same
-bits.  Reductions take float tensors (bfloat16, float32, bfloat8_b, bfloat4_b).
+dimension whose pages split evenly over the chips; when none does, every chip gathers
+all chips' tensors and sums them in chip order, ``((x_0 + x_1) + ...) + x_{N-1}``.
+Either way every chip ends with the same bits.  Reductions take float tensors
+(bfloat16, float32, bfloat8_b, bfloat4_b).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from tilewright.ttnn.ccl.plan import (
     page_dim,
     resolve_topology,
 )
-from tilewright.ttnn.ccl.reduce import reduce_scatter_programs
+from tilewright.ttnn.ccl.reduce import local_sum_programs, reduce_scatter_programs
 from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, is_float
 
@@ -197,28 +199,38 @@ def reduce_scatter(
     )
 
 
-def scatter_dim(tensor: MeshTensor, parts: int) -> int:
+def scatter_dim(tensor: MeshTensor, parts: int) -> int | None:
     """The dimension all_reduce scatters along: the innermost whose pages split into ``parts``."""
     grid = tensor.page_grid()
     for d in reversed(range(len(grid))):
         if grid[d] % parts == 0:
             return d
-    raise MeshError(
-        f"all_reduce over {parts} chips: no dimension of the {list(tensor.shape)} tensor splits into "
-        f"{parts} equal parts of whole pages (page grid {list(grid)})",
-        hint="pad a dimension to a multiple of the chip count",
-    )
+    return None
 
 
 def _all_reduce_axis(tensor: MeshTensor, axis, memory_config, topology) -> MeshTensor:
     mesh = tensor.mesh
     n = len(groups_of(mesh, axis, "all_reduce")[0])
     dim = scatter_dim(tensor, n)
-    parts = _reduce_axis(tensor, dim, axis, None, topology, None)
+    if dim is not None:
+        parts = _reduce_axis(tensor, dim, axis, None, topology, None)
+        try:
+            return _gather_axis(parts, dim, axis, memory_config, topology)
+        finally:
+            parts.deallocate()
+    stacked = _gather_axis(tensor, 0, axis, None, topology)  # every chip: all tensors
     try:
-        return _gather_axis(parts, dim, axis, memory_config, topology)
+        outputs = [
+            allocate_like(tensor, tuple(tensor.shape), dev, memory_config) for dev in mesh.devices
+        ]
+        workload = MeshWorkload("all_reduce local sum")
+        programs = local_sum_programs(mesh.devices, stacked.shards, outputs, 0, n, workload.name)
+        for dev, program in zip(mesh.devices, programs):
+            workload.add_program(mesh.coordinate_of(dev), program)
+        mesh.enqueue_mesh_workload(workload)
+        return MeshTensor(outputs, mesh)
     finally:
-        parts.deallocate()
+        stacked.deallocate()
 
 
 def all_reduce(

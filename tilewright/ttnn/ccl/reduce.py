@@ -68,7 +68,7 @@ from tilewright.ttnn.ccl.plan import (
     slot_pages,
 )
 
-__all__ = ["reduce_scatter_programs"]
+__all__ = ["reduce_scatter_programs", "local_sum_programs"]
 
 _RECV_CORE, _SEND_CORE = CoreCoord(0, 0), CoreCoord(1, 0)
 _LANDING_CB, _STAGING_CB, _CB_RECV, _CB_LOCAL, _CB_SUM = 0, 1, 2, 3, 4
@@ -270,5 +270,96 @@ def reduce_scatter_programs(
         )
         peer = nxt.worker_core_from_logical_core(_RECV_CORE)
         program.set_runtime_args(sender, _SEND_CORE, [nxt.device_id, peer.x, peer.y])
+        programs.append(program)
+    return programs
+
+
+def _local_reader(buf, slot_spans, parts: int, piece: int):
+    def sum_reader() -> None:
+        for m in range(len(slot_spans[0])):
+            for j in range(parts):
+                cb_reserve_back(_CB_RECV, piece)
+                pages_to_l1(buf, slot_spans[j][m], get_write_ptr(_CB_RECV))
+                cb_push_back(_CB_RECV, piece)
+
+    return sum_reader
+
+
+def _local_compute(pieces: int, parts: int, piece: int, page_size: int, fmt, tile, align: int):
+    def sum_compute() -> None:
+        for _m in range(pieces):
+            cb_reserve_back(_CB_SUM, piece)
+            total = get_write_ptr(_CB_SUM)
+            for j in range(parts):
+                cb_wait_front(_CB_RECV, piece)
+                if j == 0:
+                    l1_copy(get_read_ptr(_CB_RECV), total, piece * page_size)
+                else:
+                    add_pieces(total, get_read_ptr(_CB_RECV), total, piece, fmt, tile, align)
+                cb_pop_front(_CB_RECV, piece)
+            cb_push_back(_CB_SUM, piece)
+
+    return sum_compute
+
+
+def _local_writer(buf, out_spans, piece: int):
+    def sum_writer() -> None:
+        for span in out_spans:
+            cb_wait_front(_CB_SUM, piece)
+            l1_to_pages(buf, span, get_read_ptr(_CB_SUM))
+            cb_pop_front(_CB_SUM, piece)
+
+    return sum_writer
+
+
+def local_sum_programs(
+    devices, stacked: list, outputs: list, d: int, parts: int, name: str
+) -> list[Program]:
+    """Per chip, ``output = ((x_0 + x_1) + ...) + x_{parts-1}`` where ``stacked`` holds the
+    ``x_j`` side by side along page dim ``d`` (an all-gather's output): no fabric."""
+    first = outputs[0]
+    grid = first.page_grid()
+    pages = int(np.prod(grid))
+    page_size = first.buffer.page_size
+    piece = piece_pages(pages, page_size, PIECE_BYTES // 4)
+    slot_spans = tuple(page_spans(slot_pages(grid, d, k, parts), piece) for k in range(parts))
+    out_spans = page_spans(np.arange(pages), piece)
+    regions = Regions(devices)
+    cbs = {index: regions.take(2 * piece * page_size) for index in (_CB_RECV, _CB_SUM)}
+    programs = []
+    for device, gathered, out in zip(devices, stacked, outputs):
+        program = Program(f"{name} chip {device.device_id}")
+        for index, addr in cbs.items():
+            cfg = CircularBufferConfig(2 * piece * page_size, {index: first.data_format})
+            program.create_circular_buffer(
+                _RECV_CORE, cfg.set_page_size(index, page_size).set_address(addr)
+            )
+        dm0, dm1 = DataMovementProcessor.RISCV_0, DataMovementProcessor.RISCV_1
+        program.create_kernel(
+            _local_reader(gathered.buffer, slot_spans, parts, piece),
+            _RECV_CORE,
+            DataMovementConfig(dm1),
+            name="sum_reader",
+        )
+        program.create_kernel(
+            _local_compute(
+                len(out_spans),
+                parts,
+                piece,
+                page_size,
+                first.data_format,
+                first.tile_shape,
+                device.dram_alignment,
+            ),
+            _RECV_CORE,
+            ComputeConfig(),
+            name="sum_compute",
+        )
+        program.create_kernel(
+            _local_writer(out.buffer, out_spans, piece),
+            _RECV_CORE,
+            DataMovementConfig(dm0),
+            name="sum_writer",
+        )
         programs.append(program)
     return programs

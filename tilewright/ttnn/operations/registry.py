@@ -36,7 +36,7 @@ from typing import Any
 from tilewright.device.ops import OpError, OpParamError
 from tilewright.errors import SourceLoc, TilewrightError, internal_frame
 from tilewright.ttnn.operations.io import guard_layout
-from tilewright.ttnn.spmd import call_per_chip, mesh_of_arguments
+from tilewright.ttnn.spmd import call_per_chip, mesh_of_arguments, param_names
 
 __all__ = [
     "REGISTERED_OPERATIONS",
@@ -181,7 +181,7 @@ class Operation:
         for key in _IGNORED_CALL_KEYWORDS:
             function_kwargs.pop(key, None)
         try:
-            mesh = mesh_of_arguments(function_args, function_kwargs)
+            mesh = mesh_of_arguments(function_args, function_kwargs, param_names(self.function))
             if mesh is not None:  # mesh tensors: the operation runs on every chip
                 return call_per_chip(self.function, mesh, function_args, function_kwargs)
             return self.function(*function_args, **function_kwargs)
