@@ -21,7 +21,6 @@ import click
 from tilewright.errors import TilewrightError
 from tilewright.target import (
     ARCH,
-    BOARD_PRESETS,
     CHIP_CAPABILITY,
     CPU_ROLE,
     DATA_TYPE,
@@ -42,6 +41,7 @@ from tilewright.target import (
     write_system_desc,
 )
 from tilewright.target.fields import CHIP_DESC, Text
+from tilewright.target.presets import board_names
 from tilewright.target.schema_hashes import schema_revision
 from tilewright.target.ttsys import decode_with_findings
 
@@ -104,9 +104,9 @@ def _mesh(text: str | None) -> tuple[int, ...] | None:
 )
 @click.option(
     "--board",
-    type=click.Choice(tuple(BOARD_PRESETS)),
+    type=click.Choice(board_names()),
     default=None,
-    help="A real board's runtime-queried descriptor instead of a compiler default.",
+    help="A board's descriptor (real boards, derived multi-chip systems) instead of a compiler default.",
 )
 @click.option(
     "--chips",

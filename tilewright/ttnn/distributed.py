@@ -311,7 +311,9 @@ def _all_submeshes(mesh):
 # -- from_torch / to_torch / to_device on meshes (called by ttnn.convert) -------------------------
 
 
-def mesh_from_torch(values, dtype, layout, tile, pad_value, device, memory_config, mesh_mapper):
+def mesh_from_torch(
+    values: np.ndarray, dtype, layout, tile, pad_value, device, memory_config, mesh_mapper
+) -> MeshTensor:
     """``from_torch`` with a mesh mapper or onto a mesh device: one tensor per chip."""
     from tilewright.ttnn.convert import from_torch, place_on_device
     from tilewright.ttnn.types import DRAM_MEMORY_CONFIG

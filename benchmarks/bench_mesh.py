@@ -1,0 +1,125 @@
+"""Meshes at scale: opening a 32-chip Galaxy and an all-gather of 1 MB bf16 per chip on it.
+
+Prints one JSON object.  Targets (issue 14): the Galaxy opens in <= 2 s and <= 1 GB RSS;
+the all-gather completes in <= 5 s.
+
+* ``open``: a fresh process imports tilewright and opens ``MeshShape(4, 8)`` (the default
+  multi-chip system): median seconds over ``--repeat`` processes, and the process's peak
+  RSS after opening (and before, for the import alone).
+* ``all_gather``: every chip holds a 1 MB bf16 tensor ([1, 1, 1024, 512], 512 tiles) and
+  gathers all 32 along dim 0 (each chip ends with 32 MB).  On the 4x8 mesh (rows, then
+  columns) and on a 1x32 ring (``FABRIC_1D_RING``).  Median seconds of the call, the
+  bytes the chips end up holding, and the ratio to the numpy floor (copying those bytes
+  once with ``numpy.copyto``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+OPEN_SNIPPET = (
+    "import resource, time; t = time.perf_counter(); "
+    "from tilewright import ttnn; "
+    "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+    "t1 = time.perf_counter(); mesh = ttnn.open_mesh_device(ttnn.MeshShape(4, 8)); "
+    "t2 = time.perf_counter(); after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+    "print(t2 - t1, t2 - t, before, after, mesh.get_num_devices())"
+)
+
+
+def bench_open(repeat: int) -> dict:
+    runs = []
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", OPEN_SNIPPET], capture_output=True, text=True, check=True
+        )
+        open_s, total_s, before_kb, after_kb, chips = out.stdout.split()
+        runs.append((float(open_s), float(total_s), int(before_kb), int(after_kb), int(chips)))
+    return {
+        "chips": runs[0][4],
+        "open_seconds": statistics.median(r[0] for r in runs),
+        "import_and_open_seconds": statistics.median(r[1] for r in runs),
+        "rss_mb_after_import": statistics.median(r[2] for r in runs) / 1024,
+        "rss_mb_after_open": statistics.median(r[3] for r in runs) / 1024,
+        "target": "open <= 2 s, RSS <= 1024 MB",
+    }
+
+
+def bench_all_gather(shape: tuple[int, int], fabric: str, repeat: int) -> dict:
+    import numpy as np
+
+    from tilewright import ttnn
+
+    ttnn.set_fabric_config(getattr(ttnn.FabricConfig, fabric))
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
+    try:
+        chips = mesh.get_num_devices()
+        values = np.random.default_rng(0).standard_normal((chips, 1, 1024, 512)).astype(np.float32)
+        t = ttnn.from_torch(
+            values,
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=mesh,
+            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+        )
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            gathered = ttnn.all_gather(t, 0)
+            times.append(time.perf_counter() - start)
+            last = ttnn.get_device_tensors(gathered)[-1]
+            ok = bool(
+                np.array_equal(
+                    ttnn.to_torch(last).float().numpy(),
+                    ttnn.to_torch(t, mesh_composer=ttnn.ConcatMeshToTensor(mesh, 0))
+                    .float()
+                    .numpy(),
+                )
+            )
+            gathered.deallocate()
+            if not ok:
+                raise AssertionError("all_gather result differs from the input")
+        held = chips * chips * 1024 * 512 * 2
+        floor_src = np.ones(held // chips, dtype=np.uint8)
+        floor_dst = np.empty_like(floor_src)
+        np.copyto(floor_dst, floor_src)  # fault the pages in first: time the copies only
+        start = time.perf_counter()
+        for _ in range(chips):
+            np.copyto(floor_dst, floor_src)
+        floor = time.perf_counter() - start
+        seconds = statistics.median(times)
+        return {
+            "mesh": f"{shape[0]}x{shape[1]}",
+            "fabric": fabric,
+            "bytes_per_chip_in": 1024 * 512 * 2,
+            "bytes_held_after": held,
+            "seconds": seconds,
+            "numpy_floor_seconds": floor,
+            "ratio_to_floor": seconds / floor,
+            "target": "<= 5 s",
+        }
+    finally:
+        ttnn.close_mesh_device(mesh)
+        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    result = {
+        "benchmark": "mesh",
+        "open_galaxy": bench_open(args.repeat),
+        "all_gather_galaxy_4x8": bench_all_gather((4, 8), "FABRIC_1D", args.repeat),
+        "all_gather_galaxy_1x32_ring": bench_all_gather((1, 32), "FABRIC_1D_RING", args.repeat),
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
