@@ -84,7 +84,9 @@ def resolve_system(system_desc=None, board: str | None = None, *, multi_chip: bo
 
 
 def _system(sd, name: str, shape) -> System:
-    key = (id(sd), name)
+    if shape is None:  # a descriptor from a file or object: read afresh each time
+        return System(sd, name, SystemMesh(sd, None, name))
+    key = (id(sd), name)  # presets are module constants: lay them out once
     system = _SYSTEMS.get(key)
     if system is None or system.system_desc is not sd:
         system = _SYSTEMS[key] = System(sd, name, SystemMesh(sd, shape, name))
