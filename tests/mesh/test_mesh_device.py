@@ -179,3 +179,18 @@ def test_galaxy_l1_beyond_the_low_range_refuses_native_code():
         assert seen == [chip.device_id]
     finally:
         ttnn.close_mesh_device(mesh)
+
+
+def test_workload_rules():
+    with opened((1, 2), board="n300") as mesh:
+        workload = ttnn.MeshWorkload("w")
+        with pytest.raises(MeshError, match="w has no programs"):
+            mesh.enqueue_mesh_workload(workload)
+        workload.add_program(ttnn.MeshCoordinateRange(mesh.shape), Program("p"))
+        assert len(workload.programs) == 2
+        with pytest.raises(
+            MeshError, match=r"w: two programs for mesh coordinate MeshCoordinate\(0, 1\)"
+        ):
+            workload.add_program(ttnn.MeshCoordinate(0, 1), Program("q"))
+        with pytest.raises(MeshError, match="is empty"):
+            ttnn.MeshCoordinateRange(ttnn.MeshCoordinate(0, 1), ttnn.MeshCoordinate(0, 0))

@@ -352,8 +352,9 @@ class Buffer:
         nb, aps, ps = self.num_banks, self.aligned_page_size, self.page_size
         dram = self.is_dram
         runs = []
-        for bank in range(min(nb, n)):
-            p0 = first + (bank - first) % nb  # the run's first page in this bank
+        for k in range(min(nb, n)):  # each of the first pages starts one bank's run
+            p0 = first + k
+            bank = p0 % nb
             count = len(range(p0, first + n, nb))
             owner = bank if dram else self.device.cores[bank]
             addr = self.address + (p0 // nb) * aps
