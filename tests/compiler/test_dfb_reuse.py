@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from tests.compiler.helpers import expect_error, line_of, load, program, write
 from tilewright.compiler.dfb_reuse import ReuseProver
-from tilewright.compiler.runtime.dfb_share import SharedIndexDFB
 from tilewright.errors import DFBContractError
+from tilewright.lang.dfb_share import SharedIndexDFB
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READER = os.path.join(ROOT, "examples", "07_extern_reader")  # read_tiles<D>(accessor, start, n)

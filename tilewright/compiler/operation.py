@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from tilewright.compiler import program_builder
 from tilewright.compiler.interface import check_interface
-from tilewright.compiler.runtime import state
-from tilewright.compiler.setup import SETUP_STACK, NodeSetup, caller_loc
 from tilewright.compiler.source import FunctionSource
 from tilewright.device.engine import location_of_exception
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, TilewrightError
+from tilewright.lang import state
+from tilewright.lang.node import SETUP_STACK, NodeSetup, caller_loc
 
 if TYPE_CHECKING:
     from tilewright.compiler.split.plan import SplitPlan
@@ -153,7 +153,7 @@ class Operation:
         try:
             with _kernel_print():
                 result = device.command_queue.enqueue_program(program, place_word="node")
-            from tilewright.compiler.runtime.pipes import check_unmatched
+            from tilewright.lang.pipes import check_unmatched
 
             check_unmatched(launch)
         finally:
@@ -240,7 +240,7 @@ class _kernel_print:
     def __enter__(self):
         import builtins
 
-        from tilewright.compiler.runtime import debug_print
+        from tilewright.lang import debug_print
 
         self._saved = builtins.print
         builtins.print = debug_print.make_print(self._saved)

@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 from tilewright.compiler import dfb_alloc
 from tilewright.compiler.capacity import LogicalKernel, assign_slots
-from tilewright.compiler.runtime import dfb_share, state
 from tilewright.device.coords import CoreCoord, CoreRange
 from tilewright.device.engine import current_run
 from tilewright.device.program import (
@@ -31,6 +30,7 @@ from tilewright.device.program import (
     Program,
 )
 from tilewright.errors import InterfaceError, KernelError
+from tilewright.lang import dfb_share, state
 
 __all__ = ["build", "logical_kernels", "BUILD_OBSERVERS"]
 
@@ -62,7 +62,7 @@ def _check_consistent(op, setups) -> None:
 
 def logical_kernels(decls) -> list[LogicalKernel]:
     """Logical kernels of a multi-kernel operation, from its kernel declarations."""
-    from tilewright.compiler.selectors import logical_kernel_of
+    from tilewright.lang.selectors import logical_kernel_of
 
     any_selector = any(d.selector is not None for d in decls)
     out: list[LogicalKernel] = []

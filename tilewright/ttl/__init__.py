@@ -2,13 +2,16 @@
 
 ``import ttl`` under ``tilewright run`` (or ``from tilewright import ttl``).  This
 package holds no semantics: each name forwards to the compiler (decoration and
-setup) or to the running node's runtime (``tilewright.compiler.runtime``).  Newest
+setup) or to the running node's runtime (``tilewright.lang``).  Newest
 spellings are primary; legacy ones (reference A.12) are aliases.
 """
 
 from __future__ import annotations
 
-from tilewright.compiler.declare import (
+from tilewright.compiler.operation import Operation, operation
+from tilewright.errors import InterfaceError as _InterfaceError
+from tilewright.lang.copy import CopyTransferHandler, GroupTransfer, copy
+from tilewright.lang.declare import (
     compute,
     datamovement,
     grid_size,
@@ -17,16 +20,10 @@ from tilewright.compiler.declare import (
     make_dfb,
     node,
 )
-from tilewright.compiler.dfb_reset import (
-    DFBAllocationGroup,
-    DFBReconfiguration,
-    DFBReset,
-    make_dfb_allocation_group,
-    reconfigure_dfbs,
-    reset_all_dfbs,
-    reset_dfbs,
-)
-from tilewright.compiler.extern.surface import (
+from tilewright.lang.dfb import DataflowBuffer, TensorBlock
+from tilewright.lang.expr import BlockExpr
+from tilewright.lang.expr import evaluate as _evaluate
+from tilewright.lang.extern.surface import (
     DFBAccess,
     DFBEffect,
     DispatchCondition,
@@ -37,19 +34,14 @@ from tilewright.compiler.extern.surface import (
     raw_addr,
     uint32,
 )
-from tilewright.compiler.operation import Operation, operation
-from tilewright.compiler.runtime.copy import CopyTransferHandler, GroupTransfer, copy
-from tilewright.compiler.runtime.dfb import DataflowBuffer, TensorBlock
-from tilewright.compiler.runtime.expr import BlockExpr
-from tilewright.compiler.runtime.expr import evaluate as _evaluate
-from tilewright.compiler.runtime.misc import (
+from tilewright.lang.misc import (
     raw_element_read,
     raw_element_write,
     read_index,
     signpost,
     static_range,
 )
-from tilewright.compiler.runtime.pipes import (
+from tilewright.lang.pipes import (
     DstPipeIdentity,
     Pipe,
     PipeNet,
@@ -58,13 +50,21 @@ from tilewright.compiler.runtime.pipes import (
     SrcPipeIdentity,
     wait_any,
 )
-from tilewright.compiler.runtime.semaphore import (
+from tilewright.lang.resets import (
+    DFBAllocationGroup,
+    DFBReconfiguration,
+    DFBReset,
+    make_dfb_allocation_group,
+    reconfigure_dfbs,
+    reset_all_dfbs,
+    reset_dfbs,
+)
+from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
+from tilewright.lang.semaphore import (
     MulticastRemoteSemaphore,
     Semaphore,
     UnicastRemoteSemaphore,
 )
-from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
-from tilewright.errors import InterfaceError as _InterfaceError
 from tilewright.ttl import block, math
 from tilewright.ttl.unsupported import unsupported as _unsupported
 

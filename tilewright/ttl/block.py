@@ -7,7 +7,7 @@ the ``block`` namespace is bound here.
 
 from __future__ import annotations
 
-from tilewright.compiler.runtime.expr import bind_op
+from tilewright.lang.expr import bind_op
 
 __all__ = [
     "broadcast",

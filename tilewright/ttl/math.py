@@ -15,9 +15,9 @@ import warnings
 
 import numpy as np
 
-from tilewright.compiler.runtime.expr import BlockExpr, as_value, bind_op, evaluate
 from tilewright.device.ops import LEGACY_ALIASES
 from tilewright.errors import KernelError
+from tilewright.lang.expr import BlockExpr, as_value, bind_op, evaluate
 from tilewright.ttl import block as _block
 
 __all__ = [
@@ -140,7 +140,7 @@ trunc = _bind("trunc")
 
 
 def _is_scaler(x) -> bool:
-    from tilewright.compiler.runtime.dfb import TensorBlock
+    from tilewright.lang.dfb import TensorBlock
 
     return isinstance(x, (BlockExpr, TensorBlock, int, float)) and not isinstance(x, builtins.bool)
 
@@ -192,8 +192,8 @@ def typecast(x, dtype):
 
     Block-float targets are quantised exactly as storing into a DFB of that format
     would (shared exponent per 16 values of a face row)."""
-    from tilewright.compiler.declare import parse_dtype
     from tilewright.device.formats import decode_block, encode_block, is_block_float
+    from tilewright.lang.declare import parse_dtype
     from tilewright.ttnn.types import data_format_of
 
     dt = parse_dtype(dtype, "ttl.math.typecast: dtype")

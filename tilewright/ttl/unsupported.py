@@ -6,8 +6,8 @@ One table; ``ttl/__init__`` binds every entry so that a program using one gets a
 
 from __future__ import annotations
 
-from tilewright.compiler.setup import caller_loc
 from tilewright.errors import InterfaceError
+from tilewright.lang.node import caller_loc
 
 __all__ = ["UNSUPPORTED", "unsupported"]
 

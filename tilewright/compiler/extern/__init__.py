@@ -15,8 +15,8 @@ ctypes bridge, process isolation) is ``tilewright.native``.
 """
 
 from tilewright.compiler.extern.frontend import ExternArgumentTypeError, validate_operation
-from tilewright.compiler.extern.plan import CallSite, DFBUsage, ExternPlan, dfb_usage
-from tilewright.compiler.extern.surface import (
+from tilewright.lang.extern.plan import CallSite, DFBUsage, ExternPlan, dfb_usage
+from tilewright.lang.extern.surface import (
     DFBAccess,
     DFBEffect,
     DispatchCondition,

@@ -22,11 +22,15 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.extern import surface
 from tilewright.compiler.extern.checker import KernelDef
 from tilewright.compiler.extern.frontend_args import ArgumentChecks, ExternArgumentTypeError
 from tilewright.compiler.extern.frontend_contract import ContractChecks
-from tilewright.compiler.extern.plan import (
+from tilewright.compiler.extern.scope import NotStaticError, Resolver, Scope, build_scope
+from tilewright.compiler.interface import KERNEL_DECORATORS
+from tilewright.compiler.source import call_name, decorator_name
+from tilewright.errors import ExternCallError, SourceLoc
+from tilewright.lang.extern import surface
+from tilewright.lang.extern.plan import (
     CallSite,
     ExternPlan,
     Occurrence,
@@ -35,10 +39,6 @@ from tilewright.compiler.extern.plan import (
     VariantKey,
     next_site_id,
 )
-from tilewright.compiler.extern.scope import NotStaticError, Resolver, Scope, build_scope
-from tilewright.compiler.interface import KERNEL_DECORATORS
-from tilewright.compiler.source import call_name, decorator_name
-from tilewright.errors import ExternCallError, SourceLoc
 
 if TYPE_CHECKING:
     from tilewright.compiler.operation import Operation
@@ -279,7 +279,7 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     def selector(self, node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
         """(keys, kinds) of a kernel selector (reference B.6)."""
-        from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+        from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
 
         if isinstance(node, ast.Tuple):
             if not node.elts:
@@ -333,7 +333,7 @@ class _CallChecker(ArgumentChecks, ContractChecks):
         )
 
     def kernel_handle_kind(self, name: str) -> str | None:
-        from tilewright.compiler.selectors import KernelKind
+        from tilewright.lang.selectors import KernelKind
 
         for node in ast.walk(self.src.tree):
             if (

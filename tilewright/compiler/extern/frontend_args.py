@@ -12,11 +12,11 @@ import ast
 import math
 import struct
 
-from tilewright.compiler.extern import surface
 from tilewright.compiler.extern.checker import CheckerBase
-from tilewright.compiler.extern.plan import FuncArg, TemplateArg
 from tilewright.compiler.extern.scope import NotStaticError
 from tilewright.errors import ExternCallError
+from tilewright.lang.extern import surface
+from tilewright.lang.extern.plan import FuncArg, TemplateArg
 
 __all__ = ["ArgumentChecks", "ExternArgumentTypeError"]
 

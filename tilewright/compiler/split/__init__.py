@@ -25,8 +25,6 @@ import ast
 import copy
 import dataclasses
 
-from tilewright.compiler.extern.plan import dfb_usage
-from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.compiler.split import checks, codegen, identity, lifecycle, sync
 from tilewright.compiler.split.astutil import assigned_names_in, child_blocks, walk_with_paths
 from tilewright.compiler.split.lift import lift_setup
@@ -43,6 +41,8 @@ from tilewright.compiler.split.plan import (
 )
 from tilewright.compiler.split.scope import Scope, SelectorResolver
 from tilewright.errors import SplitError
+from tilewright.lang.extern.plan import dfb_usage
+from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 
 __all__ = ["KernelRef", "SplitPlan", "register_operation", "split_operation"]
 

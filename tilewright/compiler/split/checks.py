@@ -53,7 +53,7 @@ def _first_loads(tree: ast.FunctionDef) -> dict[str, ast.Name]:
 
 
 def check_captures(src, tree: ast.FunctionDef, scope: Scope, op_name: str, local: set[str]) -> None:
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     for name, node in sorted(_first_loads(tree).items()):
         if name in local:

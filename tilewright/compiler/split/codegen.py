@@ -48,7 +48,7 @@ _FACTORY = "__ttl_make"
 
 def kernel_decorator(kind: str, selector, name: str):
     """The generated kernels' decorator: ``@ttl.compute(kernel=...)`` under the logical name."""
-    from tilewright.compiler import declare
+    from tilewright.lang import declare
 
     register = (declare.compute if kind == "compute" else declare.datamovement)(kernel=selector)
 
@@ -61,7 +61,7 @@ def kernel_decorator(kind: str, selector, name: str):
 
 def name_setup(value, name: str) -> None:
     """Give a composed DFB declaration its (renamed) variable name for diagnostics."""
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     if isinstance(value, DataflowBuffer):
         value.name = name

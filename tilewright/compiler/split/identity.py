@@ -18,8 +18,8 @@ import hashlib
 import inspect
 from enum import Enum
 
-from tilewright.compiler.selectors import Kernel
 from tilewright.errors import InterfaceError
+from tilewright.lang.selectors import Kernel
 
 __all__ = ["bind_kernels", "encode_capture", "operation_identity"]
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 
-from tilewright.compiler.extern.plan import DFBUsage
 from tilewright.compiler.split import domains, registry
 from tilewright.compiler.split.astutil import statement_at, walk_with_paths
 from tilewright.compiler.split.lifecycle_events import (
@@ -38,6 +37,7 @@ from tilewright.compiler.split.lifecycle_events import (
 )
 from tilewright.compiler.split.lifecycle_sites import Site, collect, guards, reset_touches
 from tilewright.compiler.split.plan import DFBFacts, LifecycleFacts, NodeGuard, format_kernels
+from tilewright.lang.extern.plan import DFBUsage
 
 __all__ = ["Reach", "facts", "happens_before"]
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tilewright.compiler.extern.plan import select_variant
 from tilewright.compiler.split import registry
 from tilewright.compiler.split.astutil import iter_skip_nested, walk_with_paths
 from tilewright.compiler.split.plan import KernelRef
+from tilewright.lang.extern.plan import select_variant
 
 __all__ = ["Site", "SiteTable", "collect", "guards", "own_nodes"]
 

@@ -44,8 +44,8 @@ from tilewright.compiler.split.scope import SelectorResolver, kernel_ref_of
 from tilewright.errors import SplitError
 
 if TYPE_CHECKING:
-    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
     from tilewright.compiler.source import FunctionSource
+    from tilewright.lang.resets import DFBReconfiguration, DFBReset
 
 __all__ = ["Context", "Planner", "State"]
 

@@ -19,7 +19,6 @@ import inspect
 import sys
 from typing import TypeGuard
 
-from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
 from tilewright.compiler.split.plan import (
     COMPUTE,
     DATA_MOVEMENT,
@@ -28,6 +27,7 @@ from tilewright.compiler.split.plan import (
     format_kernels,
 )
 from tilewright.errors import SplitError
+from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
 
 __all__ = ["MISSING", "Scope", "SelectorResolver", "is_ttl_module", "kernel_ref_of", "ttl_module"]
 

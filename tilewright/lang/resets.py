@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
-from tilewright.compiler.setup import NodeSetup, caller_loc
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.errors import DFBContractError, InterfaceError, KernelError
+from tilewright.lang import state
+from tilewright.lang.node import NodeSetup, caller_loc
+from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
 
 if TYPE_CHECKING:
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
 __all__ = [
     "DFBAllocationGroup",
@@ -259,7 +259,7 @@ def reset_interface(dfb, what: str) -> None:
 
 def reset_dfbs(reset, /, *, dfbs) -> None:
     """Synchronise the reset's participants and reset ``dfbs`` to empty (reference A.8)."""
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     what = "ttl.reset_dfbs"
     if not isinstance(reset, DFBReset):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 import sys
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.runtime.dfb import DataflowBuffer
-from tilewright.compiler.setup import SETUP_STACK, KernelDecl, caller_loc, current_setup
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import TILE_32x32, TileShape, element_size, tile_size_bytes
 from tilewright.errors import InterfaceError, KernelError
+from tilewright.lang import state
+from tilewright.lang.dfb import DataflowBuffer
+from tilewright.lang.node import SETUP_STACK, KernelDecl, caller_loc, current_setup
 from tilewright.ttnn.types import DataType, Layout, data_format_of
 
 __all__ = [
@@ -238,7 +238,7 @@ def make_dfb(
 
 def _check_group(group, what: str) -> None:
     """``allocation_group=`` takes a ``ttl.make_dfb_allocation_group()`` identity (reference A.4)."""
-    from tilewright.compiler.dfb_reset import DFBAllocationGroup
+    from tilewright.lang.resets import DFBAllocationGroup
 
     if group is not None and not isinstance(group, DFBAllocationGroup):
         raise InterfaceError(
@@ -276,7 +276,7 @@ def datamovement(kernel=None, *, verbose=None):
 
 
 def _is_selector(x) -> bool:
-    from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+    from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
 
     return isinstance(x, (Kernel, KernelKind, PipeSourceKernel))
 

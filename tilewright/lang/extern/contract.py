@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING
 from tilewright.errors import DFBContractError
 
 if TYPE_CHECKING:
-    from tilewright.compiler.extern.plan import CallSite
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
-    from tilewright.compiler.runtime.dfb_share import SharedIndexGuard
     from tilewright.device.engine import KernelRun
+    from tilewright.lang.dfb import DataflowBuffer
+    from tilewright.lang.dfb_share import SharedIndexGuard
+    from tilewright.lang.extern.plan import CallSite
 
 __all__ = ["ContractMonitor", "render_actions"]
 

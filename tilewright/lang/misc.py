@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.runtime.blockstate import State
-from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
 from tilewright.device.formats import DataFormat
 from tilewright.errors import BlockStateError, KernelError
+from tilewright.lang import state
+from tilewright.lang.blockstate import State
+from tilewright.lang.dfb import TensorBlock, current_kernel
 
 if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from collections import deque
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.runtime.blockstate import Op, check_and_apply
-from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
-from tilewright.compiler.runtime.expr import shape_text
-from tilewright.compiler.setup import SETUP_STACK, caller_loc
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.transfer import transfer_cycles
 from tilewright.errors import DFBContractError, InterfaceError, KernelError
+from tilewright.lang import state
+from tilewright.lang.blockstate import Op, check_and_apply
+from tilewright.lang.dfb import TensorBlock, current_kernel
+from tilewright.lang.expr import shape_text
+from tilewright.lang.node import SETUP_STACK, caller_loc
 
 __all__ = [
     "Pipe",

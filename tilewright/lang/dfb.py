@@ -26,20 +26,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tilewright.compiler.runtime.blockstate import Context, Op, State, check_and_apply
-from tilewright.compiler.runtime.expr import (
+from tilewright.device.engine import ACTIVE, KernelRun
+from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
+from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
+from tilewright.lang.blockstate import Context, Op, State, check_and_apply
+from tilewright.lang.expr import (
     BlockExpr,
     BlockOperators,
     as_value,
     evaluate,
     shape_text,
 )
-from tilewright.device.engine import ACTIVE, KernelRun
-from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
-from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
 
 if TYPE_CHECKING:
-    from tilewright.compiler.runtime.dfb_share import SharedIndexGuard
+    from tilewright.lang.dfb_share import SharedIndexGuard
 
 __all__ = ["DataflowBuffer", "TensorBlock", "current_kernel"]
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.runtime.dfb import current_kernel
-from tilewright.compiler.setup import caller_loc, current_setup
 from tilewright.device import costs
 from tilewright.device.kernel_api.dataflow import wait_word
 from tilewright.device.noc import noc_multicast_addr
 from tilewright.device.transfer import multicast_targets, transfer_cycles
 from tilewright.errors import InterfaceError, KernelError, NocError
+from tilewright.lang.dfb import current_kernel
+from tilewright.lang.node import caller_loc, current_setup
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core

@@ -10,7 +10,7 @@ evaluation is the fast path: marshal the scalar arguments into a preallocated
 ``int64`` array, run the entry point through the bridge with the site's contract
 monitor attached, and return the scalar result.
 
-Bindings are per launch: a new launch (``compiler.runtime.state.CURRENT``) drops
+Bindings are per launch: a new launch (``lang.state.CURRENT``) drops
 them, as it drops the bridge's accessor handles.  Dispatch conditions are checked
 here too: every evaluation of one ``DispatchCondition`` on a node in one dispatch
 must give the same truth value.
@@ -22,12 +22,12 @@ import ctypes
 
 import numpy as np
 
-from tilewright.compiler.extern import glue
-from tilewright.compiler.extern.contract import ContractMonitor
-from tilewright.compiler.extern.surface import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
-from tilewright.compiler.runtime import state
 from tilewright.device.engine import ACTIVE
 from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
+from tilewright.lang import state
+from tilewright.lang.extern import glue
+from tilewright.lang.extern.contract import ContractMonitor
+from tilewright.lang.extern.surface import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
 from tilewright.native import bridge
 from tilewright.native.build import build_shared_object
 
@@ -95,7 +95,7 @@ def _find_site(run, launch, frame):
 
 def _kernel_keys(run, launch) -> list:
     """Keys of per-kernel mappings that may name the running kernel, most specific first."""
-    from tilewright.compiler.selectors import Kernel, PipeSourceKernel
+    from tilewright.lang.selectors import Kernel, PipeSourceKernel
 
     keys = []
     setup = launch.setups.get(run.core.index)
@@ -113,7 +113,7 @@ def _kernel_keys(run, launch) -> list:
 
 
 def _runtime_key_matches(selector, key: str) -> bool:
-    from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+    from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
 
     if isinstance(selector, KernelKind):
         return key == f"kind:{selector.value}"
@@ -213,7 +213,7 @@ class Binding:
         return cls(f"{self.site.title}: {message}", loc=self.site.loc, **kw)
 
     def _occurrence_dfbs(self, variant, args, template_args, deps) -> list:
-        from tilewright.compiler.runtime.dfb import DataflowBuffer
+        from tilewright.lang.dfb import DataflowBuffer
 
         out = []
         for occ in variant.occurrences:
@@ -252,7 +252,7 @@ class Binding:
                 )
 
     def _template_texts(self, template_args) -> list[str]:
-        from tilewright.compiler.runtime.dfb import DataflowBuffer
+        from tilewright.lang.dfb import DataflowBuffer
 
         texts = []
         for i, t in enumerate(self.site.template_args):

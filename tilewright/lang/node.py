@@ -21,11 +21,11 @@ from tilewright.errors import InterfaceError, SourceLoc, internal_frame
 
 if TYPE_CHECKING:
     from tilewright.compiler.operation import Operation
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
-    from tilewright.compiler.runtime.pipes import PipeNet
-    from tilewright.compiler.runtime.semaphore import Semaphore
     from tilewright.device.device import Core, Device
     from tilewright.device.engine import KernelRun
+    from tilewright.lang.dfb import DataflowBuffer
+    from tilewright.lang.pipes import PipeNet
+    from tilewright.lang.semaphore import Semaphore
 
 __all__ = ["KernelDecl", "NodeSetup", "current_setup", "caller_loc", "SETUP_STACK"]
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilewright.compiler.runtime.blockstate import Op, check_and_apply
-from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
-from tilewright.compiler.runtime.expr import shape_text
 from tilewright.device.transfer import transfer_cycles
 from tilewright.errors import DFBContractError, KernelError
+from tilewright.lang.blockstate import Op, check_and_apply
+from tilewright.lang.dfb import TensorBlock, current_kernel
+from tilewright.lang.expr import shape_text
 from tilewright.ttnn.tensor import Tensor, TensorSlice
 from tilewright.ttnn.types import Layout
 
@@ -96,7 +96,7 @@ class GroupTransfer:
 
 
 def _tracer():
-    from tilewright.compiler.runtime import state
+    from tilewright.lang import state
 
     return state.TRACER
 
@@ -108,7 +108,7 @@ def copy(src, dst):
         raise KernelError(
             f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel"
         )
-    from tilewright.compiler.runtime import pipes
+    from tilewright.lang import pipes
 
     if isinstance(dst, TensorBlock):
         if isinstance(src, TensorSlice):

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, TypeAlias
 from tilewright.errors import SourceLoc
 
 if TYPE_CHECKING:
-    from tilewright.compiler.extern.surface import DispatchCondition, ScalarType
     from tilewright.compiler.operation import Operation
+    from tilewright.lang.extern.surface import DispatchCondition, ScalarType
 
 __all__ = [
     "TemplateArg",

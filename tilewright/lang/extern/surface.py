@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from enum import Enum
 from types import FrameType
 
-from tilewright.compiler.runtime import state
 from tilewright.device.engine import ACTIVE
 from tilewright.errors import SourceLoc, TilewrightError, internal_frame
+from tilewright.lang import state
 
 __all__ = [
     "KernelOnlyError",
@@ -256,7 +256,7 @@ def call_extern_func(
 
 def _runtime_call(frame, func_args, template_args, dfb_dependencies):
     global _runtime_call
-    from tilewright.compiler.extern.runtime import (
+    from tilewright.lang.extern.runtime import (
         call,
     )  # deferred: the runtime imports the native layer
 
