@@ -542,7 +542,8 @@ ok = torch.equal(ttnn.to_torch(o), ah)
     ns, rows, _, _, _ = compile_and_run(tmp_path, source, call, "schedule")
     assert ns["ok"]  # and the run-time sharing check did not fire
     span = {i: (events.index(f"f{i}"), events.index(f"d{i}")) for i in range(4)}
-    prover = ReuseProver(ns["schedule"], (1, 1))
+    op = ns["schedule"]
+    prover = ReuseProver(op.record, op.split_plan, (1, 1))
     setup_dfbs = ns["declared_dfbs"]
     for i in range(4):
         for j in range(i + 1, 4):

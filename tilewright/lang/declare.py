@@ -12,10 +12,10 @@ import sys
 
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import TILE_32x32, TileShape, element_size, tile_size_bytes
-from tilewright.errors import InterfaceError, KernelError
+from tilewright.errors import InterfaceError, KernelError, user_location
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
-from tilewright.lang.node import SETUP_STACK, KernelDecl, caller_loc, current_setup
+from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
 from tilewright.ttnn.types import DataType, Layout, data_format_of
 
 __all__ = [
@@ -79,7 +79,7 @@ def parse_dtype(dtype, what: str = "dtype") -> DataType:
     raise InterfaceError(
         f"{what} {dtype!r} is not a TT-Lang data type (bf16, f32, bfp8_b, bfp4_b, "
         "int32, uint32, uint16, uint8)",
-        loc=caller_loc(),
+        loc=user_location(),
     )
 
 
@@ -92,12 +92,12 @@ def _check_shape(shape, what: str, tiled: bool):
         or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)
     ):
         raise InterfaceError(
-            f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=caller_loc()
+            f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=user_location()
         )
     if tiled and len(shape) < 2:
         raise InterfaceError(
             f"{what}: shape {tuple(shape)} needs at least 2 dimensions (tiles of rows and columns)",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     return tuple(shape)
 
@@ -110,19 +110,14 @@ def _check_block_count(block_count, what: str) -> int:
     ):
         raise InterfaceError(
             f"{what}: block_count must be an int in 1..{_MAX_BLOCK_COUNT}, got {block_count!r}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     return block_count
 
 
 def _dfb_name(setup, fallback: str) -> str:
-    frame = sys._getframe(2)
-    name = (
-        setup.op.source.name_at_line(frame.f_lineno)
-        if frame.f_code.co_filename == setup.op.source.file
-        else None
-    )
-    return name or fallback
+    frame = sys._getframe(2)  # the statement calling the DFB factory
+    return setup.op.declared_name(frame.f_code.co_filename, frame.f_lineno) or fallback
 
 
 def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShape, tiled: bool):
@@ -146,7 +141,7 @@ def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShap
         tiled=tiled,
         page_size=page,
         elem_size=elem,
-        loc=caller_loc(),
+        loc=user_location(),
     )
     setup.dfbs.append(dfb)
     return dfb
@@ -176,7 +171,7 @@ def make_dataflow_buffer_like(
     if not isinstance(tensor, Tensor):
         raise InterfaceError(
             f"{what}: the first argument must be a TT-NN tensor, got {type(tensor).__name__}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     tiled = tensor.layout == Layout.TILE
     shape = _check_shape(shape, what, tiled)
@@ -215,12 +210,12 @@ def make_dfb(
         th, tw = (int(tile[0]), int(tile[1]))
     except (TypeError, ValueError, IndexError):
         raise InterfaceError(
-            f"{what}: tile must be (height, width), got {tile!r}", loc=caller_loc()
+            f"{what}: tile must be (height, width), got {tile!r}", loc=user_location()
         ) from None
     if th not in _TILE_HEIGHTS or tw not in _TILE_WIDTHS:
         raise InterfaceError(
             f"{what}: tile ({th}, {tw}) is not supported; heights {_TILE_HEIGHTS}, widths {_TILE_WIDTHS}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     tile_shape = TILE_32x32 if (th, tw) == (32, 32) else TileShape(th, tw)
     dfb = _new_dfb(
@@ -244,12 +239,12 @@ def _check_group(group, what: str) -> None:
         raise InterfaceError(
             f"{what}(allocation_group=...): expected a ttl.DFBAllocationGroup "
             f"(ttl.make_dfb_allocation_group()), got {type(group).__name__}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
 
 
 def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):
-    loc = caller_loc()
+    loc = user_location()
 
     def register(fn):
         if not callable(fn):
@@ -289,13 +284,13 @@ def _grid_and_node():
         s = SETUP_STACK[-1]
         return s.grid, s.node
     raise KernelError(
-        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=caller_loc()
+        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=user_location()
     )
 
 
 def _check_dims(dims) -> int:
     if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
-        raise InterfaceError(f"dims must be a positive int, got {dims!r}", loc=caller_loc())
+        raise InterfaceError(f"dims must be a positive int, got {dims!r}", loc=user_location())
     return dims
 
 

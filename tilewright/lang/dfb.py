@@ -21,14 +21,13 @@ import math
 import sys
 from collections import deque
 from dataclasses import dataclass
-from types import FrameType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
-from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
+from tilewright.errors import BlockStateError, DFBContractError, KernelError, user_frame
 from tilewright.lang.blockstate import Context, Op, State, check_and_apply
 from tilewright.lang.expr import (
     BlockExpr,
@@ -38,10 +37,20 @@ from tilewright.lang.expr import (
     shape_text,
 )
 
-if TYPE_CHECKING:
-    from tilewright.lang.dfb_share import SharedIndexGuard
+__all__ = ["DataflowBuffer", "IndexGuard", "TensorBlock", "current_kernel"]
 
-__all__ = ["DataflowBuffer", "TensorBlock", "current_kernel"]
+
+class IndexGuard(Protocol):
+    """The run-time check of logical DFBs sharing one physical index (``lang.dfb_share``)."""
+
+    def check_access(self, dfb: DataflowBuffer, what: str) -> None:
+        """``what`` touches the index: an error if another sharer is live."""
+
+    def extern_action(self, dfb: DataflowBuffer, kind: str, pages: int) -> None:
+        """A declared external protocol action on ``dfb``, reported before it runs."""
+
+    def reset(self, dfb: DataflowBuffer) -> None:
+        """The DFB was reset to empty (``ttl.reset_dfbs``): forget what it held."""
 
 
 def current_kernel(what: str) -> KernelRun:
@@ -61,7 +70,7 @@ def _is_compute(run: KernelRun) -> bool:
 class DataflowBuffer:
     """A dataflow buffer of one node (``ttl.make_dataflow_buffer_like`` / ``ttl.make_dfb``)."""
 
-    share_guard: SharedIndexGuard | None = None
+    share_guard: IndexGuard | None = None
     """The run-time check of the DFBs sharing this one's physical index (``dfb_share``), if any."""
 
     def __init__(
@@ -451,25 +460,17 @@ class TensorBlock(BlockOperators):
 
 
 def _variable_name(block: TensorBlock) -> str | None:
-    """The user's variable holding ``block``: scan the user's frames (errors only)."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if not internal_frame(frame.f_code.co_filename):
-            for name, value in frame.f_locals.items():
-                if value is block:
-                    return name
-            cells = frame.f_code.co_freevars
-            for name in cells:
-                if frame.f_locals.get(name) is block:
-                    return name
-        frame = frame.f_back
-    # A suspended kernel (deadlock report): search its greenlet frames.
+    """The user's variable holding ``block``: scan the user's frames (errors only).
+
+    First the running stack, then -- for a suspended kernel in a deadlock report --
+    the frames of the block's kernel greenlet.
+    """
     g = block.run.greenlet if block.run is not None else None
-    frame = getattr(g, "gr_frame", None)
-    while frame is not None:
-        if not internal_frame(frame.f_code.co_filename):
+    for start in (sys._getframe(1), getattr(g, "gr_frame", None)):
+        frame = user_frame(start)
+        while frame is not None:
             for name, value in frame.f_locals.items():
                 if value is block:
                     return name
-        frame = frame.f_back
+            frame = user_frame(frame.f_back)
     return None

@@ -22,12 +22,12 @@ from collections import deque
 
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.transfer import transfer_cycles
-from tilewright.errors import DFBContractError, InterfaceError, KernelError
+from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
 from tilewright.lang import state
 from tilewright.lang.blockstate import Op, check_and_apply
 from tilewright.lang.dfb import TensorBlock, current_kernel
 from tilewright.lang.expr import shape_text
-from tilewright.lang.node import SETUP_STACK, caller_loc
+from tilewright.lang.node import SETUP_STACK
 
 __all__ = [
     "Pipe",
@@ -60,23 +60,24 @@ def _coord(value: object, what: str) -> tuple[int | slice, ...]:
                     raise InterfaceError(
                         f"{what}: slice {i} must have explicit int start and stop and step 1, got "
                         f"{v.start}:{v.stop}:{v.step}",
-                        loc=caller_loc(),
+                        loc=user_location(),
                     )
                 if not v.start < v.stop:
                     raise InterfaceError(
                         f"{what}: slice {i} must have start < stop, got {v.start}:{v.stop}",
-                        loc=caller_loc(),
+                        loc=user_location(),
                     )
                 out.append(slice(v.start, v.stop))
             elif isinstance(v, int) and not isinstance(v, bool):
                 out.append(v)
             else:
                 raise InterfaceError(
-                    f"{what}: coordinate {i} must be an int or a slice, got {v!r}", loc=caller_loc()
+                    f"{what}: coordinate {i} must be an int or a slice, got {v!r}",
+                    loc=user_location(),
                 )
         return tuple(out)
     raise InterfaceError(
-        f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=caller_loc()
+        f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=user_location()
     )
 
 
@@ -97,12 +98,12 @@ class Pipe:
     def __init__(self, src, dst) -> None:
         self.src = _coord(src, "ttl.Pipe src")
         if any(isinstance(c, slice) for c in self.src):
-            raise InterfaceError("ttl.Pipe src must be one node, not a range", loc=caller_loc())
+            raise InterfaceError("ttl.Pipe src must be one node, not a range", loc=user_location())
         self.dst = _coord(dst, "ttl.Pipe dst")
         if len(self.src) != len(self.dst):
             raise InterfaceError(
                 f"ttl.Pipe: src {_coord_text(self.src)} and dst {_coord_text(self.dst)} have different ranks",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         self.multicast = any(isinstance(c, slice) for c in self.dst)
 
@@ -171,24 +172,25 @@ class PipeNet:
         if graph is not None:
             raise InterfaceError(
                 "ttl.PipeNet(graph=...): multi-device transfer graphs are not supported",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         pipes = list(pipes) if not isinstance(pipes, Pipe) else [pipes]
         if not pipes:
-            raise InterfaceError("ttl.PipeNet needs at least one pipe", loc=caller_loc())
+            raise InterfaceError("ttl.PipeNet needs at least one pipe", loc=user_location())
         for p in pipes:
             if not isinstance(p, Pipe):
                 raise InterfaceError(
-                    f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}", loc=caller_loc()
+                    f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}",
+                    loc=user_location(),
                 )
         if len({p.multicast for p in pipes}) > 1:
             raise InterfaceError(
                 "ttl.PipeNet mixes unicast and multicast pipes; a net has one kind",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         if len({p.rank for p in pipes}) > 1:
             raise InterfaceError(
-                "ttl.PipeNet pipes use coordinates of different ranks", loc=caller_loc()
+                "ttl.PipeNet pipes use coordinates of different ranks", loc=user_location()
             )
         if pipes[0].multicast:
             seen: dict[tuple[int, int], Pipe] = {}
@@ -197,11 +199,11 @@ class PipeNet:
                     if n in seen:
                         raise InterfaceError(
                             f"ttl.PipeNet: multicast destinations of {seen[n]!r} and {p!r} overlap at node {n}",
-                            loc=caller_loc(),
+                            loc=user_location(),
                         )
                     seen[n] = p
         self.pipes = pipes
-        self.loc = caller_loc()
+        self.loc = user_location()
         if SETUP_STACK:
             setup = SETUP_STACK[-1]
             self.key = f"net{len(setup.pipenets)}"

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
-from tilewright.errors import DFBContractError, InterfaceError, KernelError
+from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
 from tilewright.lang import state
-from tilewright.lang.node import NodeSetup, caller_loc
+from tilewright.lang.node import NodeSetup
 from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def make_dfb_allocation_group() -> DFBAllocationGroup:
 
 
 def _check_participants(what: str, participants) -> tuple:
-    loc = caller_loc()
+    loc = user_location()
     if not isinstance(participants, tuple) or not participants:
         raise InterfaceError(f"{what} participants must be a nonempty tuple", loc=loc)
     seen: list = []
@@ -110,7 +110,7 @@ class DFBReconfiguration:
         if not isinstance(discard_dfb_state, bool):
             raise InterfaceError(
                 f"DFBReconfiguration discard_dfb_state must be a bool, got {type(discard_dfb_state).__name__}",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         object.__setattr__(self, "discard_dfb_state", discard_dfb_state)
 

@@ -6,8 +6,7 @@ One table; ``ttl/__init__`` binds every entry so that a program using one gets a
 
 from __future__ import annotations
 
-from tilewright.errors import InterfaceError
-from tilewright.lang.node import caller_loc
+from tilewright.errors import InterfaceError, user_location
 
 __all__ = ["UNSUPPORTED", "unsupported"]
 
@@ -42,7 +41,7 @@ def unsupported(name: str):
     why = UNSUPPORTED[name]
 
     def fn(*_args, **_kwargs):
-        raise InterfaceError(f"ttl.{name}: {why}", loc=caller_loc(), rule="unsupported")
+        raise InterfaceError(f"ttl.{name}: {why}", loc=user_location(), rule="unsupported")
 
     fn.__name__ = name
     fn.__qualname__ = name

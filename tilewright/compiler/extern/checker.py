@@ -14,7 +14,7 @@ from tilewright.compiler.extern.scope import Resolver, Scope
 from tilewright.errors import ExternCallError, SourceLoc
 
 if TYPE_CHECKING:
-    from tilewright.compiler.operation import Operation
+    from tilewright.compiler.record import OperationRecord
     from tilewright.compiler.source import FunctionSource
 
 __all__ = ["CheckerBase", "KernelDef"]
@@ -25,7 +25,7 @@ KernelDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
 class CheckerBase:
     """One call site being checked: its operation, AST, scopes and diagnostics."""
 
-    op: Operation
+    op: OperationRecord
     src: FunctionSource
     r: Resolver
     call: ast.Call

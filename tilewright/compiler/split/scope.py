@@ -7,7 +7,7 @@ paths go through ``inspect.getattr_static``.
 
 ``SelectorResolver`` turns a selector expression (``ttl.KernelKind.COMPUTE``,
 ``ttl.PIPE_SOURCE_KERNEL``, a Kernel handle, a ``|`` union of KernelKind members,
-a tuple of selectors) into ``KernelRef`` values, with the reference's messages for
+a tuple of selectors) into ``LogicalKernel`` values, with the reference's messages for
 every malformed selector.
 """
 
@@ -19,17 +19,10 @@ import inspect
 import sys
 from typing import TypeGuard
 
-from tilewright.compiler.split.plan import (
-    COMPUTE,
-    DATA_MOVEMENT,
-    PIPE_SOURCE,
-    KernelRef,
-    format_kernels,
-)
 from tilewright.errors import SplitError
-from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
+from tilewright.lang.selectors import Kernel, KernelKind, LogicalKernel, format_kernels, kernel_of
 
-__all__ = ["MISSING", "Scope", "SelectorResolver", "is_ttl_module", "kernel_ref_of", "ttl_module"]
+__all__ = ["MISSING", "Scope", "SelectorResolver", "is_ttl_module", "ttl_module"]
 
 
 class _Missing:
@@ -109,17 +102,6 @@ class Scope:
         return MISSING
 
 
-def kernel_ref_of(value) -> KernelRef | None:
-    """The KernelRef a selector value denotes (None if it is not a selector)."""
-    if isinstance(value, KernelKind):
-        return COMPUTE if value is KernelKind.COMPUTE else DATA_MOVEMENT
-    if isinstance(value, PipeSourceKernel):
-        return PIPE_SOURCE
-    if isinstance(value, Kernel) and value.name is not None:
-        return KernelRef(value.kind.value, "explicit", value.name, id(value))
-    return None
-
-
 def _is_union(node: ast.AST) -> TypeGuard[ast.BinOp]:
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)
 
@@ -137,7 +119,7 @@ class SelectorResolver:
         self.src = src
         self.scope = scope
         self.handles = dict(handles)  # operation-resource Kernel handles by name
-        self.used: dict[KernelRef, object] = {}  # every explicit ref resolved -> its handle
+        self.used: dict[LogicalKernel, object] = {}  # every explicit ref resolved -> its handle
 
     def error(self, node: ast.AST, message: str) -> SplitError:
         return self.src.error_at(node, message, cls=SplitError)
@@ -153,12 +135,12 @@ class SelectorResolver:
             return KernelKind
         return self.scope.resolve(node)
 
-    def resolve_one(self, node: ast.expr) -> KernelRef:
+    def resolve_one(self, node: ast.expr) -> LogicalKernel:
         """One selector: KernelKind member, PIPE_SOURCE_KERNEL or a Kernel handle."""
         value = self._resolve_reference(node)
         if isinstance(value, Kernel) and not any(value is h for h in self.handles.values()):
             value = MISSING if value.name is None else value
-        ref = kernel_ref_of(value)
+        ref = kernel_of(value)
         if ref is not None:
             if ref.role == "explicit":
                 self.used[ref] = value
@@ -176,7 +158,7 @@ class SelectorResolver:
 
     def resolve_selection(
         self, node: ast.expr, *, allow_tuple: bool = True
-    ) -> frozenset[KernelRef]:
+    ) -> frozenset[LogicalKernel]:
         """A selection: one selector, a ``|`` union of KernelKind members, or a tuple."""
         if _is_union(node):
             parts = _flatten_union(node)
@@ -196,7 +178,7 @@ class SelectorResolver:
             raise self.error(node, "call_extern_func kernel selection requires a nonempty tuple")
         return self._distinct(node, [self.resolve_one(e) for e in node.elts])
 
-    def _distinct(self, node: ast.expr, refs: list[KernelRef]) -> frozenset[KernelRef]:
+    def _distinct(self, node: ast.expr, refs: list[LogicalKernel]) -> frozenset[LogicalKernel]:
         selected = frozenset(refs)
         if len(selected) != len(refs):
             raise self.error(
@@ -204,7 +186,7 @@ class SelectorResolver:
             )
         return selected
 
-    def resolve_release(self, call: ast.Call) -> KernelRef | None:
+    def resolve_release(self, call: ast.Call) -> LogicalKernel | None:
         """The ``kernel=`` of ``blk.push()`` / ``blk.pop()``: one selector only."""
         node = keyword(call, "kernel")
         if node is None:
@@ -217,8 +199,8 @@ class SelectorResolver:
         return self.resolve_one(node)
 
     def resolve_extern(
-        self, call: ast.Call, inferred: frozenset[KernelRef]
-    ) -> frozenset[KernelRef]:
+        self, call: ast.Call, inferred: frozenset[LogicalKernel]
+    ) -> frozenset[LogicalKernel]:
         """``call_extern_func``'s selection (reference B.6 / C.2)."""
         node = keyword(call, "kernel")
         if node is None:

@@ -27,7 +27,8 @@ from tilewright.errors import DFBContractError, ExternCallError, KernelError, So
 from tilewright.lang import state
 from tilewright.lang.extern import glue
 from tilewright.lang.extern.contract import ContractMonitor
-from tilewright.lang.extern.surface import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
+from tilewright.lang.extern.types import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
+from tilewright.lang.selectors import LogicalKernel, kernel_of
 from tilewright.native import bridge
 from tilewright.native.build import build_shared_object
 
@@ -93,35 +94,20 @@ def _find_site(run, launch, frame):
     return site
 
 
-def _kernel_keys(run, launch) -> list:
+def _kernel_keys(run, launch) -> tuple[str, ...]:
     """Keys of per-kernel mappings that may name the running kernel, most specific first."""
-    from tilewright.lang.selectors import Kernel, PipeSourceKernel
-
-    keys = []
     setup = launch.setups.get(run.core.index)
-    for decl in getattr(setup, "kernels", ()):
-        if decl.name == run.name:
-            sel = decl.selector
-            if isinstance(sel, Kernel) and sel.name:
-                keys.append(f"kernel:{sel.name}")
-            elif isinstance(sel, PipeSourceKernel):
-                keys.append("pipe_source")
-            break
-    keys.append(f"kind:{run.kernel_context().kernel.kind}")
-    keys.append("*")
-    return keys
+    kind = run.kernel_context().kernel.kind
+    decl = next((d for d in getattr(setup, "kernels", ()) if d.name == run.name), None)
+    kernel = kernel_of(decl.selector) if decl is not None else None
+    if kernel is None or kernel.kind != kind:
+        kernel = LogicalKernel(kind, "canonical")
+    return kernel.keys
 
 
 def _runtime_key_matches(selector, key: str) -> bool:
-    from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
-
-    if isinstance(selector, KernelKind):
-        return key == f"kind:{selector.value}"
-    if isinstance(selector, PipeSourceKernel):
-        return key == "pipe_source"
-    if isinstance(selector, Kernel):
-        return key == f"kernel:{selector.name}"
-    return False
+    kernel = kernel_of(selector)
+    return kernel is not None and kernel.key == key
 
 
 class Binding:

@@ -15,13 +15,21 @@ kernel")`` (A.7): there is no eager Python meaning for a C++ call.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from enum import Enum
-from types import FrameType
 
 from tilewright.device.engine import ACTIVE
-from tilewright.errors import SourceLoc, TilewrightError, internal_frame
+from tilewright.errors import TilewrightError, user_location
 from tilewright.lang import state
+from tilewright.lang.extern.types import (
+    AccessItem,
+    DFBDescriptorArg,
+    DFBIdArg,
+    DispatchCondition,
+    EffectItem,
+    EffectRepeat,
+    RawAddr,
+    ScalarType,
+    UInt32,
+)
 
 __all__ = [
     "KernelOnlyError",
@@ -50,113 +58,14 @@ class KernelOnlyError(TilewrightError, RuntimeError):
     default_rule = "extern-eager"
 
 
-def _user_loc() -> SourceLoc | None:
-    f: FrameType | None = sys._getframe(2)
-    while f is not None:
-        name = f.f_code.co_filename
-        if not internal_frame(name) and not name.startswith("<"):
-            return SourceLoc(name, f.f_lineno)
-        f = f.f_back
-    return None
-
-
 def _require_kernel(what: str) -> None:
     if ACTIVE.run is None or state.CURRENT is None:
         raise KernelOnlyError(
             f"{what} is valid only in a compiled kernel",
-            loc=_user_loc(),
+            loc=user_location(),
             hint="call it inside an @ttl.operation (a kernel function or a unified body), which "
             "compiles it into a kernel",
         )
-
-
-class ScalarType(Enum):
-    """Integer type of an external call's scalar result (``result_type=``)."""
-
-    I32 = "i32"
-    I64 = "i64"
-
-    @property
-    def bit_width(self) -> int:
-        return 32 if self is ScalarType.I32 else 64
-
-    @property
-    def cpp_type(self) -> str:
-        return "int32_t" if self is ScalarType.I32 else "int64_t"
-
-    def __repr__(self) -> str:
-        return f"ttl.ScalarType.{self.name}"
-
-
-@dataclass(frozen=True, eq=False, slots=True)
-class DispatchCondition:
-    """A dispatch-stable condition: every evaluation on one node in one dispatch agrees (C.5).
-
-    Create it in an enclosing factory and capture the same object in every call that
-    evaluates it (``condition_result=cond``); distinct declarations are independent.
-    """
-
-    scalar_type: ScalarType
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.scalar_type, ScalarType):
-            raise TypeError(
-                f"ttl.DispatchCondition(scalar_type) takes ttl.ScalarType.I32 or ttl.ScalarType.I64, "
-                f"got {self.scalar_type!r}"
-            )
-
-    def __repr__(self) -> str:
-        return f"ttl.DispatchCondition({self.scalar_type!r})"
-
-
-# -- operands of a call (built when the kernel evaluates the call's arguments) ----------------
-
-
-@dataclass(frozen=True, slots=True)
-class DFBDescriptorArg:
-    """``ttl.dfb_descriptor(dfb)``: the typed ``ttlang::DFBDescriptor<...>`` template argument."""
-
-    dfb: object
-
-
-@dataclass(frozen=True, slots=True)
-class DFBIdArg:
-    """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument."""
-
-    dfb: object
-
-
-@dataclass(frozen=True, slots=True)
-class RawAddr:
-    """``ttl.raw_addr(tensor)``: the tensor's buffer address as a ``uint32_t``."""
-
-    tensor: object
-
-
-@dataclass(frozen=True, slots=True)
-class UInt32:
-    """``ttl.uint32(value)``: an unsigned 32-bit template argument."""
-
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class EffectItem:
-    kind: str
-    dfb: object
-    tiles: int
-
-
-@dataclass(frozen=True, slots=True)
-class EffectRepeat:
-    count: int
-    effects: tuple
-
-
-@dataclass(frozen=True, slots=True)
-class AccessItem:
-    kind: str
-    dfb: object
 
 
 def dfb_descriptor(dfb, *args, **kwargs) -> DFBDescriptorArg:
