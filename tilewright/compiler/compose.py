@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from typing import TypeGuard
 
 from tilewright.compiler.record import ComposableOperation, OperationRecord
+from tilewright.compiler.scope import MISSING, Scope, is_ttl_module
 from tilewright.compiler.split.astutil import (
     assigned_names_in,
     bound_names_in_target,
     free_loads,
     nested_scope_bindings,
 )
-from tilewright.compiler.split.scope import MISSING, Scope, is_ttl_module
 from tilewright.errors import SplitError
 
 __all__ = ["INLINED", "Composer"]

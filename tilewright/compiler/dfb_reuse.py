@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tilewright.compiler.scope import Scope
 from tilewright.compiler.split.domains import GuardError, nodes_of
 from tilewright.compiler.split.lifecycle import Reach
 from tilewright.compiler.split.plan import DFBEvent, DFBFacts
-from tilewright.compiler.split.scope import Scope
 
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord

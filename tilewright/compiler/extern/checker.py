@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, TypeAlias
 
-from tilewright.compiler.extern.scope import Resolver, Scope
+from tilewright.compiler.extern.scope import LocalScope, Resolver
 from tilewright.errors import ExternCallError, SourceLoc
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class CheckerBase:
     src: FunctionSource
     r: Resolver
     call: ast.Call
-    chain: list[Scope]
+    chain: list[LocalScope]
     kernel_def: KernelDef | None  # the enclosing kernel function, if any
     in_callback: bool
     loc: SourceLoc

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from tilewright.compiler.extern.checker import KernelDef
 from tilewright.compiler.extern.frontend_args import ArgumentChecks, ExternArgumentTypeError
 from tilewright.compiler.extern.frontend_contract import ContractChecks
-from tilewright.compiler.extern.scope import NotStaticError, Resolver, Scope, build_scope
+from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver, build_scope
 from tilewright.compiler.interface import KERNEL_DECORATORS
 from tilewright.compiler.source import call_name, decorator_name
 from tilewright.errors import ExternCallError, SourceLoc
@@ -81,10 +81,10 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
     """Validate every external call of ``op``; the plan, or None if it makes none."""
     src = op.source
     resolver = Resolver(op.fn)
-    found: list[tuple[ast.Call, list[Scope], KernelDef | None, bool]] = []
+    found: list[tuple[ast.Call, list[LocalScope], KernelDef | None, bool]] = []
     root = build_scope(src.tree, [], params_are_tensors=True)
 
-    def is_extern(call: ast.Call, chain: list[Scope]) -> bool:
+    def is_extern(call: ast.Call, chain: list[LocalScope]) -> bool:
         recv, name = call_name(call.func)
         if name != "call_extern_func":
             return False
@@ -93,7 +93,7 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
         return resolver.static_object(call.func, chain) is surface.call_extern_func
 
     def walk(
-        node: ast.AST, chain: list[Scope], kernel_def: KernelDef | None, in_callback: bool
+        node: ast.AST, chain: list[LocalScope], kernel_def: KernelDef | None, in_callback: bool
     ) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -136,7 +136,7 @@ class _CallChecker(ArgumentChecks, ContractChecks):
         op: OperationRecord,
         resolver: Resolver,
         call: ast.Call,
-        chain: list[Scope],
+        chain: list[LocalScope],
         kernel_def: KernelDef | None,
         in_callback: bool,
     ) -> None:

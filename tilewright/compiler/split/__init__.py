@@ -27,13 +27,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from tilewright.compiler.scope import Scope
 from tilewright.compiler.split import checks, codegen, identity, lifecycle, sync
 from tilewright.compiler.split.astutil import assigned_names_in, child_blocks, walk_with_paths
 from tilewright.compiler.split.lift import lift_setup
 from tilewright.compiler.split.liveness import LivenessPlanner
 from tilewright.compiler.split.placement import Context, Planner, State
 from tilewright.compiler.split.plan import InlineAcquisition, SplitPlan, StatementPlacement
-from tilewright.compiler.split.scope import Scope, SelectorResolver
+from tilewright.compiler.split.scope import SelectorResolver
 from tilewright.errors import SplitError
 from tilewright.lang.selectors import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE, LogicalKernel
 

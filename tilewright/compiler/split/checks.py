@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import ast
 
+from tilewright.compiler.scope import MISSING, Scope, is_ttl_module, ttl_module
 from tilewright.compiler.source import decorator_name
 from tilewright.compiler.split import registry
-from tilewright.compiler.split.scope import MISSING, Scope, is_ttl_module, ttl_module
 from tilewright.errors import InterfaceError, SplitError
 
 __all__ = ["FACTORY_TYPES", "check_aliases", "check_captures", "check_decorators"]

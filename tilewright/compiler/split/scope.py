@@ -1,9 +1,4 @@
-"""Static name resolution for unified bodies, and ``kernel=`` selectors (reference B.6).
-
-``Scope`` answers "what does this name mean in the operation's frozen scope":
-values injected by composition or lifting, the function's closure cells, its
-module globals and the builtins, in that order.  Nothing is evaluated; attribute
-paths go through ``inspect.getattr_static``.
+"""``kernel=`` selectors of unified bodies, resolved statically (reference B.6).
 
 ``SelectorResolver`` turns a selector expression (``ttl.KernelKind.COMPUTE``,
 ``ttl.PIPE_SOURCE_KERNEL``, a Kernel handle, a ``|`` union of KernelKind members,
@@ -14,92 +9,13 @@ every malformed selector.
 from __future__ import annotations
 
 import ast
-import builtins
-import inspect
-import sys
 from typing import TypeGuard
 
+from tilewright.compiler.scope import MISSING, Scope
 from tilewright.errors import SplitError
 from tilewright.lang.selectors import Kernel, KernelKind, LogicalKernel, format_kernels, kernel_of
 
-__all__ = ["MISSING", "Scope", "SelectorResolver", "is_ttl_module", "ttl_module"]
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-MISSING = _Missing()
-
-
-def ttl_module():
-    """The language module (looked up, never imported: the compiler sits below ``ttl``)."""
-    return sys.modules.get("tilewright.ttl")
-
-
-def is_ttl_module(value) -> bool:
-    """``tilewright.ttl`` or one of its namespaces (``ttl.math``, ``ttl.block``)."""
-    name = getattr(value, "__name__", None)
-    return (
-        inspect.ismodule(value)
-        and isinstance(name, str)
-        and (name == "tilewright.ttl" or name.startswith("tilewright.ttl."))
-    )
-
-
-class Scope:
-    """The names an operation body can see, without evaluating anything."""
-
-    def __init__(self, fn, injected: dict[str, object] | None = None) -> None:
-        self.fn = fn
-        self.injected = dict(injected or {})
-        self.closure: dict[str, object] = {}
-        code = getattr(fn, "__code__", None)
-        for name, cell in zip(
-            getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or ()
-        ):
-            try:
-                self.closure[name] = cell.cell_contents
-            except ValueError:  # an empty cell (recursive definition being bound)
-                continue
-        self.globals = getattr(fn, "__globals__", {}) or {}
-
-    def lookup(self, name: str):
-        """The value ``name`` resolves to, or ``MISSING``."""
-        for table in (self.injected, self.closure, self.globals):
-            if name in table:
-                return table[name]
-        return getattr(builtins, name, MISSING)
-
-    def where(self, name: str) -> str | None:
-        """ "injected" / "closure" / "global" / "builtin", or None when unresolved."""
-        if name in self.injected:
-            return "injected"
-        if name in self.closure:
-            return "closure"
-        if name in self.globals:
-            return "global"
-        if hasattr(builtins, name):
-            return "builtin"
-        return None
-
-    def resolve(self, node: ast.expr):
-        """Statically resolve a Name / Attribute path (``ttl.KernelKind.COMPUTE``)."""
-        if isinstance(node, ast.Name):
-            value = self.lookup(node.id)
-            if value is MISSING and node.id == "ttl":
-                return ttl_module() or MISSING
-            return value
-        if isinstance(node, ast.Attribute):
-            owner = self.resolve(node.value)
-            if owner is MISSING:
-                return MISSING
-            try:
-                return inspect.getattr_static(owner, node.attr)
-            except AttributeError:
-                return MISSING
-        return MISSING
+__all__ = ["SelectorResolver", "keyword"]
 
 
 def _is_union(node: ast.AST) -> TypeGuard[ast.BinOp]:

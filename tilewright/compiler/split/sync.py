@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from tilewright.compiler.scope import Scope
 from tilewright.compiler.split.astutil import child_blocks
-from tilewright.compiler.split.scope import Scope
 from tilewright.errors import SplitError
 
 if TYPE_CHECKING:
