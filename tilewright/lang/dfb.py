@@ -37,7 +37,7 @@ from tilewright.lang.expr import (
     shape_text,
 )
 
-__all__ = ["DataflowBuffer", "IndexGuard", "TensorBlock", "current_kernel"]
+__all__ = ["DFB", "DataflowBuffer", "IndexGuard", "TensorBlock", "current_kernel"]
 
 
 class IndexGuard(Protocol):
@@ -65,6 +65,10 @@ def current_kernel(what: str) -> KernelRun:
 
 def _is_compute(run: KernelRun) -> bool:
     return run.kernel_context().kernel.kind == "compute"
+
+
+class DFB:
+    """Annotation marker for DFB parameters of expand-only operations (``buf: ttl.DFB``)."""
 
 
 class DataflowBuffer:

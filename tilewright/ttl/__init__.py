@@ -9,7 +9,6 @@ spellings are primary; legacy ones (reference A.12) are aliases.
 from __future__ import annotations
 
 from tilewright.compiler.operation import Operation, operation
-from tilewright.errors import InterfaceError as _InterfaceError
 from tilewright.lang.copy import CopyTransferHandler, GroupTransfer, copy
 from tilewright.lang.declare import (
     compute,
@@ -20,20 +19,19 @@ from tilewright.lang.declare import (
     make_dfb,
     node,
 )
-from tilewright.lang.dfb import DataflowBuffer, TensorBlock
+from tilewright.lang.dfb import DFB, DataflowBuffer, TensorBlock
 from tilewright.lang.expr import BlockExpr
-from tilewright.lang.expr import evaluate as _evaluate
 from tilewright.lang.extern.surface import (
     DFBAccess,
     DFBEffect,
-    DispatchCondition,
-    ScalarType,
     call_extern_func,
     dfb_descriptor,
     get_dfb_id,
     raw_addr,
     uint32,
 )
+from tilewright.lang.extern.types import DispatchCondition, ScalarType
+from tilewright.lang.math import add, div, matmul, mul, sub
 from tilewright.lang.misc import (
     raw_element_read,
     raw_element_write,
@@ -65,8 +63,9 @@ from tilewright.lang.semaphore import (
     Semaphore,
     UnicastRemoteSemaphore,
 )
+from tilewright.lang.unsupported import Program
+from tilewright.lang.unsupported import unsupported as _unsupported
 from tilewright.ttl import block, math
-from tilewright.ttl.unsupported import unsupported as _unsupported
 
 __version__ = "0.20"
 """The TT-Lang spec version this implementation follows."""
@@ -81,26 +80,7 @@ kernel = operation
 core = node
 
 
-class DFB:
-    """Annotation marker for DFB parameters of expand-only operations (``buf: ttl.DFB``)."""
-
-
-def matmul(lhs, rhs, *, transpose_rhs: bool = False):
-    """``ttl.matmul(lhs, rhs, transpose_rhs=False)``: block matmul (``[..,M,K] @ [..,K,N]``)."""
-    return _evaluate("matmul", lhs, rhs, transpose_rhs=transpose_rhs)
-
-
-def typecast(x, dtype):
-    """``ttl.typecast(x, dtype)``: see ``ttl.math.typecast``."""
-    return math.typecast(x, dtype)
-
-
-def Program(*threads):  # noqa: N802 - legacy spelling
-    """Removed in spec 0.2: kernels are collected automatically."""
-    raise _InterfaceError(
-        "ttl.Program was removed in spec 0.2: kernel functions are collected automatically; "
-        "delete the `return ttl.Program(...)(...)` statement"
-    )
+typecast = math.typecast
 
 
 # Elementwise ops at the top level (ttl.exp, ttl.add, ...), as the generated API has them.
@@ -149,22 +129,6 @@ ScatterTransfer = _unsupported("ScatterTransfer")
 AllToAllTransfer = _unsupported("AllToAllTransfer")
 MeshProgramPlacement = _unsupported("MeshProgramPlacement")
 SRAMStorage = _unsupported("SRAMStorage")
-
-
-def add(a, b):
-    return _evaluate("add", a, b)
-
-
-def sub(a, b):
-    return _evaluate("sub", a, b)
-
-
-def mul(a, b):
-    return _evaluate("mul", a, b)
-
-
-def div(a, b):
-    return _evaluate("div", a, b)
 
 
 __all__ = [

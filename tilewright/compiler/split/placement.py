@@ -17,7 +17,6 @@ affinity of the PipeNet callback they serve.  Nothing here changes the AST.
 from __future__ import annotations
 
 import ast
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -43,6 +42,7 @@ from tilewright.lang.selectors import (
     format_kernels,
     kernel_of,
 )
+from tilewright.lang.unsupported import UNSUPPORTED
 
 if TYPE_CHECKING:
     from tilewright.compiler.source import FunctionSource
@@ -87,11 +87,6 @@ class State:
 
     def extend(self, stmt: ast.stmt, kernels) -> None:
         self.anchors[id(stmt)] = self.anchors.get(id(stmt), frozenset()) | frozenset(kernels)
-
-
-def _unsupported_names() -> dict:
-    """``ttl`` names Tilewright binds to an explanatory error (never imported from here)."""
-    return getattr(sys.modules.get("tilewright.ttl.unsupported"), "UNSUPPORTED", {})
 
 
 def _assigned_copy_target(stmt: ast.stmt) -> str | None:
@@ -160,7 +155,7 @@ class Planner:
         if name is not None:
             if len(name) == 1:
                 placement = registry.TTL_CALLS.get(name[0])
-                if placement is None and name[0] in _unsupported_names():
+                if placement is None and name[0] in UNSUPPORTED:
                     return None  # its own run-time error names it and says why
                 if placement is None:
                     raise self.ctx.error(

@@ -3,11 +3,13 @@
 ``ttl.call_extern_func``, the typed template/function-argument wrappers
 (``ttl.dfb_descriptor``, ``ttl.get_dfb_id``, ``ttl.raw_addr``, ``ttl.uint32``), the
 DFB contract constructors (``ttl.DFBEffect.reserve/push/wait/pop/repeat``,
-``ttl.DFBAccess.inspect``), ``ttl.ScalarType`` and ``ttl.DispatchCondition``.
+``ttl.DFBAccess.inspect``); ``ttl.ScalarType``, ``ttl.DispatchCondition`` and the
+operand markers are plain data in :mod:`.types`.
 
-The front end (:mod:`.frontend`) validates every call site from the operation's
-source at decoration; at run time these functions only build small marker objects
-(the operands of the call) and ``call_extern_func`` forwards to :mod:`.runtime`.
+The compiler's front end (``tilewright.compiler.extern``) validates every call site
+from the operation's source at decoration; at run time these functions only build
+small marker objects (the operands of the call) and ``call_extern_func`` forwards to
+:mod:`.runtime`.
 Outside a running kernel they raise ``RuntimeError("... is valid only in a compiled
 kernel")`` (A.7): there is no eager Python meaning for a C++ call.
 """
@@ -23,27 +25,16 @@ from tilewright.lang.extern.types import (
     AccessItem,
     DFBDescriptorArg,
     DFBIdArg,
-    DispatchCondition,
     EffectItem,
     EffectRepeat,
     RawAddr,
-    ScalarType,
     UInt32,
 )
 
 __all__ = [
     "KernelOnlyError",
-    "ScalarType",
-    "DispatchCondition",
     "DFBEffect",
     "DFBAccess",
-    "EffectItem",
-    "EffectRepeat",
-    "AccessItem",
-    "DFBDescriptorArg",
-    "DFBIdArg",
-    "RawAddr",
-    "UInt32",
     "call_extern_func",
     "dfb_descriptor",
     "get_dfb_id",
