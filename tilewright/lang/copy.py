@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tilewright.device.formats import data_type_name
 from tilewright.device.transfer import transfer_cycles
 from tilewright.errors import DFBContractError, KernelError
 from tilewright.lang.blockstate import Op, check_and_apply
@@ -152,8 +153,8 @@ def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
         )
     if t.data_format != dfb.data_format:
         raise KernelError(
-            f"ttl.copy: tensor of {t.dtype.name.lower()} and DFB '{dfb.name}' of "
-            f"{dfb.dtype.name.lower()} differ in format; the NoC copies bytes, so formats must match"
+            f"ttl.copy: tensor of {data_type_name(t.dtype)} and DFB '{dfb.name}' of "
+            f"{data_type_name(dfb.dtype)} differ in format; the NoC copies bytes, so formats must match"
         )
     if tiled and (t.tile_shape.height, t.tile_shape.width) != (dfb.tile.height, dfb.tile.width):
         raise KernelError(

@@ -11,7 +11,14 @@ import math
 import sys
 
 from tilewright.device.engine import ACTIVE
-from tilewright.device.formats import TILE_32x32, TileShape, element_size, tile_size_bytes
+from tilewright.device.formats import (
+    TILE_32x32,
+    TileShape,
+    TtnnDataType,
+    data_type_named,
+    element_size,
+    tile_size_bytes,
+)
 from tilewright.errors import InterfaceError, KernelError, user_location
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
@@ -35,47 +42,19 @@ _MAX_BLOCK_COUNT = 32
 _TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
 _TILE_WIDTHS = (16, 32)
 
-_DTYPE_NAMES = {
-    "bf16": DataType.BFLOAT16,
-    "bfloat16": DataType.BFLOAT16,
-    "f32": DataType.FLOAT32,
-    "fp32": DataType.FLOAT32,
-    "float32": DataType.FLOAT32,
-    "bfp8_b": DataType.BFLOAT8_B,
-    "bfloat8_b": DataType.BFLOAT8_B,
-    "bfp_bf8": DataType.BFLOAT8_B,
-    "bfp4_b": DataType.BFLOAT4_B,
-    "bfloat4_b": DataType.BFLOAT4_B,
-    "bfp_bf4": DataType.BFLOAT4_B,
-    "int32": DataType.INT32,
-    "si32": DataType.INT32,
-    "i32": DataType.INT32,
-    "uint32": DataType.UINT32,
-    "u32": DataType.UINT32,
-    "uint16": DataType.UINT16,
-    "u16": DataType.UINT16,
-    "uint8": DataType.UINT8,
-    "u8": DataType.UINT8,
-}
-
 
 def parse_dtype(dtype, what: str = "dtype") -> DataType:
     """A ttnn DataType from a ttnn dtype, a name such as "bf16", or a torch dtype."""
     if isinstance(dtype, DataType):
         return dtype
-    if isinstance(dtype, str) and dtype.lower() in _DTYPE_NAMES:
-        return _DTYPE_NAMES[dtype.lower()]
-    name = str(dtype).rsplit(".", 1)[-1].lower()
-    torch_names = {
-        "bfloat16": DataType.BFLOAT16,
-        "float32": DataType.FLOAT32,
-        "float": DataType.FLOAT32,
-        "float16": DataType.BFLOAT16,
-        "int32": DataType.INT32,
-        "uint8": DataType.UINT8,
-    }
-    if not isinstance(dtype, str) and name in torch_names:
-        return torch_names[name]
+    if isinstance(dtype, str):
+        found = data_type_named(dtype)
+    else:  # a torch (or numpy) dtype, by its name: torch.float32, torch.bfloat16, ...
+        name = str(dtype).rsplit(".", 1)[-1]
+        # torch's float16 has no twin on the device; ttnn.from_torch stores it as bfloat16.
+        found = TtnnDataType.BFLOAT16 if name == "float16" else data_type_named(name)
+    if found is not None:
+        return DataType(found)
     raise InterfaceError(
         f"{what} {dtype!r} is not a TT-Lang data type (bf16, f32, bfp8_b, bfp4_b, "
         "int32, uint32, uint16, uint8)",

@@ -26,7 +26,13 @@ from typing import Protocol
 import numpy as np
 
 from tilewright.device.engine import ACTIVE, KernelRun
-from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
+from tilewright.device.formats import (
+    data_type_name,
+    decode_block,
+    decode_elements,
+    encode_block,
+    encode_elements,
+)
 from tilewright.errors import BlockStateError, DFBContractError, KernelError, user_frame
 from tilewright.lang.blockstate import Context, Op, State, check_and_apply
 from tilewright.lang.expr import (
@@ -268,13 +274,13 @@ class DataflowBuffer:
     def __repr__(self) -> str:
         return (
             f"<DataflowBuffer {self.name} shape={self.shape} block_count={self.block_count} "
-            f"{self.dtype.name.lower()} on node {self.core.logical}>"
+            f"{data_type_name(self.dtype)} on node {self.core.logical}>"
         )
 
     def __str__(self) -> str:  # what `print(dfb)` shows in a kernel (DPRINT metadata)
         return (
             f"DFB {self.name}: index {self.index}, shape {self.shape}, block_count "
-            f"{self.block_count}, {self.dtype.name.lower()}, {self.block_bytes} B per block"
+            f"{self.block_count}, {data_type_name(self.dtype)}, {self.block_bytes} B per block"
         )
 
 

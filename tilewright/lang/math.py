@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from tilewright.device.formats import data_type_name
 from tilewright.device.ops import LEGACY_ALIASES
 from tilewright.errors import KernelError
 from tilewright.lang import block as _block
@@ -199,7 +200,7 @@ def typecast(x, dtype):
     dt = parse_dtype(dtype, "ttl.math.typecast: dtype")
     fmt = data_format_of(dt)
     if not is_block_float(fmt):
-        return evaluate("typecast", x, dt.name.lower())
+        return evaluate("typecast", x, data_type_name(dt))
     value = as_value(x)
     mat = value.data.reshape(-1, value.data.shape[-1])
     tile = value.tile

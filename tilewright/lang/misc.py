@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from tilewright.device.formats import DataFormat
+from tilewright.device.formats import DataFormat, data_type_name
 from tilewright.errors import BlockStateError, KernelError
 from tilewright.lang import state
 from tilewright.lang.blockstate import State
@@ -72,7 +72,7 @@ def _element(block: TensorBlock, coords, what: str) -> int:
         raise KernelError(f"{what}: the first argument must be a block, got {type(block).__name__}")
     if block.dfb.data_format not in _SCALAR_FORMATS:
         raise KernelError(
-            f"{what}: blocks of {block.dtype.name.lower()} are not supported (f32 and bf16 only)"
+            f"{what}: blocks of {data_type_name(block.dtype)} are not supported (f32 and bf16 only)"
         )
     dfb = block.dfb
     if dfb.tiled:

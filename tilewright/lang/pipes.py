@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import deque
 
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
+from tilewright.device.formats import data_type_name
 from tilewright.device.transfer import transfer_cycles
 from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
 from tilewright.lang import state
@@ -507,8 +508,8 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
         if tuple(dst.shape) != tuple(src.shape) or dst.dfb.data_format != src.dfb.data_format:
             raise KernelError(
                 f"pipe {s.pipe!r}: node {s.node} sends a block of shape {shape_text(src.shape)} "
-                f"({src.dtype.name.lower()}) but node {node} receives into a block of shape "
-                f"{shape_text(dst.shape)} ({dst.dtype.name.lower()}); sent and received blocks must match"
+                f"({data_type_name(src.dtype)}) but node {node} receives into a block of shape "
+                f"{shape_text(dst.shape)} ({data_type_name(dst.dtype)}); sent and received blocks must match"
             )
     for node, ch in chans:
         ch.sends.popleft()

@@ -22,6 +22,7 @@ from tilewright.device.buffer import Buffer
 from tilewright.device.formats import (
     TILE_32x32,
     TileShape,
+    data_type_name,
     decode_elements,
     decode_tiles,
     element_size,
@@ -88,7 +89,9 @@ def encode_pages(
         data = encode_tiles(tiles, fmt, tile, dram_alignment=dram_alignment)
         return data.reshape(tiles.shape[0], -1)
     if is_block_float(fmt):
-        raise DeviceError(f"{dtype.name.lower()} needs TILE layout (block-float formats are tiled)")
+        raise DeviceError(
+            f"{data_type_name(dtype)} needs TILE layout (block-float formats are tiled)"
+        )
     if values.ndim < 1:
         values = values.reshape(1)
     w = values.shape[-1]

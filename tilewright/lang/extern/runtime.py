@@ -23,6 +23,8 @@ import ctypes
 import numpy as np
 
 from tilewright.device.engine import ACTIVE
+from tilewright.device.formats import DATA_TYPE_NAMES, TTNN_TO_DATA_FORMAT
+from tilewright.device.formats.dataformat import ELEMENT_SIZE
 from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
 from tilewright.lang import state
 from tilewright.lang.extern import glue
@@ -43,10 +45,12 @@ _I32 = (-(1 << 31), (1 << 31) - 1)
 _I64 = (-(1 << 63), (1 << 63) - 1)
 _U32 = (0, (1 << 32) - 1)
 
-_TILE_DTYPES = frozenset(
-    {"FLOAT32", "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B", "INT32", "UINT32", "UINT16", "UINT8"}
+# Tensor data types an external call may take: any in tiles; in rows, those with an element
+# size (block-float formats exist only as tiles).
+_TILE_DTYPES = frozenset(t.name for t in DATA_TYPE_NAMES)
+_ROW_MAJOR_DTYPES = frozenset(
+    t.name for t in DATA_TYPE_NAMES if TTNN_TO_DATA_FORMAT[t] in ELEMENT_SIZE
 )
-_ROW_MAJOR_DTYPES = frozenset({"FLOAT32", "BFLOAT16", "INT32", "UINT32", "UINT16", "UINT8"})
 
 
 def call(frame, func_args, template_args, dfb_dependencies):
