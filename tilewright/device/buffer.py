@@ -103,7 +103,7 @@ def _round_up(value: int, align: int) -> int:
     return -(-value // align) * align
 
 
-_FEW_PAGES = 32
+FEW_PAGES = 32
 """Up to this many pages, page I/O goes page by page (cheaper than numpy grouping)."""
 
 
@@ -284,11 +284,11 @@ class Buffer:
         ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
         out = np.empty((ids.size, self.page_size), dtype=np.uint8)
         ps = self.page_size
-        if ids.size <= _FEW_PAGES:  # a block's worth: direct slices beat grouping
-            for i, (owner, addr) in enumerate(self._page_slots(ids)):
+        if ids.size <= FEW_PAGES:  # a block's worth: direct slices beat grouping
+            for i, (owner, addr) in enumerate(self.page_slots(ids)):
                 out[i] = self.memory_of(owner)[addr : addr + ps]
             return out
-        for owner, pos, addrs in self._locate(ids):
+        for owner, pos, addrs in self.page_groups(ids):
             mem = self.memory_of(owner)
             out[pos] = mem[addrs[:, None] + np.arange(ps)]
         return out
@@ -298,19 +298,19 @@ class Buffer:
         ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
         data = np.asarray(data, dtype=np.uint8).reshape(ids.size, self.page_size)
         ps = self.page_size
-        if ids.size <= _FEW_PAGES:
-            for i, (owner, addr) in enumerate(self._page_slots(ids)):
+        if ids.size <= FEW_PAGES:
+            for i, (owner, addr) in enumerate(self.page_slots(ids)):
                 self.memory_of(owner)[addr : addr + ps] = data[i]
                 if not isinstance(owner, int):
                     owner.notify_write(addr, addr + ps)
             return
-        for owner, pos, addrs in self._locate(ids):
+        for owner, pos, addrs in self.page_groups(ids):
             mem = self.memory_of(owner)
             mem[addrs[:, None] + np.arange(ps)] = data[pos]
             if not isinstance(owner, int):
                 owner.notify_write(int(addrs.min()), int(addrs.max()) + ps)
 
-    def _page_slots(self, ids: np.ndarray):
+    def page_slots(self, ids: np.ndarray):
         """(owner, local address) per page id, computed with Python ints (few pages)."""
         self._check_alive()
         n = self.num_pages
@@ -329,7 +329,7 @@ class Buffer:
         for c, a in zip(core_i.tolist(), addrs.tolist()):
             yield self._shard_cores[c], a
 
-    def _locate(self, ids: np.ndarray):
+    def page_groups(self, ids: np.ndarray):
         """Group page ids by bank: (owner, positions in ``ids``, local addresses)."""
         self._check_alive()
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_pages):
