@@ -11,7 +11,7 @@ evaluates the body once per node (``NodeSetup``), builds a device ``Program``
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tilewright.compiler import extern, program_builder, split
 from tilewright.compiler.interface import check_interface
@@ -41,7 +41,9 @@ _UNSUPPORTED_OPTIONS = {
 class Operation:
     """A TT-Lang operation: call it with TT-NN tensors."""
 
-    def __init__(self, fn: Callable, *, grid=None, options: dict | None = None) -> None:
+    def __init__(
+        self, fn: Callable[..., None], *, grid: GridSpec = None, options: dict | None = None
+    ) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.qualname = f"{fn.__module__}.{fn.__qualname__}"
@@ -208,22 +210,22 @@ def _check_tensors(name: str, params, args, loc):
 
 
 def operation(
-    fn=None,
+    fn: Callable[..., None] | None = None,
     *,
-    grid=None,
-    indexing_maps=None,
-    iterator_types=None,
-    num_outs=1,
-    memory_space="L1",
-    tiled=True,
-    fp32_dest_acc_en=None,
-    dst_full_sync_en=None,
-    math_fidelity=None,
-    options=None,
-    device_domain=None,
-    mesh_program_placements=None,
-    runtime_resource_factory=None,
-):
+    grid: GridSpec = None,
+    indexing_maps: object = None,
+    iterator_types: object = None,
+    num_outs: int = 1,
+    memory_space: str = "L1",
+    tiled: bool = True,
+    fp32_dest_acc_en: bool | None = None,
+    dst_full_sync_en: bool | None = None,
+    math_fidelity: object = None,
+    options: str | None = None,
+    device_domain: object = None,
+    mesh_program_placements: object = None,
+    runtime_resource_factory: object = None,
+) -> Any:
     """``@ttl.operation(grid=...)``: define a TT-Lang operation (spec §Operation)."""
     given = {
         "indexing_maps": indexing_maps,
@@ -263,7 +265,7 @@ def operation(
         "tiled": tiled,
     }
 
-    def wrap(f):
+    def wrap(f: Callable[..., None]) -> Operation:
         return Operation(f, grid=grid, options=opts)
 
     if fn is not None:

@@ -12,6 +12,11 @@ legal ordering); the handle carries the modelled completion time.  Pipe copies
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilewright.lang.pipes import PipeSendHandle, ReceiveRequest
+
 import numpy as np
 
 from tilewright.device.formats import data_type_name
@@ -32,7 +37,12 @@ class CopyTransferHandler:
     __slots__ = ("block", "done_at", "waited", "direction", "slice", "trace_start")
 
     def __init__(
-        self, block: TensorBlock | None, done_at: int, direction: str, sl, trace_start: int
+        self,
+        block: TensorBlock | None,
+        done_at: int,
+        direction: str,
+        sl: TensorSlice,
+        trace_start: int,
     ) -> None:
         self.block = block
         self.done_at = done_at
@@ -79,7 +89,7 @@ class GroupTransfer:
         self._items: list = []
         self._done = False
 
-    def add(self, transfer) -> None:
+    def add(self, transfer: CopyTransferHandler | PipeSendHandle | ReceiveRequest) -> None:
         if self._done:
             raise DFBContractError("GroupTransfer.add() after wait_all(); a group is single-use")
         if not hasattr(transfer, "wait"):
@@ -104,7 +114,7 @@ def _tracer():
     return state.TRACER
 
 
-def copy(src, dst):
+def copy(src: object, dst: object) -> CopyTransferHandler | PipeSendHandle | ReceiveRequest:
     """Start an asynchronous copy; exactly one side is a block (spec §Copy)."""
     run = current_kernel("ttl.copy")
     if run.kernel_context().kernel.kind == "compute":

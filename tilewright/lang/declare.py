@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import (
@@ -23,7 +25,11 @@ from tilewright.errors import InterfaceError, KernelError, user_location
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
+from tilewright.ttnn.tensor import Tensor
 from tilewright.ttnn.types import DataType, Layout, data_format_of
+
+if TYPE_CHECKING:
+    from tilewright.lang.resets import DFBAllocationGroup
 
 __all__ = [
     "make_dataflow_buffer_like",
@@ -43,7 +49,7 @@ _TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
 _TILE_WIDTHS = (16, 32)
 
 
-def parse_dtype(dtype, what: str = "dtype") -> DataType:
+def parse_dtype(dtype: object, what: str = "dtype") -> DataType:
     """A ttnn DataType from a ttnn dtype, a name such as "bf16", or a torch dtype."""
     if isinstance(dtype, DataType):
         return dtype
@@ -127,21 +133,19 @@ def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShap
 
 
 def make_dataflow_buffer_like(
-    tensor,
-    shape,
+    tensor: Tensor,
+    shape: int | Sequence[int],
     block_count: int = 2,
     *,
-    allocation_group=None,
-    address_scope=None,
-    buffer_factor=None,
-):
+    allocation_group: DFBAllocationGroup | None = None,
+    address_scope: object = None,
+    buffer_factor: int | None = None,
+) -> DataflowBuffer:
     """A DFB whose data type and tile come from ``tensor`` (spec §Dataflow buffers).
 
     ``shape`` is in tiles for TILE tensors and in elements for ROW_MAJOR ones; a block
     holds ``prod(shape)`` tiles and the DFB ``block_count`` blocks.
     """
-    from tilewright.ttnn.tensor import Tensor
-
     what = "ttl.make_dataflow_buffer_like"
     setup = current_setup(what)
     if buffer_factor is not None:  # legacy spelling (spec 0.15: buffer_factor -> block_count)
@@ -168,7 +172,9 @@ def make_dataflow_buffer_like(
     return dfb
 
 
-def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
+def make_circular_buffer_like(
+    tensor: Tensor, shape: int | Sequence[int], buffer_factor: int = 2, **kwargs: Any
+) -> DataflowBuffer:
     """Legacy spelling of ``make_dataflow_buffer_like`` (spec 0.5 / 0.15)."""
     return make_dataflow_buffer_like(
         tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs
@@ -176,8 +182,14 @@ def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
 
 
 def make_dfb(
-    dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_group=None, address_scope=None
-):
+    dtype: object,
+    shape: int | Sequence[int],
+    block_count: int = 2,
+    tile: Sequence[int] = (32, 32),
+    *,
+    allocation_group: DFBAllocationGroup | None = None,
+    address_scope: object = None,
+) -> DataflowBuffer:
     """A tiled DFB of an explicit data type (spec §Dataflow buffers, ``ttl.make_dfb``)."""
     what = "ttl.make_dfb"
     setup = current_setup(what)
@@ -222,10 +234,15 @@ def _check_group(group, what: str) -> None:
         )
 
 
-def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):
+KernelFn = TypeVar("KernelFn", bound=Callable[[], object])
+
+
+def _kernel_decorator(
+    kind: str, deco: str, kernel: object, verbose: object = None
+) -> Callable[[KernelFn], KernelFn]:
     loc = user_location()
 
-    def register(fn):
+    def register(fn: KernelFn) -> KernelFn:
         if not callable(fn):
             raise InterfaceError(f"{deco}() decorates a kernel function", loc=loc)
         setup = current_setup(f"{deco}()")
@@ -235,14 +252,18 @@ def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):
     return register
 
 
-def compute(kernel=None, *, verbose=None):
-    """``@ttl.compute()``: declare the node's compute kernel function (spec §Kernels)."""
+def compute(kernel: object = None, *, verbose: object = None) -> Any:
+    """``@ttl.compute()``: declare the node's compute kernel function (spec §Kernels).
+
+    ``kernel=`` selects its logical kernel (a ``ttl.KernelKind`` member, a ``ttl.Kernel``
+    handle); the bare ``@ttl.compute`` form decorates directly.
+    """
     if callable(kernel) and not _is_selector(kernel):  # bare @ttl.compute
         return _kernel_decorator("compute", "@ttl.compute", None)(kernel)
     return _kernel_decorator("compute", "@ttl.compute", kernel, verbose)
 
 
-def datamovement(kernel=None, *, verbose=None):
+def datamovement(kernel: object = None, *, verbose: object = None) -> Any:
     """``@ttl.datamovement()``: declare a data-movement kernel function of the node."""
     if callable(kernel) and not _is_selector(kernel):
         return _kernel_decorator("data_movement", "@ttl.datamovement", None)(kernel)
@@ -273,7 +294,7 @@ def _check_dims(dims) -> int:
     return dims
 
 
-def grid_extent(grid, dims: int):
+def grid_extent(grid: Sequence[int], dims: int) -> int | tuple[int, ...]:
     """``ttl.grid_size(dims)`` of a (columns, rows) grid: the one definition (also used by
     the DFB allocator's node-domain evaluation, ``split.domains``)."""
     g = (grid[0], grid[1])
@@ -282,7 +303,7 @@ def grid_extent(grid, dims: int):
     return g + (1,) * (dims - 2)
 
 
-def node_coords(grid, xy: tuple[int, int], dims: int):
+def node_coords(grid: Sequence[int], xy: tuple[int, int], dims: int) -> int | tuple[int, ...]:
     """``ttl.node(dims)`` of node ``xy`` on a (columns, rows) grid: the one definition."""
     x, y = xy
     if dims == 1:
@@ -290,7 +311,7 @@ def node_coords(grid, xy: tuple[int, int], dims: int):
     return (x, y) + (0,) * (dims - 2)
 
 
-def grid_size(dims: int = 2):
+def grid_size(dims: int = 2) -> Any:
     """The grid's size in ``dims`` dimensions (spec §Grid): fewer dims flatten the highest
     ones, more dims pad with 1.  ``dims=1`` gives the node count."""
     dims = _check_dims(dims)
@@ -298,7 +319,7 @@ def grid_size(dims: int = 2):
     return grid_extent(grid, dims)
 
 
-def node(dims: int = 2):
+def node(dims: int = 2) -> Any:
     """This node's coordinates (0-based) in ``dims`` dimensions (spec §Node).
 
     ``dims=2`` gives ``(x, y)``; ``dims=1`` gives ``x * rows + y`` (the compiler's

@@ -21,19 +21,21 @@ import math
 import sys
 from collections import deque
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
 from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import (
+    DataFormat,
+    TileShape,
     data_type_name,
     decode_block,
     decode_elements,
     encode_block,
     encode_elements,
 )
-from tilewright.errors import BlockStateError, DFBContractError, KernelError, user_frame
+from tilewright.errors import BlockStateError, DFBContractError, KernelError, SourceLoc, user_frame
 from tilewright.lang.blockstate import Context, Op, State, check_and_apply
 from tilewright.lang.expr import (
     BlockExpr,
@@ -42,6 +44,11 @@ from tilewright.lang.expr import (
     evaluate,
     shape_text,
 )
+
+if TYPE_CHECKING:
+    from tilewright.device.cb import CircularBuffer
+    from tilewright.device.device import Core
+    from tilewright.ttnn.types import DataType
 
 __all__ = ["DFB", "DataflowBuffer", "IndexGuard", "TensorBlock", "current_kernel"]
 
@@ -87,17 +94,17 @@ class DataflowBuffer:
         self,
         *,
         name: str,
-        core,
+        core: Core,
         index: int,
         shape: tuple[int, ...],
         block_count: int,
-        data_format,
-        dtype,
-        tile,
+        data_format: DataFormat,
+        dtype: DataType,
+        tile: TileShape,
         tiled: bool,
         page_size: int,
         elem_size: int,
-        loc=None,
+        loc: SourceLoc | None = None,
     ) -> None:
         self.name = name
         self.core = core
@@ -134,7 +141,7 @@ class DataflowBuffer:
         """Blocks acquired and not released yet (reserved ones first), for resets and sharing checks."""
         return [*self._reserved, *self._waited]
 
-    def circular_buffer(self):
+    def circular_buffer(self) -> CircularBuffer:
         """This node's circular buffer of the DFB's physical index (valid while its launch runs)."""
         return self._circular()
 
@@ -167,11 +174,11 @@ class DataflowBuffer:
                 "kernel per node (use one DFB per consumer)"
             )
 
-    def reserve(self, **kwargs) -> TensorBlock:
+    def reserve(self, **kwargs: object) -> TensorBlock:
         """Acquire the next free block (blocking); it starts in state MW."""
         return self._acquire(_PRODUCER, kwargs)
 
-    def wait(self, **kwargs) -> TensorBlock:
+    def wait(self, **kwargs: object) -> TensorBlock:
         """Acquire the next filled block (blocking); it starts in state MR."""
         return self._acquire(_CONSUMER, kwargs)
 
@@ -248,7 +255,7 @@ class DataflowBuffer:
             raise DFBContractError(f"{self.name}.pop(): there is no waited block to pop")
         self._waited[0].pop()
 
-    def release_held(self, run) -> None:
+    def release_held(self, run: KernelRun) -> None:
         """At kernel exit: release what ``run`` still holds, as the compiler's auto-sync does."""
         for held, op in ((self._reserved, Op.PUSH), (self._waited, Op.POP)):
             while held and held[0].run is run:
@@ -256,8 +263,8 @@ class DataflowBuffer:
 
     # -- diagnostics ---------------------------------------------------------------------------
 
-    def describe_wait(self, detail) -> str:
-        op, need = detail
+    def describe_wait(self, detail: object) -> str:
+        op, _need = cast(tuple[str, int], detail)  # what _acquire passed to engine.block
         cb = self._circular()
         filled = cb.pages_filled // self.block_pages
         free = cb.pages_free // self.block_pages
@@ -316,7 +323,9 @@ class TensorBlock(BlockOperators):
 
     __slots__ = ("dfb", "addr", "context", "run", "state", "ror", "pending", "__weakref__")
 
-    def __init__(self, dfb: DataflowBuffer, addr: int, context: Context, run, state: State) -> None:
+    def __init__(
+        self, dfb: DataflowBuffer, addr: int, context: Context, run: KernelRun, state: State
+    ) -> None:
         self.dfb = dfb
         self.addr = addr
         self.context = context
@@ -402,7 +411,7 @@ class TensorBlock(BlockOperators):
         self.run.clock += 2 * self.dfb.block_pages
         return self.values()
 
-    def store(self, expr, acc: bool = False) -> None:
+    def store(self, expr: BlockOperators, acc: bool = False) -> None:
         """Materialise a block expression into this block (spec ``Block.store``)."""
         self._compute_only("store()")
         if acc:  # legacy store(expr, acc=True) == `block += expr` (spec 0.12)
@@ -426,11 +435,11 @@ class TensorBlock(BlockOperators):
 
     # -- release -----------------------------------------------------------------------------
 
-    def push(self, *, kernel=None) -> None:
+    def push(self, *, kernel: object = None) -> None:
         """Publish a reserved block to the consumer (non-blocking)."""
         self.dfb._release(self, Op.PUSH)
 
-    def pop(self, *, kernel=None) -> None:
+    def pop(self, *, kernel: object = None) -> None:
         """Free a waited block for the producer (non-blocking)."""
         self.dfb._release(self, Op.POP)
 

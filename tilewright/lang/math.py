@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import builtins
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -177,18 +179,18 @@ def _reduce(name: str, x, args, kwargs):
     return evaluate(name, x, *args, **kwargs)
 
 
-def reduce_sum(x, *args, **kwargs):
+def reduce_sum(x: object, *args: object, **kwargs: object) -> BlockExpr:
     """``reduce_sum(x, dims, shape)``: sum with the spec's tiled semantics (result in column 0 /
     row 0 of each tile); the 1.1.1 form ``reduce_sum(x, scaler, dims=)`` is accepted."""
     return _reduce("reduce_sum", x, args, kwargs)
 
 
-def reduce_max(x, *args, **kwargs):
+def reduce_max(x: object, *args: object, **kwargs: object) -> BlockExpr:
     """``reduce_max(x, dims, shape)``: max with the spec's tiled semantics (1.1.1 form accepted)."""
     return _reduce("reduce_max", x, args, kwargs)
 
 
-def typecast(x, dtype):
+def typecast(x: object, dtype: object) -> BlockExpr:
     """The value converted to ``dtype`` (f32, bf16, bfp8_b, bfp4_b), still a block expression.
 
     Block-float targets are quantised exactly as storing into a DFB of that format
@@ -242,10 +244,10 @@ def div(a: object, b: object) -> BlockExpr:
 # -- legacy spellings (reference A.12) ---------------------------------------------------
 
 
-def _moved(name: str):
+def _moved(name: str) -> Callable[..., BlockExpr]:
     target = getattr(_block, name)
 
-    def fn(*args, **kwargs):
+    def fn(*args: object, **kwargs: object) -> BlockExpr:
         warnings.warn(
             f"ttl.math.{name} moved to ttl.block.{name} (spec 0.17)",
             DeprecationWarning,
@@ -266,7 +268,9 @@ squeeze = _moved("squeeze")
 unsqueeze = _moved("unsqueeze")
 
 
-def broadcast(x, out_blk=None, dims=None, *, shape=None):
+def broadcast(
+    x: object, out_blk: Any = None, dims: object = None, *, shape: object = None
+) -> BlockExpr:
     """Legacy ``ttl.math.broadcast(x, out_blk, dims=[..])`` (1.1.1): the output block only
     gives the shape; same as ``ttl.block.broadcast(x, dims=dims, shape=out_blk.shape)``."""
     warnings.warn(
@@ -281,7 +285,7 @@ def broadcast(x, out_blk=None, dims=None, *, shape=None):
     return _block.broadcast(x, dims=dims, shape=shape)
 
 
-def fill(out_blk, value):
+def fill(out_blk: Any, value: float) -> BlockExpr:
     """Legacy ``ttl.math.fill(out_blk, value)``: ``ttl.block.fill(value, shape=out_blk.shape)``."""
     warnings.warn(
         "ttl.math.fill(out_blk, value) is the 1.1.1 form; use ttl.block.fill",

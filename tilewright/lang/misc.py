@@ -56,7 +56,7 @@ class signpost:  # noqa: N801 - the language's spelling
         return False
 
 
-def static_range(*args):
+def static_range(*args: int) -> range:
     """A range unrolled by the front end: arguments must be compile-time ints."""
     for a in args:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
@@ -94,7 +94,7 @@ def _values(block: TensorBlock) -> np.ndarray:
     return block.values().reshape(-1)
 
 
-def raw_element_read(block: TensorBlock, *coords) -> float:
+def raw_element_read(block: TensorBlock, *coords: int) -> float:
     """One element of a block (block in MR or RW; it becomes RW)."""
     flat = _element(block, coords, "ttl.raw_element_read")
     if block.state not in (State.MR, State.RW):
@@ -106,7 +106,7 @@ def raw_element_read(block: TensorBlock, *coords) -> float:
     return float(_values(block)[flat])
 
 
-def raw_element_write(block: TensorBlock, *args) -> None:
+def raw_element_write(block: TensorBlock, *args: float) -> None:
     """Write one element (block in MW or RW; it becomes RW)."""
     *coords, value = args
     flat = _element(block, coords, "ttl.raw_element_write")
@@ -126,7 +126,7 @@ def raw_element_write(block: TensorBlock, *args) -> None:
     block.state = State.RW
 
 
-def read_index(block: TensorBlock, *coords) -> int:
+def read_index(block: TensorBlock, *coords: int) -> int:
     """An element as an index: truncated toward zero; finite, >= 0 and <= INT32_MAX."""
     v = raw_element_read(block, *coords)
     if not math.isfinite(v) or v < 0 or v > 2**31 - 1:

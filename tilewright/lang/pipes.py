@@ -19,6 +19,7 @@ report while kernels wait on it, or at the end of the operation.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable
 
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.formats import data_type_name
@@ -96,7 +97,7 @@ def _coord_text(coord: tuple) -> str:
 class Pipe:
     """``ttl.Pipe(src, dst)``: unicast (``dst`` a node) or multicast (``dst`` a node range)."""
 
-    def __init__(self, src, dst) -> None:
+    def __init__(self, src: object, dst: object) -> None:
         self.src = _coord(src, "ttl.Pipe src")
         if any(isinstance(c, slice) for c in self.src):
             raise InterfaceError("ttl.Pipe src must be one node, not a range", loc=user_location())
@@ -169,7 +170,7 @@ _GLOBAL_NETS = [0]
 class PipeNet:
     """``ttl.PipeNet(pipes)``: a non-empty group of pipes of one kind."""
 
-    def __init__(self, pipes, graph=None) -> None:
+    def __init__(self, pipes: Pipe | Iterable[Pipe], graph: object = None) -> None:
         if graph is not None:
             raise InterfaceError(
                 "ttl.PipeNet(graph=...): multi-device transfer graphs are not supported",
@@ -258,7 +259,7 @@ class PipeNet:
         if state.CURRENT is not None and not SETUP_STACK:
             self._check_grid(state.CURRENT.grid)
 
-    def if_src(self, callback) -> None:
+    def if_src(self, callback: Callable[[SrcPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe whose source is this node."""
         self._dm_only("net.if_src")
         node = self._node()
@@ -266,7 +267,7 @@ class PipeNet:
             if p.src_node() == node:
                 callback(SrcPipeIdentity(self, i, p))
 
-    def if_dst(self, callback) -> None:
+    def if_dst(self, callback: Callable[[DstPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe that has this node as a destination."""
         self._dm_only("net.if_dst")
         node = self._node()
@@ -536,7 +537,7 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
         )
 
 
-def wait_any(requests, start: int = 0) -> ReadyReceive:
+def wait_any(requests: tuple[ReceiveRequest, ...], start: int = 0) -> ReadyReceive:
     """The first completed receive of ``requests`` in cyclic order from ``start``."""
     run = current_kernel("ttl.wait_any")
     if not isinstance(requests, tuple) or not requests:

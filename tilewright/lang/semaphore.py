@@ -13,6 +13,7 @@ value-changing or waiting calls on a compute kernel is an error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tilewright.device import costs
@@ -164,11 +165,13 @@ class Semaphore:
         """This node's current value (a debugging aid)."""
         return int(self.core.l1_words(self.bound_address())[0])
 
-    def get_remote(self, node) -> UnicastRemoteSemaphore:
+    def get_remote(self, node: int | Sequence[int]) -> UnicastRemoteSemaphore:
         """The same semaphore on another node (``set`` / ``inc`` over the NoC)."""
         return UnicastRemoteSemaphore(self, _node_xy(node, self.grid, "Semaphore.get_remote"))
 
-    def get_remote_multicast(self, range=None) -> MulticastRemoteSemaphore:  # noqa: A002 - spec name
+    def get_remote_multicast(  # noqa: A002 - range is the spec's name
+        self, range: object = None
+    ) -> MulticastRemoteSemaphore:
         """The semaphore on every node of ``range`` (default: the whole grid) but the sender."""
         lo, hi = _range_xy(range, self.grid, "Semaphore.get_remote_multicast")
         return MulticastRemoteSemaphore(self, lo, hi)

@@ -1,25 +1,7 @@
-"""``ttl.block``: block-shaping functions (spec §Block functions), from ``tilewright.lang.block``."""
+"""``ttl.block``: block-shaping functions (spec §Block functions), from ``tilewright.lang.block``.
 
-from __future__ import annotations
+A façade: every public name of ``lang.block`` (its ``__all__``).
+"""
 
-from tilewright.lang.block import (
-    broadcast,
-    fill,
-    mask,
-    mask_posinf,
-    squeeze,
-    transpose,
-    unsqueeze,
-    where,
-)
-
-__all__ = [
-    "broadcast",
-    "fill",
-    "mask",
-    "mask_posinf",
-    "squeeze",
-    "transpose",
-    "unsqueeze",
-    "where",
-]
+from tilewright.lang.block import *  # noqa: F403 - the façade is lang.block's public names
+from tilewright.lang.block import __all__  # noqa: F401

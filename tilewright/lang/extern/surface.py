@@ -17,6 +17,7 @@ kernel")`` (A.7): there is no eager Python meaning for a C++ call.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 
 from tilewright.device.engine import ACTIVE
 from tilewright.errors import TilewrightError, user_location
@@ -25,9 +26,11 @@ from tilewright.lang.extern.types import (
     AccessItem,
     DFBDescriptorArg,
     DFBIdArg,
+    DispatchCondition,
     EffectItem,
     EffectRepeat,
     RawAddr,
+    ScalarType,
     UInt32,
 )
 
@@ -59,26 +62,26 @@ def _require_kernel(what: str) -> None:
         )
 
 
-def dfb_descriptor(dfb, *args, **kwargs) -> DFBDescriptorArg:
+def dfb_descriptor(dfb: object, *args: object, **kwargs: object) -> DFBDescriptorArg:
     """``ttl.dfb_descriptor(dfb)``: ``ttlang::DFBDescriptor<index, pages_per_block,
     block_count, page_size>`` as a template argument (C.3)."""
     _require_kernel("ttl.dfb_descriptor")
     return DFBDescriptorArg(dfb)
 
 
-def get_dfb_id(dfb, *args, **kwargs) -> DFBIdArg:
+def get_dfb_id(dfb: object, *args: object, **kwargs: object) -> DFBIdArg:
     """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument (C.3)."""
     _require_kernel("ttl.get_dfb_id")
     return DFBIdArg(dfb)
 
 
-def raw_addr(tensor, *args, **kwargs) -> RawAddr:
+def raw_addr(tensor: object, *args: object, **kwargs: object) -> RawAddr:
     """``ttl.raw_addr(tensor)``: the base tensor's buffer address as ``uint32_t`` (C.4)."""
     _require_kernel("ttl.raw_addr")
     return RawAddr(tensor)
 
 
-def uint32(value) -> UInt32:
+def uint32(value: int) -> UInt32:
     """``ttl.uint32(value)``: an unsigned 32-bit template argument, ``0 <= value < 2**32``."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"ttl.uint32(value) takes an int, got {type(value).__name__} {value!r}")
@@ -92,27 +95,27 @@ class DFBEffect:
     """Ordered synchronous DFB protocol actions an external function performs (C.6)."""
 
     @staticmethod
-    def reserve(dfb, *, tiles: int) -> EffectItem:
+    def reserve(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.reserve")
         return EffectItem("reserve", dfb, tiles)
 
     @staticmethod
-    def push(dfb, *, tiles: int) -> EffectItem:
+    def push(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.push")
         return EffectItem("push", dfb, tiles)
 
     @staticmethod
-    def wait(dfb, *, tiles: int) -> EffectItem:
+    def wait(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.wait")
         return EffectItem("wait", dfb, tiles)
 
     @staticmethod
-    def pop(dfb, *, tiles: int) -> EffectItem:
+    def pop(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.pop")
         return EffectItem("pop", dfb, tiles)
 
     @staticmethod
-    def repeat(count: int, effects, /) -> EffectRepeat:
+    def repeat(count: int, effects: Iterable[object], /) -> EffectRepeat:
         _require_kernel("ttl.DFBEffect.repeat")
         return EffectRepeat(count, tuple(effects))
 
@@ -121,26 +124,26 @@ class DFBAccess:
     """Non-transactional DFB accesses of an external function (C.6)."""
 
     @staticmethod
-    def inspect(dfb) -> AccessItem:
+    def inspect(dfb: object) -> AccessItem:
         _require_kernel("ttl.DFBAccess.inspect")
         return AccessItem("inspect", dfb)
 
 
 def call_extern_func(
-    header,
-    callee,
-    *args,
-    template_args=None,
-    func_args=None,
-    dfb_dependencies=None,
-    dfb_effects=None,
-    dfb_accesses=None,
-    unknown_dfb_access=False,
-    include_paths=None,
-    kernel=None,
-    result_type=None,
-    condition_result=None,
-):
+    header: str,
+    callee: str,
+    *args: object,
+    template_args: object = None,
+    func_args: object = None,
+    dfb_dependencies: object = None,
+    dfb_effects: object = None,
+    dfb_accesses: object = None,
+    unknown_dfb_access: bool = False,
+    include_paths: object = None,
+    kernel: object = None,
+    result_type: ScalarType | None = None,
+    condition_result: DispatchCondition | None = None,
+) -> int | None:
     """Call the C++ function ``callee`` declared in ``header`` from a compiled kernel (C.1).
 
     Every call site is validated from the operation's source at decoration (the
