@@ -1,8 +1,18 @@
-"""What compiled TT-Lang kernels call at run time, on top of the device layer.
+"""The TT-Lang runtime: what a running kernel and an operation body touch.
 
-The compiler turns an operation into a device ``Program`` whose kernels are the
-user's kernel functions; the language objects they touch at run time live here:
-dataflow buffers and blocks (``dfb``) with their state machine (``blockstate``),
-block expressions (``expr``), copies (``copy``), pipes (``pipes``), semaphores
-(``semaphore``), and the per-launch state (``state``).
+Below the compiler in the layer order (``lang`` never imports ``compiler``); the
+compiler's ``Operation`` and program builder call into it.  Modules by concern:
+
+* setup of one node: ``node`` (``NodeSetup``, what the body declares), ``declare``
+  (DFB factories, ``@ttl.compute`` / ``@ttl.datamovement``, ``ttl.node`` /
+  ``ttl.grid_size``), ``selectors`` (``KernelKind``, ``Kernel`` handles and the one
+  ``LogicalKernel`` representation);
+* one call: ``launch`` (per-node setup evaluation, the kernel entry the engine runs,
+  the launch) and ``state`` (the running launch and its tracer);
+* kernel time: ``dfb`` / ``dfb_share`` (DFBs and blocks), ``blockstate`` (the block
+  state machine), ``expr`` / ``math`` / ``block`` (block expressions and the math
+  library), ``copy``, ``pipes``, ``semaphore``, ``resets``, ``misc`` (signposts,
+  ``static_range``, raw element access), ``debug_print``, ``unsupported``;
+* ``extern``: the kernel-time half of external C++ calls (surface, plan, run time,
+  glue, contract checking).
 """
