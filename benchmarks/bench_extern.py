@@ -23,7 +23,7 @@ import tempfile
 import time
 
 from tilewright import native, ttl, ttnn
-from tilewright.compiler.extern import glue
+from tilewright.lang.extern import glue
 from tilewright.native import build as nbuild
 
 HERE = os.path.dirname(os.path.abspath(__file__))

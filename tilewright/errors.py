@@ -15,9 +15,12 @@ errors raised inside kernels get the node and kernel added as notes
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
+import sys
 from dataclasses import dataclass
+from types import FrameType
 
 __all__ = [
     "SourceLoc",
@@ -39,19 +42,56 @@ __all__ = [
     "DeviceError",
     "OutOfMemoryError",
     "FormatError",
-    "internal_frame",
+    "internal_file",
+    "user_frame",
+    "user_location",
+    "traceback_location",
+    "format_error",
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def internal_frame(filename: str) -> bool:
-    """True for frames that belong to Tilewright itself (not to the user's program).
+@functools.lru_cache(maxsize=4096)
+def internal_file(filename: str) -> bool:
+    """True for code that is not the user's: Tilewright's own files and synthetic ones.
 
-    Decided by the package directory derived from ``__file__`` (never by a path
-    substring), so it keeps working once the package is installed.
+    Tilewright's files are recognised by the package directory derived from
+    ``__file__`` (never by a path substring), so the test keeps working once the
+    package is installed.  Synthetic files (``<frozen importlib._bootstrap>``,
+    ``<string>`` of generated dataclass methods) have no line to show either.  Cached:
+    the same few file names are asked about on every walk.
     """
-    return filename.startswith(_PACKAGE_DIR)
+    return filename.startswith(_PACKAGE_DIR) or filename.startswith("<")
+
+
+def user_frame(frame: FrameType | None) -> FrameType | None:
+    """``frame`` or the nearest frame it was called from that is the user's (None if none).
+
+    The one walker of the stack: diagnostics call it only when they raise or report,
+    never on a hot path.
+    """
+    while frame is not None and internal_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
+def user_location(frame: FrameType | None = None) -> SourceLoc | None:
+    """The user's innermost frame, from ``frame`` (default: the caller's), as a location."""
+    found = user_frame(frame if frame is not None else sys._getframe(1))
+    return SourceLoc(found.f_code.co_filename, found.f_lineno) if found is not None else None
+
+
+def traceback_location(exc: BaseException) -> SourceLoc | None:
+    """The innermost user frame of an exception's traceback (where the user's code failed)."""
+    tb = exc.__traceback__
+    loc = None
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not internal_file(name):
+            loc = SourceLoc(name, tb.tb_lineno)
+        tb = tb.tb_next
+    return loc
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +168,15 @@ def _rebuild(cls, message, loc, rule, hint, state):
     TilewrightError.__init__(err, message, loc=loc, rule=rule, hint=hint)
     err.__dict__.update(state)
     return err
+
+
+def format_error(exc: BaseException) -> str:
+    """How the command line reports an error: ``Type: message`` plus its notes (node, kernel)."""
+    text = str(exc)
+    notes = getattr(exc, "__notes__", ())
+    if notes:
+        text += "\n" + "\n".join(f"note: {n}" for n in notes)
+    return f"{type(exc).__name__}: {text}"
 
 
 # --- programs the TT-Lang front end rejects ----------------------------------------------

@@ -6,9 +6,9 @@ import sys
 import pytest
 
 from tests.compiler.helpers import line_of, load, program, write
-from tilewright.compiler.dfb_reset import DFBReset
-from tilewright.compiler.split.plan import DATA_MOVEMENT
 from tilewright.errors import BlockStateError
+from tilewright.lang.resets import DFBReset
+from tilewright.lang.selectors import DATA_MOVEMENT
 
 STAGE = """
 @ttl.operation()

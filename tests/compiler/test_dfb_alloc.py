@@ -5,8 +5,8 @@ prevented sharing, and the table row points at the DFB's declaration line.
 """
 
 from tests.compiler.helpers import expect_error, line_of, load, program, write
-from tilewright.compiler.runtime.dfb_share import SharedIndexDFB
 from tilewright.errors import CapacityError, DFBContractError, InterfaceError
+from tilewright.lang.dfb_share import SharedIndexDFB
 
 # Two sequential phases: x -> ox (through compute), then y -> oy.  Each DFB moves one block,
 # once, in straight-line code; the compute kernel pops x before it pushes ox, and the data
@@ -374,7 +374,7 @@ def test_sharing_dfbs_live_at_once_is_a_runtime_error(tmp_path):
 
 def test_shared_dfbs_carry_the_runtime_check(tmp_path):
     from tilewright.compiler import program_builder
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     seen = []
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from tests.compiler.helpers import expect_error, line_of, load, program, write
 from tilewright.compiler.dfb_reuse import ReuseProver
-from tilewright.compiler.runtime.dfb_share import SharedIndexDFB
 from tilewright.errors import DFBContractError
+from tilewright.lang.dfb_share import SharedIndexDFB
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READER = os.path.join(ROOT, "examples", "07_extern_reader")  # read_tiles<D>(accessor, start, n)
@@ -542,7 +542,8 @@ ok = torch.equal(ttnn.to_torch(o), ah)
     ns, rows, _, _, _ = compile_and_run(tmp_path, source, call, "schedule")
     assert ns["ok"]  # and the run-time sharing check did not fire
     span = {i: (events.index(f"f{i}"), events.index(f"d{i}")) for i in range(4)}
-    prover = ReuseProver(ns["schedule"], (1, 1))
+    op = ns["schedule"]
+    prover = ReuseProver(op.record, op.split_plan, (1, 1))
     setup_dfbs = ns["declared_dfbs"]
     for i in range(4):
         for j in range(i + 1, 4):

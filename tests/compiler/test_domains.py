@@ -5,9 +5,9 @@ import textwrap
 
 import pytest
 
-from tilewright.compiler.declare import grid_extent, node_coords
 from tilewright.compiler.split.domains import GuardError, guard_term, node_names, nodes_of
 from tilewright.compiler.split.plan import NodeGuard
+from tilewright.lang.declare import grid_extent, node_coords
 
 
 def body(source: str) -> ast.FunctionDef:

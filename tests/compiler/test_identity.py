@@ -143,7 +143,7 @@ def test_one_handle_under_two_names(tmp_path):
 
 
 def test_unbound_handle_has_no_equality():
-    from tilewright.compiler.selectors import Kernel, KernelKind
+    from tilewright.lang.selectors import Kernel, KernelKind
 
     with pytest.raises(InterfaceError, match="unbound"):
         _ = Kernel(KernelKind.COMPUTE) == Kernel(KernelKind.COMPUTE)

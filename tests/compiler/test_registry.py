@@ -4,7 +4,7 @@ import inspect
 
 from tilewright import ttl
 from tilewright.compiler.split import registry
-from tilewright.ttl.unsupported import UNSUPPORTED
+from tilewright.lang.unsupported import UNSUPPORTED
 
 
 def test_every_callable_ttl_export_is_classified():

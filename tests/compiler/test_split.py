@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 
 from tests.compiler.helpers import line_of, load, program, write
-from tilewright.compiler.split.plan import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE
 from tilewright.errors import BlockStateError, DeadlockError
+from tilewright.lang.selectors import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE
 
 # The spec's unified add (reference B.10), verbatim apart from the tensor sizes.
 UNIFIED_ADD = """

@@ -95,21 +95,20 @@ def test_union_with_a_kernel_handle(tmp_path):
 def split_directly(tmp_path, body: str):
     """Run only the splitter on an operation (the external-call front end validates first
     in ``@ttl.operation``, with its own wording for these two rules)."""
-    import types
-
     from tests.compiler.helpers import load, write
     from tilewright.compiler import split
     from tilewright.compiler.interface import check_interface
+    from tilewright.compiler.record import OperationRecord
     from tilewright.compiler.source import FunctionSource
+    from tilewright.compiler.split.identity import operation_identity
 
     path = write(tmp_path, "def op(a, out):\n" + body + "\n")
     fn = load(path)["op"]
     source = FunctionSource.of(fn)
-    op = types.SimpleNamespace(
-        fn=fn, name="op", source=source, interface=check_interface(source, "op"), grid=(1, 1)
-    )
+    interface = check_interface(source, "op")
+    op = OperationRecord(fn, "op", "op", source, interface, operation_identity(fn), has_grid=True)
     with pytest.raises(SplitError) as info:
-        split.split_operation(op)
+        split.split_operation(op, None)
     return path, info.value
 
 

@@ -120,7 +120,7 @@ def test_captured_dfb_is_rejected(tmp_path):
                     pass
             return op
 
-        from tilewright.compiler.runtime.dfb import DataflowBuffer
+        from tilewright.lang.dfb import DataflowBuffer
         external_dfb = DataflowBuffer.__new__(DataflowBuffer)
         make(external_dfb)
         """,

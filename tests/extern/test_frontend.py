@@ -14,8 +14,9 @@ import itertools
 import pytest
 
 from tilewright import ttl
-from tilewright.compiler.extern import ExternArgumentTypeError, dfb_usage
+from tilewright.compiler.extern import ExternArgumentTypeError
 from tilewright.errors import ExternCallError
+from tilewright.lang.extern.plan import ExternPlan, dfb_usage
 
 EXPLICIT = """\
 from tilewright import ttl, ttnn
@@ -658,19 +659,13 @@ def test_dfb_usage_record_for_the_allocator(tmp_path):
     )
     assert site.variants[None].opaque == (1,)
 
-    class FakeOp:
-        extern_plan = type("P", (), {"sites": (site,)})()
-
-    usage = dfb_usage(FakeOp())
+    usage = dfb_usage(ExternPlan("op", (site,)))
     assert usage.conflicting == {"e"} and not usage.all_opaque
     assert usage.calls[0].inspected == {"d"}
     site2 = accept(tmp_path, CF + "unknown_dfb_access=True)")
 
-    class FakeOp2:
-        extern_plan = type("P", (), {"sites": (site2,)})()
-
-    assert dfb_usage(FakeOp2()).all_opaque
-    assert dfb_usage(object()).calls == ()
+    assert dfb_usage(ExternPlan("op", (site2,))).all_opaque
+    assert dfb_usage(None).calls == ()
 
 
 def test_alias_of_a_dfb_is_the_same_occurrence(tmp_path):

@@ -732,7 +732,7 @@ def test_eager_use_is_a_runtime_error(call):
 
 
 def test_second_launch_reuses_the_built_objects(device, monkeypatch):
-    from tilewright.compiler.extern import runtime
+    from tilewright.lang.extern import runtime
 
     torch.manual_seed(6)
     a = (2 * torch.rand(64, 512) - 1).to(torch.bfloat16)

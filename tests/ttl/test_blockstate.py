@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
-from tilewright.compiler.runtime.blockstate import ALLOWED, Context, Op, State, check_and_apply
 from tilewright.errors import BlockStateError
+from tilewright.lang.blockstate import ALLOWED, Context, Op, State, check_and_apply
 
 
 class FakeBlock:

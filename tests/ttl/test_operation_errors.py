@@ -656,7 +656,7 @@ def op(a):
 
 def test_unsupported_names_raise_errors_that_name_them():
     from tilewright import ttl
-    from tilewright.ttl.unsupported import UNSUPPORTED
+    from tilewright.lang.unsupported import UNSUPPORTED
 
     for name in UNSUPPORTED:
         with pytest.raises(InterfaceError, match=f"ttl.{name}: "):

@@ -42,9 +42,9 @@ def _explicit_kernels(op, setup) -> dict[str, str]:
 
 
 def describe_compilation(op, program, setups, base: str) -> str:
-    """The explain report of one compiled operation (deterministic text)."""
+    """The explain report of one compiled operation (its record, program and setups)."""
     first = next(iter(setups.values()))
-    plan = getattr(op, "split_plan", None)
+    plan = getattr(program, "split_plan", None)
     form = "multi-kernel" if op.multi_kernel else "unified"
     src = op.source
     lines = [

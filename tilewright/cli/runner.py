@@ -17,7 +17,7 @@ import runpy
 import sys
 import traceback
 
-from tilewright.errors import TilewrightError
+from tilewright.errors import TilewrightError, format_error
 
 __all__ = ["install_aliases", "run_program", "ALIASES"]
 
@@ -54,14 +54,6 @@ def install_aliases() -> None:
     """Make ``import ttl`` and ``import ttnn`` give Tilewright's modules."""
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
-
-
-def format_error(exc: BaseException) -> str:
-    text = str(exc)
-    notes = getattr(exc, "__notes__", ())
-    if notes:
-        text += "\n" + "\n".join(f"note: {n}" for n in notes)
-    return f"{type(exc).__name__}: {text}"
 
 
 def _open_devices() -> list:

@@ -12,43 +12,10 @@ kernels of that kind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from tilewright.errors import CapacityError
+from tilewright.lang.selectors import LogicalKernel
 
-from tilewright.errors import CapacityError, SourceLoc
-
-__all__ = ["LogicalKernel", "assign_slots", "KIND_TEXT"]
-
-KIND_TEXT = {"compute": "compute", "data_movement": "data_movement"}
-
-
-@dataclass(frozen=True, slots=True)
-class LogicalKernel:
-    """One logical kernel of an operation.
-
-    ``role`` is "canonical" (the kind's default kernel), "pipe_source" (the implicit
-    data-movement kernel running PipeNet source callbacks), "explicit" (a
-    ``ttl.Kernel`` handle) or "ordinal" (the n-th kernel of that kind in an explicit
-    multi-kernel operation without selectors).
-    """
-
-    kind: str
-    role: str
-    name: str
-    order: int = 0
-    loc: SourceLoc | None = None
-    handle: object = field(default=None, compare=False)  # the ttl.Kernel handle (role "explicit")
-
-    def describe(self) -> str:
-        if self.role == "explicit":
-            return f"{KIND_TEXT[self.kind]} kernel '{self.name}'"
-        if self.role == "ordinal":
-            return f"{KIND_TEXT[self.kind]} kernel '{self.name}'"
-        if self.role == "pipe_source":  # the reference spells the implicit kernel this way
-            return f"{KIND_TEXT[self.kind]} kernel '<pipe_source>'"
-        return KIND_TEXT[self.kind]
-
-
-_ROLE_RANK = {"canonical": 0, "ordinal": 0, "pipe_source": 1, "explicit": 2}
+__all__ = ["assign_slots"]
 
 
 def assign_slots(
@@ -63,18 +30,11 @@ def assign_slots(
             latest = max(mine, key=lambda k: (k.loc.line if k.loc else 0, k.order))
             listed = ", ".join(k.describe() for k in mine)
             raise CapacityError(
-                f"operation requires {len(mine)} {KIND_TEXT[kind]} kernels, but the target supports "
+                f"operation requires {len(mine)} {kind} kernels, but the target supports "
                 f"{capacity}; selected kernels: {listed}",
                 loc=latest.loc,
             )
-        ordered = sorted(
-            mine,
-            key=lambda k: (
-                _ROLE_RANK[k.role],
-                k.order if k.role == "ordinal" else 0,
-                k.name if k.role == "explicit" else "",
-            ),
-        )
+        ordered = sorted(mine, key=LogicalKernel.sort_key)
         free = list(slots.get(kind, ()))
         # The pipe-source role takes the last data-movement slot (brisc on WH/BH).
         for k in ordered:

@@ -25,19 +25,17 @@ import ast
 import copy
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TypeGuard
 
+from tilewright.compiler.record import ComposableOperation, OperationRecord
+from tilewright.compiler.scope import MISSING, Scope, is_ttl_module
 from tilewright.compiler.split.astutil import (
     assigned_names_in,
     bound_names_in_target,
     free_loads,
     nested_scope_bindings,
 )
-from tilewright.compiler.split.scope import MISSING, Scope, is_ttl_module
 from tilewright.errors import SplitError
-
-if TYPE_CHECKING:
-    from tilewright.compiler.operation import Operation
 
 __all__ = ["INLINED", "Composer"]
 
@@ -57,12 +55,10 @@ _SHARED_BY_CALL_SITE = ("DFBReset", "DFBReconfiguration")
 _RESOURCES = ("Kernel", "PipeNet", "DispatchCondition", "DFBAllocationGroup", *_SHARED_BY_CALL_SITE)
 
 
-def _is_operation(value: object) -> TypeGuard[Operation]:
-    """Whether ``value`` is an ``@ttl.operation`` (by its attributes, not its class)."""
-    return (
-        hasattr(value, "split_plan")
-        and hasattr(value, "multi_kernel")
-        and hasattr(value, "interface")
+def _is_operation(value: object) -> TypeGuard[ComposableOperation]:
+    """Whether ``value`` is an ``@ttl.operation`` (by the record it exposes, not its class)."""
+    return isinstance(getattr(value, "record", None), OperationRecord) and hasattr(
+        value, "split_plan"
     )
 
 
@@ -200,7 +196,7 @@ class Composer:
             out.extend(self._expand(callee, stmt, call))
         return out
 
-    def _standalone(self, stmt: ast.stmt) -> tuple[Operation, ast.Call] | None:
+    def _standalone(self, stmt: ast.stmt) -> tuple[ComposableOperation, ast.Call] | None:
         """(the unified operation, the call) of a statement that only calls one, else None."""
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
             return None
@@ -209,7 +205,7 @@ class Composer:
         if not isinstance(func, ast.Name) or func.id == self.caller:
             return None
         value = self.scope.lookup(func.id)
-        if not _is_operation(value) or value.multi_kernel:
+        if not _is_operation(value) or value.record.multi_kernel:
             return None
         return value, call
 
@@ -223,7 +219,7 @@ class Composer:
             if not _is_operation(value):
                 continue
             ref = ast.unparse(node.func)
-            if value.multi_kernel:
+            if value.record.multi_kernel:
                 raise self.error(
                     node,
                     f"@ttl.operation: cannot compose multi-kernel operation '{ref}' into '{self.caller}'",
@@ -240,16 +236,20 @@ class Composer:
 
     # -- one expansion -----------------------------------------------------------------------------
 
-    def _expand(self, callee: Operation, stmt: ast.stmt, call: ast.Call) -> list[ast.stmt]:
+    def _expand(
+        self, callee: ComposableOperation, stmt: ast.stmt, call: ast.Call
+    ) -> list[ast.stmt]:
         plan = callee.split_plan
         if plan is None:  # a unified operation is split when it is decorated
-            raise self.error(call, f"@ttl.operation: '{callee.name}' has no split plan to compose")
-        name = callee.name
+            raise self.error(
+                call, f"@ttl.operation: '{callee.record.name}' has no split plan to compose"
+            )
+        name = callee.record.name
         exp = _Expansion()
         exp.params = self._bind_arguments(callee, call)
         suffix = self._suffix(plan.identity, name, call)
         body_def = plan.body
-        callee_scope = Scope(callee.fn, dict(plan.injected))
+        callee_scope = Scope(callee.record.fn, dict(plan.injected))
         locals_ = _outer_locals(body_def)
         for local in sorted(locals_ - set(exp.params)):
             exp.renames[local] = self._fresh(local + suffix)
@@ -261,7 +261,7 @@ class Composer:
         for free in sorted(loads - locals_ - set(exp.params)):
             self._bind_free(free, callee_scope, exp, name, suffix, call)
         self._check_nested(body_def, exp, locals_, name, call)
-        relocate = callee.source.file != self.src.file
+        relocate = callee.record.source.file != self.src.file
         position = (
             ("lineno", stmt.lineno),
             ("end_lineno", stmt.lineno),
@@ -341,13 +341,13 @@ class Composer:
         exp.values[free] = ast.Name(fresh, ast.Load())
 
     def _bind_arguments(self, callee, call: ast.Call) -> dict[str, ast.Name]:
-        name = callee.name
+        name = callee.record.name
         where = f"composing '{name}' into '{self.caller}'"
         if any(isinstance(a, ast.Starred) for a in call.args):
             raise self.error(call, f"@ttl.operation: {where} does not support *-unpacking")
         if any(k.arg is None for k in call.keywords):
             raise self.error(call, f"@ttl.operation: {where} does not support **-unpacking")
-        params = list(callee.interface.params)
+        params = list(callee.record.interface.params)
         if len(call.args) > len(params):
             raise self.error(
                 call, f"@ttl.operation: {where} received too many positional arguments"

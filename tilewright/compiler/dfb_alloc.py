@@ -23,11 +23,17 @@ The bytes are bounded by the node's free L1 (``CapacityError``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tilewright.compiler import dfb_coloring
 from tilewright.compiler.dfb_reuse import ReuseProver
 from tilewright.errors import CapacityError, InterfaceError
+
+if TYPE_CHECKING:
+    from tilewright.compiler.record import OperationRecord
+    from tilewright.compiler.split.plan import SplitPlan
 
 __all__ = ["Allocation", "AllocationOptions", "Slot", "allocate", "l1_budget"]
 
@@ -117,8 +123,9 @@ class AllocationOptions:
     exact_limit: int = DEFAULT_EXACT_LIMIT  # --ttl-dfb-exact-coloring-search-limit N
 
     @classmethod
-    def of(cls, op, loc=None) -> AllocationOptions:
-        text = str((getattr(op, "options", {}) or {}).get("options") or "")
+    def of(cls, flags: object, op_name: str, loc=None) -> AllocationOptions:
+        """The options of an operation's ``options=`` string (None: the defaults)."""
+        text = str(flags or "")
         words = text.split()
         reuse = True
         limit = DEFAULT_EXACT_LIMIT
@@ -132,19 +139,19 @@ class AllocationOptions:
                 if value is None:
                     i += 1
                     value = words[i] if i < len(words) else ""
-                limit = _state_limit(value, op, loc)
+                limit = _state_limit(value, op_name, loc)
             i += 1
         return cls(reuse, limit)
 
 
-def _state_limit(text: str, op, loc) -> int:
+def _state_limit(text: str, op_name: str, loc) -> int:
     try:
         value = float(text) if any(c in text for c in ".eE") else int(text)
     except ValueError:
         value = -1
     if value < 0 or value != int(value):
         raise InterfaceError(
-            f"operation '{op.name}': {EXACT_LIMIT_FLAG} takes a non-negative integer number of states, "
+            f"operation '{op_name}': {EXACT_LIMIT_FLAG} takes a non-negative integer number of states, "
             f"got {text!r}",
             loc=loc,
         )
@@ -207,13 +214,15 @@ class _Graph:
         return adjacency
 
 
-def _exact(graph: _Graph, first_fit: int, limit: int, options: AllocationOptions, op, loc):
+def _exact(
+    graph: _Graph, first_fit: int, limit: int, options: AllocationOptions, op_name: str, loc
+):
     """Slots from an exact colouring, or the CapacityError with the search's outcome."""
     outcome = dfb_coloring.color(graph.conflicts(), limit, options.exact_limit)
     if outcome.colors is None:
         names = ", ".join(d.name for d in graph.dfbs)
         raise CapacityError(
-            f"operation '{op.name}' needs {first_fit} DFB indices but the target has {limit} "
+            f"operation '{op_name}' needs {first_fit} DFB indices but the target has {limit} "
             f"(num_cbs); {outcome.describe(limit)} ({EXACT_LIMIT_FLAG} {options.exact_limit}); "
             f"DFBs: {names}",
             loc=loc,
@@ -254,13 +263,24 @@ def _note(graph: _Graph, slots: list[list[int]], where: list[int], pos: int, exa
     return ""
 
 
-def allocate(op, device, dfbs, loc, grid=None) -> Allocation:
+def allocate(
+    record: OperationRecord,
+    op_options: Mapping[str, object],
+    split_plan: SplitPlan | None,
+    device,
+    dfbs,
+    loc,
+    grid=None,
+) -> Allocation:
     """Indices, addresses and sharing notes for the DFBs of one node, in declaration order.
 
-    ``grid`` (columns, rows) lets node-guarded DFBs prove disjoint launch-node domains.
+    ``op_options`` are the operation's options (its ``options=`` string carries the
+    allocator's flags); ``split_plan`` (unified operations) holds the DFB lifecycle
+    facts the reuse proofs read; ``grid`` (columns, rows) lets node-guarded DFBs prove
+    disjoint launch-node domains.
     """
-    options = AllocationOptions.of(op, loc)
-    prover = ReuseProver(op, grid, enabled=options.reuse)
+    options = AllocationOptions.of(op_options.get("options"), record.name, loc)
+    prover = ReuseProver(record, split_plan, grid, enabled=options.reuse)
     graph = _Graph(list(dfbs), prover)
     for u, group in enumerate(graph.group_of):
         if group is not None:
@@ -270,7 +290,7 @@ def allocate(op, device, dfbs, loc, grid=None) -> Allocation:
     summary = f"first-fit, {len(slots)} of {limit} indices"
     exact = ""
     if len(slots) > limit:
-        slots, summary = _exact(graph, len(slots), limit, options, op, loc)
+        slots, summary = _exact(graph, len(slots), limit, options, record.name, loc)
         exact = "exact DSATUR colouring"
     where = [0] * len(dfbs)
     for s, units in enumerate(slots):
@@ -280,12 +300,12 @@ def allocate(op, device, dfbs, loc, grid=None) -> Allocation:
     notes = [_note(graph, slots, where, pos, exact) for pos in range(len(dfbs))]
     members = [sorted(m for u in units for m in graph.units[u]) for units in slots]
     grouped = [graph.group_of[units[0]] is not None for units in slots]
-    placed = _place(op, device, dfbs, loc, members, grouped)
+    placed = _place(record.name, device, dfbs, loc, members, grouped)
     placements = tuple((where[p], placed[where[p]].address) for p in range(len(dfbs)))
     return Allocation(placements, tuple(notes), placed, summary)
 
 
-def _place(op, device, dfbs, loc, members: list, grouped: list[bool]) -> tuple[Slot, ...]:
+def _place(op_name: str, device, dfbs, loc, members: list, grouped: list[bool]) -> tuple[Slot, ...]:
     """L1 addresses per slot, within the node's free L1."""
     align = device.l1_alignment
     free, why = l1_budget(device)
@@ -300,7 +320,7 @@ def _place(op, device, dfbs, loc, members: list, grouped: list[bool]) -> tuple[S
     if used > free:
         listing = ", ".join(f"{d.name} {d.total_bytes} B" for d in dfbs)
         raise CapacityError(
-            f"the DFBs of operation '{op.name}' need {used} B of L1 per node but only {free} B are "
+            f"the DFBs of operation '{op_name}' need {used} B of L1 per node but only {free} B are "
             f"free ({why}): {listing}",
             loc=loc,
         )

@@ -24,10 +24,16 @@ with the reason the allocator writes into the DFB's note:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from tilewright.compiler.scope import Scope
 from tilewright.compiler.split.domains import GuardError, nodes_of
 from tilewright.compiler.split.lifecycle import Reach
 from tilewright.compiler.split.plan import DFBEvent, DFBFacts
-from tilewright.compiler.split.scope import Scope
+
+if TYPE_CHECKING:
+    from tilewright.compiler.record import OperationRecord
+    from tilewright.compiler.split.plan import SplitPlan
 
 __all__ = ["ReuseProver", "type_difference"]
 
@@ -72,12 +78,19 @@ def _nodes(nodes) -> str:
 class ReuseProver:
     """Applies the C.7 reuse rules to pairs of one operation's DFBs (see the module docstring)."""
 
-    def __init__(self, op, grid=None, *, enabled: bool = True) -> None:
-        plan = getattr(op, "split_plan", None)
+    def __init__(
+        self,
+        record: OperationRecord,
+        plan: SplitPlan | None,
+        grid=None,
+        *,
+        enabled: bool = True,
+    ) -> None:
         self.lifecycle = plan.lifecycle if plan is not None else None
         self.enabled = enabled
         self.grid = grid
-        self.op = op
+        self.record = record
+        self.plan = plan
         self._reach = Reach(self.lifecycle) if self.lifecycle is not None else None
         self._domains: dict[str, frozenset[tuple[int, int]] | str] = {}
 
@@ -106,8 +119,8 @@ class ReuseProver:
 
     def _lookup(self, name: str):
         """A captured name's value when the operation is called (closure cells, globals)."""
-        plan = self.op.split_plan
-        return Scope(self.op.fn, dict(plan.injected)).lookup(name)
+        injected = dict(self.plan.injected) if self.plan is not None else {}
+        return Scope(self.record.fn, injected).lookup(name)
 
     # -- the rules -----------------------------------------------------------------------------
 

@@ -11,20 +11,21 @@ evaluates the body once per node (``NodeSetup``), builds a device ``Program``
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import program_builder
+from tilewright.compiler import extern, program_builder, split
 from tilewright.compiler.interface import check_interface
-from tilewright.compiler.runtime import state
-from tilewright.compiler.setup import SETUP_STACK, NodeSetup, caller_loc
+from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
-from tilewright.device.engine import location_of_exception
-from tilewright.errors import CapacityError, InterfaceError, SourceLoc, TilewrightError
+from tilewright.compiler.split.identity import operation_identity
+from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
+from tilewright.lang.launch import evaluate_setups, run_launch
 
 if TYPE_CHECKING:
     from tilewright.compiler.split.plan import SplitPlan
     from tilewright.device.engine import LaunchResult
     from tilewright.device.program import Program
+    from tilewright.lang.extern.plan import ExternPlan
 
 __all__ = ["Operation", "operation"]
 
@@ -40,7 +41,9 @@ _UNSUPPORTED_OPTIONS = {
 class Operation:
     """A TT-Lang operation: call it with TT-NN tensors."""
 
-    def __init__(self, fn: Callable, *, grid=None, options: dict | None = None) -> None:
+    def __init__(
+        self, fn: Callable[..., None], *, grid: GridSpec = None, options: dict | None = None
+    ) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.qualname = f"{fn.__module__}.{fn.__qualname__}"
@@ -49,28 +52,39 @@ class Operation:
         self.source = FunctionSource.of(fn)
         self.interface = check_interface(self.source, self.name)
         self.multi_kernel = self.interface.multi_kernel
+        self.identity = operation_identity(fn)  # reference B.9
+        self.record = OperationRecord(
+            fn,
+            self.name,
+            self.qualname,
+            self.source,
+            self.interface,
+            self.identity,
+            has_grid=self.grid is not None,
+        )
         self.body: Callable[..., object] = fn
         self.split_plan: SplitPlan | None = None
         self.last_program: Program | None = None
         self.last_launch: LaunchResult | None = None
-        from tilewright.compiler import extern
-
-        self.extern_plan = extern.validate_operation(self)  # call_extern_func sites (C.9)
-        from tilewright.compiler import split
-
-        self.identity = split.register_operation(self)  # reference B.9; binds Kernel handles
-        if not self.multi_kernel:
-            self.split_plan, self.body = split.split_operation(self)
+        self.extern_plan: ExternPlan | None = extern.validate_operation(self.record)  # C.9
+        if self.multi_kernel:
+            split.bind_captured_handles(self.record)  # reference B.2 / B.9
+        else:
+            self.split_plan, self.body = split.split_operation(self.record, self.extern_plan)
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
         self.__module__ = fn.__module__
         self.__wrapped__ = fn
 
+    def declared_name(self, file: str, line: int) -> str | None:
+        """The variable a simple assignment at ``file:line`` of the body binds (names DFBs)."""
+        return self.source.name_at_line(line) if file == self.source.file else None
+
     # -- the call ------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        call_loc = caller_loc()
+        call_loc = user_location()
         kwargs.pop("options", None)  # per-call compiler flags: accepted, no effect here
         if kwargs:
             raise InterfaceError(
@@ -93,10 +107,13 @@ class Operation:
             return None
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
-        setups = self._evaluate_setups(device, grid, args)
-        program = program_builder.build(self, device, grid, setups, call_loc)
+        setups = evaluate_setups(self, self.body, device, grid, args)
+        program = program_builder.build(
+            self.record, self.options, self.split_plan, device, grid, setups, call_loc
+        )
         self.last_program = program
-        return self._launch(device, grid, setups, program)
+        self.last_launch = run_launch(self.name, device, grid, setups, program)
+        return None
 
     def _resolve_grid(self, device, args, loc: SourceLoc | None) -> tuple[int, ...]:
         spec = self.grid
@@ -124,48 +141,6 @@ class Operation:
                 loc=loc,
             )
         return tuple(grid)
-
-    def _evaluate_setups(self, device, grid, args) -> dict[int, NodeSetup]:
-        setups: dict[int, NodeSetup] = {}
-        cols, rows = grid[0], grid[1]
-        for y in range(rows):
-            for x in range(cols):
-                core = device.core(x, y)
-                setup = NodeSetup(self, (x, y), grid, device, core)
-                SETUP_STACK.append(setup)
-                try:
-                    self.body(*args)
-                except TilewrightError as exc:
-                    if exc.loc is None:
-                        exc.loc = location_of_exception(exc)
-                    exc.add_note(f"while setting up node ({x}, {y}) of operation '{self.name}'")
-                    raise
-                finally:
-                    SETUP_STACK.pop()
-                setups[core.index] = setup
-        return setups
-
-    def _launch(self, device, grid, setups, program):
-        from tilewright.device import session
-
-        launch = state.OpLaunch(self.name, grid, setups)
-        prev = state.CURRENT
-        state.CURRENT = launch
-        tracer = session.tracer_for(device)
-        prev_tracer = state.TRACER
-        state.TRACER = tracer
-        try:
-            with _kernel_print():
-                result = device.command_queue.enqueue_program(program, place_word="node")
-            from tilewright.compiler.runtime.pipes import check_unmatched
-
-            check_unmatched(launch)
-        finally:
-            state.CURRENT = prev
-            state.TRACER = prev_tracer
-        self.last_launch = result
-        session.record_launch(self.name, result)
-        return None
 
     def __repr__(self) -> str:
         form = "multi-kernel" if self.multi_kernel else "unified"
@@ -238,42 +213,23 @@ def _check_tensors(name: str, params, args, loc):
     return device
 
 
-class _kernel_print:
-    """Route ``print`` inside kernels through TT-Lang's debug print (spec §Debug printing)."""
-
-    def __enter__(self):
-        import builtins
-
-        from tilewright.compiler.runtime import debug_print
-
-        self._saved = builtins.print
-        builtins.print = debug_print.make_print(self._saved)
-        return self
-
-    def __exit__(self, *exc):
-        import builtins
-
-        builtins.print = self._saved
-        return False
-
-
 def operation(
-    fn=None,
+    fn: Callable[..., None] | None = None,
     *,
-    grid=None,
-    indexing_maps=None,
-    iterator_types=None,
-    num_outs=1,
-    memory_space="L1",
-    tiled=True,
-    fp32_dest_acc_en=None,
-    dst_full_sync_en=None,
-    math_fidelity=None,
-    options=None,
-    device_domain=None,
-    mesh_program_placements=None,
-    runtime_resource_factory=None,
-):
+    grid: GridSpec = None,
+    indexing_maps: object = None,
+    iterator_types: object = None,
+    num_outs: int = 1,
+    memory_space: str = "L1",
+    tiled: bool = True,
+    fp32_dest_acc_en: bool | None = None,
+    dst_full_sync_en: bool | None = None,
+    math_fidelity: object = None,
+    options: str | None = None,
+    device_domain: object = None,
+    mesh_program_placements: object = None,
+    runtime_resource_factory: object = None,
+) -> Any:
     """``@ttl.operation(grid=...)``: define a TT-Lang operation (spec §Operation)."""
     given = {
         "indexing_maps": indexing_maps,
@@ -282,7 +238,7 @@ def operation(
         "mesh_program_placements": mesh_program_placements,
         "runtime_resource_factory": runtime_resource_factory,
     }
-    loc = caller_loc()
+    loc = user_location()
     for key, value in given.items():
         if value is not None:
             raise InterfaceError(
@@ -313,7 +269,7 @@ def operation(
         "tiled": tiled,
     }
 
-    def wrap(f):
+    def wrap(f: Callable[..., None]) -> Operation:
         return Operation(f, grid=grid, options=opts)
 
     if fn is not None:

@@ -8,37 +8,46 @@ count, format) and kernels (name, kind) in the same order.  Then:
 * DFBs get physical circular-buffer indices and L1 addresses (``dfb_alloc``),
   within the target's index limit (``num_cbs``) and the node's free L1; logical
   DFBs sharing an index check at run time that they are never live at once
-  (``runtime.dfb_share``);
-* each kernel becomes one program kernel on the grid whose entry runs the node's
-  own kernel function (per-node state comes from the setups, never from copies)
-  and releases what it still holds at exit (the compiler's auto-sync);
+  (``lang.dfb_share``);
+* each kernel becomes one program kernel on the grid whose entry
+  (``lang.launch.kernel_entry``) runs the node's own kernel function and releases
+  what it still holds at exit (the compiler's auto-sync);
 * each ``ttl.Semaphore`` becomes a program semaphore.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from tilewright.compiler import dfb_alloc
-from tilewright.compiler.capacity import LogicalKernel, assign_slots
-from tilewright.compiler.runtime import dfb_share, state
+from tilewright.compiler.capacity import assign_slots
+from tilewright.compiler.record import OperationRecord
 from tilewright.device.coords import CoreCoord, CoreRange
-from tilewright.device.engine import current_run
 from tilewright.device.program import (
     CircularBufferConfig,
     ComputeConfig,
     DataMovementConfig,
+    MathFidelity,
     Program,
 )
-from tilewright.errors import InterfaceError, KernelError
+from tilewright.errors import InterfaceError, SourceLoc
+from tilewright.lang import dfb_share
+from tilewright.lang.launch import kernel_entry
+from tilewright.lang.selectors import LogicalKernel, logical_kernel_of
+
+if TYPE_CHECKING:
+    from tilewright.compiler.split.plan import SplitPlan
+    from tilewright.device.device import Device
+    from tilewright.lang.node import NodeSetup
 
 __all__ = ["build", "logical_kernels", "BUILD_OBSERVERS"]
 
-#: Callables ``observer(op, program, setups)`` run after each program is built.
+#: Callables ``observer(record, program, setups)`` run after each program is built.
 BUILD_OBSERVERS: list = []
 
 
-def _check_consistent(op, setups) -> None:
+def _check_consistent(op_name: str, setups: dict[int, NodeSetup]) -> None:
     items = list(setups.values())
     ref = items[0]
     ref_dfbs = [(d.shape, d.block_count, d.data_format, d.tiled) for d in ref.dfbs]
@@ -46,35 +55,31 @@ def _check_consistent(op, setups) -> None:
     for s in items[1:]:
         if [(d.shape, d.block_count, d.data_format, d.tiled) for d in s.dfbs] != ref_dfbs:
             raise InterfaceError(
-                f"operation '{op.name}': node {s.node} declares different DFBs than node {ref.node}; "
+                f"operation '{op_name}': node {s.node} declares different DFBs than node {ref.node}; "
                 "DFB declarations must not depend on ttl.node()"
             )
         if [(k.name, k.kind) for k in s.kernels] != ref_kernels:
             raise InterfaceError(
-                f"operation '{op.name}': node {s.node} declares different kernels than node {ref.node}; "
+                f"operation '{op_name}': node {s.node} declares different kernels than node {ref.node}; "
                 "kernel declarations must not depend on ttl.node()"
             )
         if len(s.semaphores) != len(ref.semaphores):
             raise InterfaceError(
-                f"operation '{op.name}': node {s.node} declares a different number of semaphores"
+                f"operation '{op_name}': node {s.node} declares a different number of semaphores"
             )
 
 
 def logical_kernels(decls) -> list[LogicalKernel]:
     """Logical kernels of a multi-kernel operation, from its kernel declarations."""
-    from tilewright.compiler.selectors import logical_kernel_of
-
     any_selector = any(d.selector is not None for d in decls)
     out: list[LogicalKernel] = []
     seen: dict[LogicalKernel, str] = {}
     for i, d in enumerate(decls):
         if d.selector is None and not any_selector:
-            lk = LogicalKernel(d.kind, "ordinal", d.name, i, d.loc)
+            lk = LogicalKernel(d.kind, "ordinal", d.name, order=i, loc=d.loc)
         else:
             lk = logical_kernel_of(d.selector, d.kind, d.name, d.loc)
-        key = LogicalKernel(
-            lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "", 0
-        )
+        key = LogicalKernel(lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "")
         if key in seen:
             raise InterfaceError(
                 f"kernel functions '{seen[key]}' and '{d.name}' select the same logical kernel "
@@ -89,40 +94,35 @@ def logical_kernels(decls) -> list[LogicalKernel]:
 class OperationProgram(Program):
     """The device program of one operation call, with the compiler's decisions for it."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
+    def __init__(self, record: OperationRecord, split_plan: SplitPlan | None) -> None:
+        super().__init__(record.name)
+        self.record = record
+        self.split_plan = split_plan
         self.kernel_slots: dict[str, str] = {}  # kernel function -> processor slot
         self.logical_kernels: list[LogicalKernel] = []  # per kernel function, in order
         self.dfb_table: list[tuple[str, int, int, int]] = []  # (name, index, address, bytes)
         self.dfb_allocation: dfb_alloc.Allocation | None = None
 
 
-def _entry(index: int, name: str) -> Callable[[], None]:
-    def entry() -> None:
-        run = current_run()
-        launch = state.CURRENT
-        if launch is None:
-            raise KernelError(f"kernel '{name}' runs outside the launch of its operation")
-        setup = launch.setups[run.core.index]
-        run.kernel_context().extra = setup  # deadlock reports ask it what the kernel holds
-        setup.kernels[index].fn()
-        for dfb in setup.dfbs:
-            dfb.release_held(run)
-
-    entry.__name__ = name
-    entry.__qualname__ = name
-    return entry
-
-
-def build(op, device, grid, setups, call_loc) -> OperationProgram:
-    """The device program that runs ``op`` on ``grid``."""
-    _check_consistent(op, setups)
+def build(
+    record: OperationRecord,
+    options: Mapping[str, object],
+    split_plan: SplitPlan | None,
+    device: Device,
+    grid: tuple[int, ...],
+    setups: dict[int, NodeSetup],
+    call_loc: SourceLoc | None,
+) -> OperationProgram:
+    """The device program that runs the operation on ``grid``, from its nodes' setups."""
+    _check_consistent(record.name, setups)
     first = next(iter(setups.values()))
     cols, rows = grid[0], grid[1]
     grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
-    program = OperationProgram(op.name)
+    program = OperationProgram(record, split_plan)
 
-    placement = dfb_alloc.allocate(op, device, first.dfbs, call_loc, grid=(cols, rows))
+    placement = dfb_alloc.allocate(
+        record, options, split_plan, device, first.dfbs, call_loc, grid=(cols, rows)
+    )
     for setup in setups.values():
         for dfb, (index, address) in zip(setup.dfbs, placement):
             dfb.index, dfb.address = index, address
@@ -146,11 +146,11 @@ def build(op, device, grid, setups, call_loc) -> OperationProgram:
 
     kernels = logical_kernels(first.kernels)
     slots = assign_slots(kernels, device.slots)
-    compute_cfg = _compute_config(op)
+    compute_cfg = _compute_config(options)
     for i, (decl, lk) in enumerate(zip(first.kernels, kernels)):
         config = compute_cfg if decl.kind == "compute" else DataMovementConfig()
         program.create_kernel(
-            _entry(i, decl.name), grid_range, config, name=decl.name, slot=slots[lk]
+            kernel_entry(i, decl.name), grid_range, config, name=decl.name, slot=slots[lk]
         )
 
     for i, sem in enumerate(first.semaphores):
@@ -164,14 +164,11 @@ def build(op, device, grid, setups, call_loc) -> OperationProgram:
     ]
     program.dfb_allocation = placement
     for observer in BUILD_OBSERVERS:  # e.g. `tilewright explain`
-        observer(op, program, setups)
+        observer(record, program, setups)
     return program
 
 
-def _compute_config(op) -> ComputeConfig:
-    from tilewright.device.program import MathFidelity
-
-    opts = op.options
+def _compute_config(opts: Mapping[str, object]) -> ComputeConfig:
     fidelity = opts.get("math_fidelity")
     if fidelity is not None:
         fidelity = MathFidelity[str(getattr(fidelity, "name", fidelity))]

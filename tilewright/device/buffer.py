@@ -103,7 +103,7 @@ def _round_up(value: int, align: int) -> int:
     return -(-value // align) * align
 
 
-_FEW_PAGES = 32
+FEW_PAGES = 32
 """Up to this many pages, page I/O goes page by page (cheaper than numpy grouping)."""
 
 
@@ -295,15 +295,15 @@ class Buffer:
                 f"read_pages: out must be uint8 {(n, self.page_size)}, got {out.shape}"
             )
         ps = self.page_size
-        if runs is None and ids.size <= _FEW_PAGES:  # a block's worth: direct slices
-            for i, (owner, addr) in enumerate(self._page_slots(ids)):
+        if runs is None and ids.size <= FEW_PAGES:  # a block's worth: direct slices
+            for i, (owner, addr) in enumerate(self.page_slots(ids)):
                 out[i] = self.memory_of(owner)[addr : addr + ps]
             return out
         if runs is not None:  # a page range: one strided slice per bank
             for _owner, pos, region, _start, _end in runs:
                 out[pos] = region
             return out
-        for owner, pos, addrs in self._locate(ids):
+        for owner, pos, addrs in self.page_groups(ids):
             mem = self.memory_of(owner)
             out[pos] = mem[addrs[:, None] + np.arange(ps)]
         return out
@@ -316,8 +316,8 @@ class Buffer:
         n = len(page_ids) if runs is not None else ids.size
         data = np.asarray(data, dtype=np.uint8).reshape(n, self.page_size)
         ps = self.page_size
-        if runs is None and ids.size <= _FEW_PAGES:
-            for i, (owner, addr) in enumerate(self._page_slots(ids)):
+        if runs is None and ids.size <= FEW_PAGES:
+            for i, (owner, addr) in enumerate(self.page_slots(ids)):
                 self.memory_of(owner)[addr : addr + ps] = data[i]
                 if not isinstance(owner, int):
                     owner.notify_write(addr, addr + ps)
@@ -328,7 +328,7 @@ class Buffer:
                 if not isinstance(owner, int):
                     owner.notify_write(start, end)
             return
-        for owner, pos, addrs in self._locate(ids):
+        for owner, pos, addrs in self.page_groups(ids):
             mem = self.memory_of(owner)
             mem[addrs[:, None] + np.arange(ps)] = data[pos]
             if not isinstance(owner, int):
@@ -341,7 +341,7 @@ class Buffer:
         if (
             not isinstance(page_ids, range)
             or page_ids.step != 1
-            or len(page_ids) <= _FEW_PAGES
+            or len(page_ids) <= FEW_PAGES
             or self.layout != TensorMemoryLayout.INTERLEAVED
         ):
             return None
@@ -363,7 +363,7 @@ class Buffer:
             runs.append((owner, slice(p0 - first, n, nb), region, addr, addr + count * aps))
         return runs
 
-    def _page_slots(self, ids: np.ndarray):
+    def page_slots(self, ids: np.ndarray):
         """(owner, local address) per page id, computed with Python ints (few pages)."""
         self._check_alive()
         n = self.num_pages
@@ -382,7 +382,7 @@ class Buffer:
         for c, a in zip(core_i.tolist(), addrs.tolist()):
             yield self._shard_cores[c], a
 
-    def _locate(self, ids: np.ndarray):
+    def page_groups(self, ids: np.ndarray):
         """Group page ids by bank: (owner, positions in ``ids``, local addresses)."""
         self._check_alive()
         if ids.size and (ids.min() < 0 or ids.max() >= self.num_pages):

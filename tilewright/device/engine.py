@@ -22,21 +22,29 @@ the same trace.
 
 from __future__ import annotations
 
-import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from types import FrameType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from greenlet import GreenletExit, greenlet
 
-from tilewright.errors import DeadlockError, KernelError, SourceLoc, TilewrightError, internal_frame
+from tilewright.errors import (
+    DeadlockError,
+    KernelError,
+    TilewrightError,
+    traceback_location,
+    user_location,
+)
 
 if TYPE_CHECKING:
-    from tilewright.device.device import Core
-    from tilewright.device.launch import KernelContext
     from tilewright.device.trace import Tracer
+
+# The engine sits below the cores (device.device) and the launch (device.launch) in the
+# package's layer order (tests/test_layers.py): a run's core and kernel context are
+# theirs, so they are typed ``Any`` here rather than imported.
+Core: TypeAlias = Any
+KernelContext: TypeAlias = Any
 
 __all__ = [
     "ACTIVE",
@@ -46,8 +54,6 @@ __all__ = [
     "WaitQueue",
     "current_run",
     "current_engine",
-    "user_location",
-    "location_of_exception",
 ]
 
 
@@ -80,17 +86,6 @@ def current_engine() -> Engine:
     if engine is None:
         raise KernelError(_OUTSIDE_KERNEL)
     return engine
-
-
-def user_location(frame: FrameType | None = None) -> SourceLoc | None:
-    """The innermost frame of the user's program (outside Tilewright) as a SourceLoc."""
-    f: FrameType | None = frame if frame is not None else sys._getframe(1)
-    while f is not None:
-        name = f.f_code.co_filename
-        if not internal_frame(name) and not name.startswith("<"):
-            return SourceLoc(name, f.f_lineno)
-        f = f.f_back
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,21 +353,9 @@ def _kernel_main(run: KernelRun) -> None:
 def _annotate(exc: BaseException, run: KernelRun) -> None:
     """Add the node/kernel to an error raised inside a kernel, keeping its type."""
     if isinstance(exc, TilewrightError) and exc.loc is None:
-        exc.loc = location_of_exception(exc)
+        exc.loc = traceback_location(exc)
     if hasattr(exc, "add_note"):
         exc.add_note(f"in {run.label}")
-
-
-def location_of_exception(exc: BaseException) -> SourceLoc | None:
-    """The innermost user frame (outside Tilewright) of an exception's traceback."""
-    tb = exc.__traceback__
-    loc = None
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if not internal_frame(name) and not name.startswith("<"):
-            loc = SourceLoc(name, tb.tb_lineno)
-        tb = tb.tb_next
-    return loc
 
 
 def _deadlock_report(blocked: list[KernelRun], total: int) -> str:

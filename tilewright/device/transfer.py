@@ -7,7 +7,9 @@ target that is neither a worker nor a DRAM bank, an access outside L1 / the DRAM
 channel, a zero-sized transfer, source and destination with different offsets
 modulo the NoC alignment, a multicast whose ``num_dests`` does not match the cores
 it reaches.  Every write into a core's L1 wakes kernels watching that range
-(semaphore waits).
+(semaphore waits).  The checks are functions of their own, so the native kernel API's
+``noc_async_*`` calls and TT-Lang's ``ttl.copy`` (:func:`page_transfer`, whole blocks
+of tensor pages) make the same ones.
 """
 
 from __future__ import annotations
@@ -16,15 +18,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tilewright.device.buffer import FEW_PAGES
 from tilewright.device.noc import decode_multicast, decode_unicast, noc_chip
 from tilewright.errors import NocError
 
 if TYPE_CHECKING:
+    from tilewright.device.buffer import Buffer
     from tilewright.device.device import Core, Device
 
 __all__ = [
+    "alignment",
+    "check_aligned",
+    "check_chip",
+    "check_range",
     "resolve",
     "noc_copy",
+    "page_transfer",
     "multicast_targets",
     "NOC_LATENCY",
     "NOC_BYTES_PER_CYCLE",
@@ -41,6 +50,54 @@ def transfer_cycles(size: int) -> int:
     return NOC_LATENCY + -(-size // NOC_BYTES_PER_CYCLE)
 
 
+# -- the checks every NoC transfer makes -------------------------------------------------------
+
+
+def check_chip(device: Device, chip: int | None, target: str, what: str) -> None:
+    """A transfer issued on ``device`` reaches only its own chip (None: the issuing chip)."""
+    if chip is not None and chip != device.chip:
+        raise NocError(
+            f"{what}: {target} targets chip {chip} from chip {device.chip}; a NoC "
+            "transaction stays on its chip",
+            hint="reach another chip over the fabric (tilewright.device.fabric: "
+            "fabric_unicast_noc_unicast_write / fabric_unicast_noc_unicast_atomic_inc)",
+        )
+
+
+def check_range(device: Device, owner: Core | int, start: int, end: int, what: str) -> None:
+    """``[start, end)`` lies inside the owner's memory: a core's L1 or a DRAM bank."""
+    if isinstance(owner, int):
+        if end > device.dram.size:
+            raise NocError(
+                f"{what}: [{start:#x}, {end:#x}) is outside DRAM bank {owner} "
+                f"({device.dram.size} B)"
+            )
+    elif start < 0 or end > device.l1_size:
+        raise NocError(
+            f"{what}: [{start:#x}, {end:#x}) is outside the {device.l1_size} B L1 "
+            f"of core {owner.logical}"
+        )
+
+
+def alignment(device: Device, owner_a: object, owner_b: object) -> int:
+    """The NoC word both ends of a transfer must agree on (DRAM's when DRAM is involved)."""
+    if isinstance(owner_a, int) or isinstance(owner_b, int):
+        return device.dram_alignment
+    return device.l1_alignment
+
+
+def check_aligned(src_addr: int, dst_addr: int, align: int, what: str) -> None:
+    """Source and destination have the same offset modulo the NoC word."""
+    if src_addr % align != dst_addr % align:
+        raise NocError(
+            f"{what}: source {src_addr:#x} and destination {dst_addr:#x} are not aligned alike "
+            f"modulo {align} B (the NoC moves {align}-byte words)"
+        )
+
+
+# -- transfers ------------------------------------------------------------------------------
+
+
 def resolve(
     device: Device, noc_addr: int, size: int, what: str
 ) -> tuple[np.ndarray, int, Core | int]:
@@ -48,30 +105,15 @@ def resolve(
     x, y, local = decode_unicast(noc_addr)
     if size <= 0:
         raise NocError(f"{what}: transfer size must be positive, got {size}")
-    chip = noc_chip(noc_addr)
-    if chip is not None and chip != device.chip:
-        raise NocError(
-            f"{what}: NoC address {noc_addr:#x} targets chip {chip} from chip {device.chip}; a NoC "
-            "transaction stays on its chip",
-            hint="reach another chip over the fabric (tilewright.device.fabric: "
-            "fabric_unicast_noc_unicast_write / fabric_unicast_noc_unicast_atomic_inc)",
-        )
+    check_chip(device, noc_chip(noc_addr), f"NoC address {noc_addr:#x}", what)
     core = device.core_at_noc(x, y)
     if core is not None:
         local = device.resolve_local(core, local)
-        if local + size > device.l1_size:
-            raise NocError(
-                f"{what}: [{local:#x}, {local + size:#x}) is outside the {device.l1_size} B L1 "
-                f"of core {core.logical}"
-            )
+        check_range(device, core, local, local + size, what)
         return core.l1, local, core
     bank = device.dram_bank_at_noc(x, y)
     if bank is not None:
-        if local + size > device.dram.size:
-            raise NocError(
-                f"{what}: [{local:#x}, {local + size:#x}) is outside DRAM bank {bank} "
-                f"({device.dram.size} B)"
-            )
+        check_range(device, bank, local, local + size, what)
         return device.dram.channel(bank), local, bank
     raise NocError(
         f"{what}: NoC address {noc_addr:#x} targets ({x}, {y}), which is neither a worker "
@@ -79,25 +121,83 @@ def resolve(
     )
 
 
-def _alignment(device, owner_a, owner_b) -> int:
-    if isinstance(owner_a, int) or isinstance(owner_b, int):
-        return device.dram_alignment
-    return device.l1_alignment
-
-
 def noc_copy(device, src: tuple, dst: tuple, size: int, what: str) -> None:
     """Copy ``size`` bytes from ``src`` to ``dst``; each is (memory, local, owner)."""
     src_mem, src_addr, src_owner = src
     dst_mem, dst_addr, dst_owner = dst
-    align = _alignment(device, src_owner, dst_owner)
-    if src_addr % align != dst_addr % align:
-        raise NocError(
-            f"{what}: source {src_addr:#x} and destination {dst_addr:#x} are not aligned alike "
-            f"modulo {align} B (the NoC moves {align}-byte words)"
-        )
+    check_aligned(src_addr, dst_addr, alignment(device, src_owner, dst_owner), what)
     dst_mem[dst_addr : dst_addr + size] = src_mem[src_addr : src_addr + size]
     if not isinstance(dst_owner, int) and dst_owner is not None:
         dst_owner.notify_write(dst_addr, dst_addr + size)
+
+
+def page_transfer(
+    core: Core,
+    buffer: Buffer,
+    page_ids: np.ndarray,
+    l1_addr: int,
+    *,
+    to_l1: bool,
+    what: str,
+    offset: int = 0,
+    length: int | None = None,
+) -> int:
+    """Move bytes ``[offset, offset + length)`` of each page of ``buffer`` to (``to_l1``) or
+    from consecutive ``length``-byte runs of ``core``'s L1 starting at ``l1_addr``.
+
+    The transfer a kernel makes with one ``noc_async_read`` / ``noc_async_write`` per
+    page, with the same checks (the chip, the bounds of both ranges, alignment of
+    source and destination), done per bank on whole blocks of pages.  Returns the
+    bytes moved.
+    """
+    device = core.device
+    check_chip(device, buffer.device.chip, "the tensor's buffer", what)
+    if buffer.device is not device:
+        raise NocError(f"{what}: the tensor is on another device than the issuing kernel")
+    length = buffer.page_size - offset if length is None else length
+    ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
+    if length <= 0 or ids.size == 0:
+        raise NocError(f"{what}: transfer size must be positive, got {length * ids.size}")
+    total = ids.size * length
+    check_range(device, core, l1_addr, l1_addr + total, what)
+    l1 = core.l1
+    if ids.size <= FEW_PAGES:  # a block's worth: per-page slices beat grouping
+        for i, (owner, addr) in enumerate(buffer.page_slots(ids)):
+            far, near = addr + offset, l1_addr + i * length
+            check_range(device, owner, far, far + length, what)
+            mem = buffer.memory_of(owner)
+            if to_l1:
+                check_aligned(far, near, alignment(device, owner, core), what)
+                l1[near : near + length] = mem[far : far + length]
+            else:
+                check_aligned(near, far, alignment(device, core, owner), what)
+                mem[far : far + length] = l1[near : near + length]
+                _notify(owner, far, far + length)
+    else:
+        span = np.arange(length)
+        for owner, pos, addrs in buffer.page_groups(ids):
+            far, near = addrs + offset, l1_addr + pos * length
+            check_range(device, owner, int(far.min()), int(far.max()) + length, what)
+            align = alignment(device, owner, core)
+            bad = np.nonzero(far % align != near % align)[0]
+            if bad.size:
+                i = int(bad[0])
+                src, dst = (far[i], near[i]) if to_l1 else (near[i], far[i])
+                check_aligned(int(src), int(dst), align, what)
+            mem = buffer.memory_of(owner)
+            if to_l1:
+                l1[near[:, None] + span] = mem[far[:, None] + span]
+            else:
+                mem[far[:, None] + span] = l1[near[:, None] + span]
+                _notify(owner, int(far.min()), int(far.max()) + length)
+    if to_l1:
+        core.notify_write(l1_addr, l1_addr + total)
+    return total
+
+
+def _notify(owner: Core | int, start: int, end: int) -> None:
+    if not isinstance(owner, int):
+        owner.notify_write(start, end)
 
 
 def multicast_targets(device, issuer, mcast_addr: int, include_self: bool, what: str):

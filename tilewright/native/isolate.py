@@ -28,7 +28,7 @@ import sys
 import tempfile
 from typing import ClassVar, TextIO
 
-from tilewright.errors import NativeCrashError, SourceLoc
+from tilewright.errors import NativeCrashError, SourceLoc, format_error
 from tilewright.native.bridge import CRASH
 
 __all__ = ["run_isolated", "attach_child", "announce", "crash_error"]
@@ -102,8 +102,6 @@ def crash_error(returncode: int, sites: dict, slot: tuple[int, int, int]) -> Nat
 
 def run_isolated(program: str, args: list[str], forwarded: list[str]) -> int:
     """Run ``tilewright run [forwarded] program args`` in a child; report a native crash."""
-    from tilewright.cli.runner import format_error
-
     read_fd, write_fd = os.pipe()
     slot_file = tempfile.TemporaryFile()
     slot_file.truncate(_SLOT_BYTES)

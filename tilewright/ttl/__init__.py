@@ -2,13 +2,15 @@
 
 ``import ttl`` under ``tilewright run`` (or ``from tilewright import ttl``).  This
 package holds no semantics: each name forwards to the compiler (decoration and
-setup) or to the running node's runtime (``tilewright.compiler.runtime``).  Newest
+setup) or to the running node's runtime (``tilewright.lang``).  Newest
 spellings are primary; legacy ones (reference A.12) are aliases.
 """
 
 from __future__ import annotations
 
-from tilewright.compiler.declare import (
+from tilewright.compiler.operation import Operation, operation
+from tilewright.lang.copy import CopyTransferHandler, GroupTransfer, copy
+from tilewright.lang.declare import (
     compute,
     datamovement,
     grid_size,
@@ -17,39 +19,27 @@ from tilewright.compiler.declare import (
     make_dfb,
     node,
 )
-from tilewright.compiler.dfb_reset import (
-    DFBAllocationGroup,
-    DFBReconfiguration,
-    DFBReset,
-    make_dfb_allocation_group,
-    reconfigure_dfbs,
-    reset_all_dfbs,
-    reset_dfbs,
-)
-from tilewright.compiler.extern.surface import (
+from tilewright.lang.dfb import DFB, DataflowBuffer, TensorBlock
+from tilewright.lang.expr import BlockExpr
+from tilewright.lang.extern.surface import (
     DFBAccess,
     DFBEffect,
-    DispatchCondition,
-    ScalarType,
     call_extern_func,
     dfb_descriptor,
     get_dfb_id,
     raw_addr,
     uint32,
 )
-from tilewright.compiler.operation import Operation, operation
-from tilewright.compiler.runtime.copy import CopyTransferHandler, GroupTransfer, copy
-from tilewright.compiler.runtime.dfb import DataflowBuffer, TensorBlock
-from tilewright.compiler.runtime.expr import BlockExpr
-from tilewright.compiler.runtime.expr import evaluate as _evaluate
-from tilewright.compiler.runtime.misc import (
+from tilewright.lang.extern.types import DispatchCondition, ScalarType
+from tilewright.lang.math import add, div, matmul, mul, sub
+from tilewright.lang.misc import (
     raw_element_read,
     raw_element_write,
     read_index,
     signpost,
     static_range,
 )
-from tilewright.compiler.runtime.pipes import (
+from tilewright.lang.pipes import (
     DstPipeIdentity,
     Pipe,
     PipeNet,
@@ -58,15 +48,24 @@ from tilewright.compiler.runtime.pipes import (
     SrcPipeIdentity,
     wait_any,
 )
-from tilewright.compiler.runtime.semaphore import (
+from tilewright.lang.resets import (
+    DFBAllocationGroup,
+    DFBReconfiguration,
+    DFBReset,
+    make_dfb_allocation_group,
+    reconfigure_dfbs,
+    reset_all_dfbs,
+    reset_dfbs,
+)
+from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
+from tilewright.lang.semaphore import (
     MulticastRemoteSemaphore,
     Semaphore,
     UnicastRemoteSemaphore,
 )
-from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
-from tilewright.errors import InterfaceError as _InterfaceError
+from tilewright.lang.unsupported import Program
+from tilewright.lang.unsupported import unsupported as _unsupported
 from tilewright.ttl import block, math
-from tilewright.ttl.unsupported import unsupported as _unsupported
 
 __version__ = "0.20"
 """The TT-Lang spec version this implementation follows."""
@@ -81,26 +80,7 @@ kernel = operation
 core = node
 
 
-class DFB:
-    """Annotation marker for DFB parameters of expand-only operations (``buf: ttl.DFB``)."""
-
-
-def matmul(lhs, rhs, *, transpose_rhs: bool = False):
-    """``ttl.matmul(lhs, rhs, transpose_rhs=False)``: block matmul (``[..,M,K] @ [..,K,N]``)."""
-    return _evaluate("matmul", lhs, rhs, transpose_rhs=transpose_rhs)
-
-
-def typecast(x, dtype):
-    """``ttl.typecast(x, dtype)``: see ``ttl.math.typecast``."""
-    return math.typecast(x, dtype)
-
-
-def Program(*threads):  # noqa: N802 - legacy spelling
-    """Removed in spec 0.2: kernels are collected automatically."""
-    raise _InterfaceError(
-        "ttl.Program was removed in spec 0.2: kernel functions are collected automatically; "
-        "delete the `return ttl.Program(...)(...)` statement"
-    )
+typecast = math.typecast
 
 
 # Elementwise ops at the top level (ttl.exp, ttl.add, ...), as the generated API has them.
@@ -149,22 +129,6 @@ ScatterTransfer = _unsupported("ScatterTransfer")
 AllToAllTransfer = _unsupported("AllToAllTransfer")
 MeshProgramPlacement = _unsupported("MeshProgramPlacement")
 SRAMStorage = _unsupported("SRAMStorage")
-
-
-def add(a, b):
-    return _evaluate("add", a, b)
-
-
-def sub(a, b):
-    return _evaluate("sub", a, b)
-
-
-def mul(a, b):
-    return _evaluate("mul", a, b)
-
-
-def div(a, b):
-    return _evaluate("div", a, b)
 
 
 __all__ = [

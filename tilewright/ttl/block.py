@@ -1,35 +1,7 @@
-"""``ttl.block``: block-shaping functions (spec §Block functions), bound from the op registry.
+"""``ttl.block``: block-shaping functions (spec §Block functions), from ``tilewright.lang.block``.
 
-``broadcast``, ``transpose``, ``fill``, ``mask``, ``mask_posinf``, ``where``, ``squeeze``
-and ``unsqueeze`` with the spec's tiled semantics; a test checks every registry op of
-the ``block`` namespace is bound here.
+A façade: every public name of ``lang.block`` (its ``__all__``).
 """
 
-from __future__ import annotations
-
-from tilewright.compiler.runtime.expr import bind_op
-
-__all__ = [
-    "broadcast",
-    "fill",
-    "mask",
-    "mask_posinf",
-    "squeeze",
-    "transpose",
-    "unsqueeze",
-    "where",
-]
-
-
-def _bind(name: str):
-    return bind_op("block", name)
-
-
-broadcast = _bind("broadcast")
-fill = _bind("fill")
-mask = _bind("mask")
-mask_posinf = _bind("mask_posinf")
-squeeze = _bind("squeeze")
-transpose = _bind("transpose")
-unsqueeze = _bind("unsqueeze")
-where = _bind("where")
+from tilewright.lang.block import *  # noqa: F403 - the façade is lang.block's public names
+from tilewright.lang.block import __all__  # noqa: F401

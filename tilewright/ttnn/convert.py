@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from tilewright.device.buffer import Buffer, BufferType, ShardSpecBuffer
-from tilewright.device.formats import element_size
+from tilewright.device.formats import DATA_TYPE_NAMES, TtnnDataType, data_type_name, element_size
 from tilewright.errors import DeviceError
 from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
@@ -104,7 +104,7 @@ def _prepare(values: np.ndarray, dtype: DataType) -> np.ndarray:
         return values.astype(np.float32, copy=False)
     if values.dtype.kind == "f":
         if not np.all(np.isfinite(values)) or np.any(values != np.round(values)):
-            raise DeviceError(f"non-integer values cannot be stored as {dtype.name.lower()}")
+            raise DeviceError(f"non-integer values cannot be stored as {data_type_name(dtype)}")
         return values.astype(np.int64)
     return values
 
@@ -152,17 +152,8 @@ from_numpy = from_torch
 
 
 def _torch_dtype(dtype: DataType):
-    torch = _torch()
-    return {
-        DataType.BFLOAT16: torch.bfloat16,
-        DataType.FLOAT32: torch.float32,
-        DataType.BFLOAT8_B: torch.float32,
-        DataType.BFLOAT4_B: torch.float32,
-        DataType.INT32: torch.int32,
-        DataType.UINT32: torch.int64,
-        DataType.UINT16: torch.int32,
-        DataType.UINT8: torch.uint8,
-    }[dtype]
+    """The torch dtype that holds every value of ``dtype`` exactly (the names table)."""
+    return getattr(_torch(), DATA_TYPE_NAMES[TtnnDataType(int(dtype))].torch)
 
 
 def to_torch(

@@ -14,14 +14,15 @@ like ``ttnn.slice``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tilewright.device.buffer import Buffer
-from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import (
     TILE_32x32,
     TileShape,
+    data_type_name,
     decode_elements,
     decode_tiles,
     element_size,
@@ -34,7 +35,6 @@ from tilewright.device.formats import (
 )
 from tilewright.errors import DeviceError
 from tilewright.ttnn.types import (
-    DRAM_MEMORY_CONFIG,
     DataType,
     Layout,
     MemoryConfig,
@@ -89,7 +89,9 @@ def encode_pages(
         data = encode_tiles(tiles, fmt, tile, dram_alignment=dram_alignment)
         return data.reshape(tiles.shape[0], -1)
     if is_block_float(fmt):
-        raise DeviceError(f"{dtype.name.lower()} needs TILE layout (block-float formats are tiled)")
+        raise DeviceError(
+            f"{data_type_name(dtype)} needs TILE layout (block-float formats are tiled)"
+        )
     if values.ndim < 1:
         values = values.reshape(1)
     w = values.shape[-1]
@@ -271,27 +273,11 @@ class Tensor:
             align,
         )
 
-    def to_torch(self):
-        from tilewright.ttnn.convert import to_torch
-
-        return to_torch(self)
-
     def cpu(self) -> Tensor:
         """A host copy of the tensor."""
         if self._buffer is None:
             return self
         return Tensor(self.host_pages().copy(), self.shape, self.dtype, self.layout, self._tile)
-
-    def to(self, device, memory_config: MemoryConfig | None = None) -> Tensor:
-        """A device copy of a host tensor (``Tensor.to(device, mem_cfg)``)."""
-        from tilewright.ttnn.convert import place_on_device
-
-        return place_on_device(self, device, memory_config or DRAM_MEMORY_CONFIG)
-
-    def to_layout(self, layout: Layout, dtype: DataType | None = None) -> Tensor:
-        from tilewright.ttnn.convert import to_layout
-
-        return to_layout(self, layout, dtype=dtype)
 
     def deallocate(self) -> None:
         if self._buffer is not None:
@@ -303,13 +289,6 @@ class Tensor:
             raise DeviceError("the tensor was deallocated")
 
     # -- indexing ----------------------------------------------------------------------------
-
-    def __getitem__(self, key) -> TensorSlice | Tensor:
-        if ACTIVE.run is not None:
-            return self.slice_pages(key)
-        from tilewright.ttnn.convert import host_slice
-
-        return host_slice(self, key)
 
     def slice_pages(self, key) -> TensorSlice:
         """Normalise a kernel-side index (page units) into a TensorSlice."""
@@ -355,28 +334,20 @@ class Tensor:
             f"layout={self.layout.name}, {where})"
         )
 
-    # arithmetic on tensors goes through the op registry (ttnn.operations)
-    def __add__(self, other):
-        from tilewright.ttnn import operations
+    if TYPE_CHECKING:  # installed from the tables of ttnn.operations.methods (they build tensors)
 
-        return operations.add(self, other)
-
-    def __sub__(self, other):
-        from tilewright.ttnn import operations
-
-        return operations.subtract(self, other)
-
-    def __mul__(self, other):
-        from tilewright.ttnn import operations
-
-        return operations.multiply(self, other)
-
-    def __matmul__(self, other):
-        from tilewright.ttnn import operations
-
-        return operations.matmul(self, other)
-
-    def __neg__(self):
-        from tilewright.ttnn import operations
-
-        return operations.neg(self)
+        def to_torch(self, dtype: Any = None, **kwargs: Any) -> Any: ...
+        def to(self, device: Any, memory_config: MemoryConfig | None = None) -> Tensor: ...
+        def to_layout(self, layout: Layout, dtype: DataType | None = None, **kw: Any) -> Tensor: ...
+        def reshape(self, *shape: Any) -> Tensor: ...
+        def __getitem__(self, key: Any) -> Any: ...
+        def __add__(self, other: Any) -> Tensor: ...
+        def __radd__(self, other: Any) -> Tensor: ...
+        def __sub__(self, other: Any) -> Tensor: ...
+        def __rsub__(self, other: Any) -> Tensor: ...
+        def __mul__(self, other: Any) -> Tensor: ...
+        def __rmul__(self, other: Any) -> Tensor: ...
+        def __truediv__(self, other: Any) -> Tensor: ...
+        def __rtruediv__(self, other: Any) -> Tensor: ...
+        def __matmul__(self, other: Any) -> Tensor: ...
+        def __neg__(self) -> Tensor: ...

@@ -17,7 +17,13 @@ from tilewright.device.buffer import (
     TensorMemoryLayout,
 )
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
-from tilewright.device.formats import TTNN_TO_DATA_FORMAT, DataFormat, TileShape, TtnnDataType
+from tilewright.device.formats import (
+    FLOAT_FORMATS,
+    TTNN_TO_DATA_FORMAT,
+    DataFormat,
+    TileShape,
+    TtnnDataType,
+)
 from tilewright.errors import DeviceError
 
 __all__ = [
@@ -80,18 +86,15 @@ uint32 = DataType.UINT32
 uint16 = DataType.UINT16
 uint8 = DataType.UINT8
 
-_FLOAT_TYPES = frozenset(
-    {DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B, DataType.BFLOAT4_B}
-)
-
-
-def is_float(dtype: DataType) -> bool:
-    return dtype in _FLOAT_TYPES
-
 
 def data_format_of(dtype: DataType) -> DataFormat:
     """The device format a ttnn data type is stored in."""
     return TTNN_TO_DATA_FORMAT[TtnnDataType(int(dtype))]
+
+
+def is_float(dtype: DataType) -> bool:
+    """A float data type (bfloat16, float32, bfloat8_b, bfloat4_b): its values decode to float32."""
+    return data_format_of(dtype) in FLOAT_FORMATS
 
 
 class Layout(IntEnum):

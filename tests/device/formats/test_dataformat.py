@@ -97,3 +97,33 @@ def test_as_data_format():
     assert as_data_format(TtnnDataType.BFLOAT16) is DataFormat.Float16_b
     with pytest.raises(FormatError, match="123 is not a tt::DataFormat"):
         as_data_format(123)
+
+
+def test_data_type_names_are_one_table():
+    """Every ttnn data type has one canonical name; no spelling names two types."""
+    from tilewright.device.formats import DATA_TYPE_NAMES, data_type_name, data_type_named
+    from tilewright.device.formats.dataformat import _BY_NAME
+
+    assert set(DATA_TYPE_NAMES) == {t for t in TtnnDataType if t.name != "INVALID"}
+    for dtype, names in DATA_TYPE_NAMES.items():
+        assert names.name == dtype.name.lower() == data_type_name(dtype)
+        for spelling in (names.name, *names.aliases):
+            assert data_type_named(spelling.upper()) is dtype
+    spellings = [s for n in DATA_TYPE_NAMES.values() for s in (n.name, *n.aliases)]
+    assert len(spellings) == len(set(spellings))
+    assert data_type_named("float16_b") is TtnnDataType.BFLOAT16  # the tt::DataFormat name
+    assert data_type_named("float16") is None  # the device's Float16 has no ttnn type
+    assert len(_BY_NAME) >= len(spellings)
+
+
+def test_every_spelling_reaches_the_languages():
+    """make_dfb strings, op-registry formats and ttnn names come from the same table."""
+    from tilewright.device.ops.params import format_name_of
+    from tilewright.lang.declare import parse_dtype
+    from tilewright.ttnn.types import DataType
+
+    assert parse_dtype("bfp_bf8") is DataType.BFLOAT8_B
+    assert parse_dtype("si32") is DataType.INT32
+    assert format_name_of("bfp8_b") == "bfloat8_b"
+    assert format_name_of(DataType.UINT16) == "uint16"
+    assert format_name_of("nope") is None

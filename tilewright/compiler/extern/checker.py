@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, TypeAlias
 
-from tilewright.compiler.extern.scope import Resolver, Scope
+from tilewright.compiler.extern.scope import LocalScope, Resolver
 from tilewright.errors import ExternCallError, SourceLoc
 
 if TYPE_CHECKING:
-    from tilewright.compiler.operation import Operation
+    from tilewright.compiler.record import OperationRecord
     from tilewright.compiler.source import FunctionSource
 
 __all__ = ["CheckerBase", "KernelDef"]
@@ -25,11 +25,11 @@ KernelDef: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
 class CheckerBase:
     """One call site being checked: its operation, AST, scopes and diagnostics."""
 
-    op: Operation
+    op: OperationRecord
     src: FunctionSource
     r: Resolver
     call: ast.Call
-    chain: list[Scope]
+    chain: list[LocalScope]
     kernel_def: KernelDef | None  # the enclosing kernel function, if any
     in_callback: bool
     loc: SourceLoc

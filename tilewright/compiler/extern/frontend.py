@@ -22,11 +22,16 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.extern import surface
 from tilewright.compiler.extern.checker import KernelDef
 from tilewright.compiler.extern.frontend_args import ArgumentChecks, ExternArgumentTypeError
 from tilewright.compiler.extern.frontend_contract import ContractChecks
-from tilewright.compiler.extern.plan import (
+from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver, build_scope
+from tilewright.compiler.interface import KERNEL_DECORATORS
+from tilewright.compiler.source import call_name, decorator_name
+from tilewright.errors import ExternCallError, SourceLoc
+from tilewright.lang.extern import surface
+from tilewright.lang.extern import types as extern_types
+from tilewright.lang.extern.plan import (
     CallSite,
     ExternPlan,
     Occurrence,
@@ -35,13 +40,17 @@ from tilewright.compiler.extern.plan import (
     VariantKey,
     next_site_id,
 )
-from tilewright.compiler.extern.scope import NotStaticError, Resolver, Scope, build_scope
-from tilewright.compiler.interface import KERNEL_DECORATORS
-from tilewright.compiler.source import call_name, decorator_name
-from tilewright.errors import ExternCallError, SourceLoc
+from tilewright.lang.selectors import (
+    Kernel,
+    KernelKind,
+    PipeSourceKernel,
+    handle_key,
+    kernel_of,
+    kind_key,
+)
 
 if TYPE_CHECKING:
-    from tilewright.compiler.operation import Operation
+    from tilewright.compiler.record import OperationRecord
 
 __all__ = ["validate_operation", "ExternArgumentTypeError", "KNOWN_KEYWORDS"]
 
@@ -68,14 +77,14 @@ def _kind_of_kernel_def(fn: ast.AST) -> str | None:
     return None
 
 
-def validate_operation(op: Operation) -> ExternPlan | None:
+def validate_operation(op: OperationRecord) -> ExternPlan | None:
     """Validate every external call of ``op``; the plan, or None if it makes none."""
     src = op.source
     resolver = Resolver(op.fn)
-    found: list[tuple[ast.Call, list[Scope], KernelDef | None, bool]] = []
+    found: list[tuple[ast.Call, list[LocalScope], KernelDef | None, bool]] = []
     root = build_scope(src.tree, [], params_are_tensors=True)
 
-    def is_extern(call: ast.Call, chain: list[Scope]) -> bool:
+    def is_extern(call: ast.Call, chain: list[LocalScope]) -> bool:
         recv, name = call_name(call.func)
         if name != "call_extern_func":
             return False
@@ -84,7 +93,7 @@ def validate_operation(op: Operation) -> ExternPlan | None:
         return resolver.static_object(call.func, chain) is surface.call_extern_func
 
     def walk(
-        node: ast.AST, chain: list[Scope], kernel_def: KernelDef | None, in_callback: bool
+        node: ast.AST, chain: list[LocalScope], kernel_def: KernelDef | None, in_callback: bool
     ) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -124,10 +133,10 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     def __init__(
         self,
-        op: Operation,
+        op: OperationRecord,
         resolver: Resolver,
         call: ast.Call,
-        chain: list[Scope],
+        chain: list[LocalScope],
         kernel_def: KernelDef | None,
         in_callback: bool,
     ) -> None:
@@ -263,7 +272,7 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     def kernel_def_keys(self, kernel_def: KernelDef, kind: str) -> frozenset[str]:
         """Keys naming the enclosing explicit kernel function: its kind, and its decorator's selector."""
-        keys = {f"kind:{kind}"}
+        keys = {kind_key(kind)}
         for d in kernel_def.decorator_list:
             if isinstance(d, ast.Call) and decorator_name(d) in KERNEL_DECORATORS:
                 sel = next(
@@ -279,8 +288,6 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     def selector(self, node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
         """(keys, kinds) of a kernel selector (reference B.6)."""
-        from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
-
         if isinstance(node, ast.Tuple):
             if not node.elts:
                 raise self.error("call_extern_func kernel selection requires a nonempty tuple")
@@ -317,24 +324,22 @@ class _CallChecker(ArgumentChecks, ContractChecks):
             b = self.r.lookup(node.id, self.chain)
             if b.kind == "kernel":
                 kind = self.kernel_handle_kind(node.id)
-                return frozenset({f"kernel:{node.id}"}), frozenset(
+                return frozenset({handle_key(node.id)}), frozenset(
                     {kind} if kind else {"compute", "data_movement"}
                 )
         value = self.r.static_object(node, self.chain)
-        if isinstance(value, KernelKind):
-            return frozenset({f"kind:{value.value}"}), frozenset({value.value})
-        if isinstance(value, PipeSourceKernel):
-            return frozenset({"pipe_source"}), frozenset({"data_movement"})
+        if isinstance(value, (KernelKind, PipeSourceKernel)):
+            kernel = kernel_of(value)
+            assert kernel is not None  # a KernelKind member or PIPE_SOURCE_KERNEL
+            return frozenset({kernel.key}), frozenset({kernel.kind})
         if isinstance(value, Kernel) and isinstance(node, ast.Name):
-            return frozenset({f"kernel:{node.id}"}), frozenset({value.kind.value})
+            return frozenset({handle_key(node.id)}), frozenset({value.kind.value})
         raise self.error(
             f"kernel selector must be a KernelKind or Kernel declared as a top-level operation resource, "
             f"got {self.text(node)}"
         )
 
     def kernel_handle_kind(self, name: str) -> str | None:
-        from tilewright.compiler.selectors import KernelKind
-
         for node in ast.walk(self.src.tree):
             if (
                 isinstance(node, ast.Assign)
@@ -405,7 +410,7 @@ class _CallChecker(ArgumentChecks, ContractChecks):
     @staticmethod
     def key_selected(key: str, kernel_keys: frozenset[str]) -> bool:
         kind = key.split(":", 1)[1] if key.startswith("kind:") else None
-        return kind is not None and f"kind:{kind}" in kernel_keys
+        return kind is not None and kind_key(kind) in kernel_keys
 
     def variant(
         self,
@@ -465,33 +470,33 @@ class _CallChecker(ArgumentChecks, ContractChecks):
 
     def check_results(
         self,
-    ) -> tuple[surface.ScalarType | None, surface.DispatchCondition | None, str | None]:
+    ) -> tuple[extern_types.ScalarType | None, extern_types.DispatchCondition | None, str | None]:
         rnode = self.kw.get("result_type")
         cnode = self.kw.get("condition_result")
         if rnode is not None and cnode is not None:
             raise self.error("cannot combine result_type and condition_result")
-        result_type: surface.ScalarType | None = None
+        result_type: extern_types.ScalarType | None = None
         if rnode is not None:
             value = self.r.static_object(rnode, self.chain)
-            if not isinstance(value, surface.ScalarType):
+            if not isinstance(value, extern_types.ScalarType):
                 raise self.error(
                     f"result_type must be ttl.ScalarType.I32 or ttl.ScalarType.I64, got {self.text(rnode)}"
                 )
             result_type = value
-        condition: surface.DispatchCondition | None = None
+        condition: extern_types.DispatchCondition | None = None
         name: str | None = None
         if cnode is not None:
             condition, name = self.condition(cnode)
             result_type = condition.scalar_type
         return result_type, condition, name
 
-    def condition(self, node: ast.AST) -> tuple[surface.DispatchCondition, str]:
+    def condition(self, node: ast.AST) -> tuple[extern_types.DispatchCondition, str]:
         factory = "a ttl.DispatchCondition must be created by an enclosing factory and captured by the operation"
         if isinstance(node, ast.Name):
             b = self.r.lookup(node.id, self.chain)
-            if b.kind == "captured" and isinstance(b.value, surface.DispatchCondition):
+            if b.kind == "captured" and isinstance(b.value, extern_types.DispatchCondition):
                 return b.value, node.id
-            if b.kind == "module" and isinstance(b.value, surface.DispatchCondition):
+            if b.kind == "module" and isinstance(b.value, extern_types.DispatchCondition):
                 raise self.error(
                     f"condition_result '{node.id}' is a module-level DispatchCondition; {factory}"
                 )
@@ -501,14 +506,14 @@ class _CallChecker(ArgumentChecks, ContractChecks):
                 )
         if (
             isinstance(node, ast.Call)
-            and self.r.static_object(node.func, self.chain) is surface.DispatchCondition
+            and self.r.static_object(node.func, self.chain) is extern_types.DispatchCondition
         ):
             raise self.error(f"condition_result {self.text(node)}: {factory}")
         raise self.error(f"condition_result must be a ttl.DispatchCondition, got {self.text(node)}")
 
     def check_condition_restrictions(
         self,
-        condition: surface.DispatchCondition | None,
+        condition: extern_types.DispatchCondition | None,
         template_args: list[TemplateArg],
         variants: dict[VariantKey, Variant],
         unknown: bool,

@@ -12,11 +12,12 @@ import ast
 import math
 import struct
 
-from tilewright.compiler.extern import surface
 from tilewright.compiler.extern.checker import CheckerBase
-from tilewright.compiler.extern.plan import FuncArg, TemplateArg
 from tilewright.compiler.extern.scope import NotStaticError
 from tilewright.errors import ExternCallError
+from tilewright.lang.extern import surface
+from tilewright.lang.extern import types as extern_types
+from tilewright.lang.extern.plan import FuncArg, TemplateArg
 
 __all__ = ["ArgumentChecks", "ExternArgumentTypeError"]
 
@@ -90,7 +91,7 @@ class ArgumentChecks(CheckerBase):
             return self.int_arg(value)
         if isinstance(value, float):
             return self.float_arg(value)
-        if isinstance(value, surface.UInt32):
+        if isinstance(value, extern_types.UInt32):
             return self.uint_arg(value.value)
         if type(value).__name__ == "GlobalSemaphore" and hasattr(value, "address"):
             address = value.address() if callable(value.address) else value.address

@@ -11,11 +11,11 @@ from __future__ import annotations
 import ast
 from typing import TypeGuard
 
-from tilewright.compiler.extern import surface
 from tilewright.compiler.extern.checker import CheckerBase
-from tilewright.compiler.extern.plan import EFFECT_KINDS, MAX_EXPANDED_EFFECTS, Effect, Occurrence
 from tilewright.compiler.extern.scope import NotStaticError
 from tilewright.compiler.source import call_name
+from tilewright.lang.extern import surface
+from tilewright.lang.extern.plan import EFFECT_KINDS, MAX_EXPANDED_EFFECTS, Effect, Occurrence
 
 __all__ = ["ContractChecks"]
 

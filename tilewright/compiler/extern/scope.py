@@ -1,7 +1,11 @@
-"""Static name resolution for the external-call front end.
+"""Static name resolution for the external-call front end: the names bound inside the body.
 
 What a name in an operation's source means, decided from the AST and the
-operation function's globals and closure (never by running the body):
+operation function's globals and closure (never by running the body).  The
+names the body binds are scanned here (:func:`build_scope`, one
+:class:`LocalScope` per function); the rest -- captures, module globals,
+builtins, attribute paths -- is the compiler's one resolver,
+:class:`tilewright.compiler.scope.Scope`:
 
 * a **DFB** -- bound by ``name = ttl.make_dataflow_buffer_like(...)`` (or another DFB
   factory) in the operation body, a ``ttl.DFB``-annotated parameter, or a plain alias
@@ -23,13 +27,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-__all__ = ["Scope", "Resolver", "Binding", "NotStaticError", "DFB_FACTORIES"]
+from tilewright.compiler.scope import MISSING, Scope
+
+__all__ = ["LocalScope", "Resolver", "Binding", "NotStaticError", "DFB_FACTORIES"]
 
 DFB_FACTORIES = frozenset(
     {"make_dataflow_buffer_like", "make_circular_buffer_like", "make_dfb", "make_tensor_backed_dfb"}
 )
-
-_MISSING = object()
 
 
 class NotStaticError(Exception):
@@ -41,7 +45,7 @@ class NotStaticError(Exception):
 
 
 @dataclass(slots=True)
-class Scope:
+class LocalScope:
     """Names bound by one function (or lambda) of the operation, and what some of them are."""
 
     node: ast.AST
@@ -90,11 +94,11 @@ def _annotation_is_dfb(ann: ast.expr | None) -> bool:
 
 def build_scope(
     fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
-    outer: list[Scope],
+    outer: list[LocalScope],
     params_are_tensors: bool,
-) -> Scope:
+) -> LocalScope:
     """The names ``fn`` binds (not descending into nested functions, lambdas or classes)."""
-    scope = Scope(fn)
+    scope = LocalScope(fn)
     args = fn.args
     for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
         scope.bound.add(a.arg)
@@ -165,23 +169,15 @@ def build_scope(
 
 
 class Resolver:
-    """Resolves names and static values for one operation function."""
+    """Resolves names and static values for one operation function: the body's own names
+    (a chain of :class:`LocalScope`, innermost last), then the operation's frozen scope."""
 
     def __init__(self, fn: object) -> None:
-        self.globals = getattr(fn, "__globals__", {})
-        code = getattr(fn, "__code__", None)
-        cells = getattr(fn, "__closure__", None) or ()
-        self.captures: dict[str, object] = {}
-        if code is not None:
-            for name, cell in zip(code.co_freevars, cells, strict=False):
-                try:
-                    self.captures[name] = cell.cell_contents
-                except ValueError:  # an empty cell (assigned later in the factory)
-                    pass
+        self.scope = Scope(fn)
 
     # -- names -----------------------------------------------------------------------------
 
-    def lookup(self, name: str, chain: list[Scope]) -> Binding:
+    def lookup(self, name: str, chain: list[LocalScope]) -> Binding:
         for scope in reversed(chain):
             if name in scope.bound or name in scope.dfbs or name in scope.tensors:
                 if name in scope.dfbs:
@@ -191,38 +187,21 @@ class Resolver:
                 if name in scope.kernels:
                     return Binding("kernel", identity=name)
                 return Binding("local")
-        if name in self.captures:
-            return Binding("captured", self.captures[name])
-        if name in self.globals:
-            return Binding("module", self.globals[name])
-        builtins = self.globals.get("__builtins__")
-        if isinstance(builtins, dict) and name in builtins:
-            return Binding("module", builtins[name])
-        if builtins is not None and hasattr(builtins, name):
-            return Binding("module", getattr(builtins, name))
-        return Binding("missing")
+        where = self.scope.where(name)
+        if where is None:
+            return Binding("missing")
+        return Binding("captured" if where == "closure" else "module", self.scope.lookup(name))
 
-    def static_object(self, node: ast.AST, chain: list[Scope]) -> object:
-        """The object a Name / dotted Attribute refers to statically, or _MISSING."""
-        if isinstance(node, ast.Name):
-            b = self.lookup(node.id, chain)
-            return b.value if b.kind in ("captured", "module") else _MISSING
-        if isinstance(node, ast.Attribute):
-            base = self.static_object(node.value, chain)
-            if base is _MISSING:
-                return _MISSING
-            try:
-                return getattr(base, node.attr)
-            except AttributeError:
-                return _MISSING
-        return _MISSING
+    def static_object(self, node: ast.AST, chain: list[LocalScope]) -> object:
+        """The object a Name / dotted Attribute refers to statically, or MISSING."""
+        return self.scope.resolve(node, _BoundIn(chain))
 
     def is_missing(self, obj: object) -> bool:
-        return obj is _MISSING
+        return obj is MISSING
 
     # -- static values ---------------------------------------------------------------------------
 
-    def static_int(self, node: ast.AST, chain: list[Scope]) -> int:
+    def static_int(self, node: ast.AST, chain: list[LocalScope]) -> int:
         """Value of a static integer expression (C.6), else NotStaticError with the reason."""
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool):
@@ -273,7 +252,7 @@ class Resolver:
             )
         raise NotStaticError(f"'{ast.unparse(node)}' is not a static integer expression")
 
-    def static_value(self, node: ast.AST, chain: list[Scope]) -> object:
+    def static_value(self, node: ast.AST, chain: list[LocalScope]) -> object:
         """A literal, or a captured / module value by name (for strings, bools, floats)."""
         if isinstance(node, ast.Constant):
             return node.value
@@ -293,8 +272,20 @@ class Resolver:
             f"'{ast.unparse(node)}' is not a literal or a captured / module-level name"
         )
 
-    def origin(self, name: str, chain: list[Scope]) -> str:
+    def origin(self, name: str, chain: list[LocalScope]) -> str:
         return self.lookup(name, chain).kind
+
+
+class _BoundIn:
+    """The names a chain of local scopes binds (``in`` only): they shadow the frozen scope."""
+
+    __slots__ = ("chain",)
+
+    def __init__(self, chain: list[LocalScope]) -> None:
+        self.chain = chain
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in s.bound or name in s.dfbs or name in s.tensors for s in self.chain)
 
 
 def _undefined(name: str) -> str:

@@ -24,39 +24,36 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from tilewright.compiler.extern.plan import dfb_usage
-from tilewright.compiler.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
+from tilewright.compiler.scope import Scope
 from tilewright.compiler.split import checks, codegen, identity, lifecycle, sync
 from tilewright.compiler.split.astutil import assigned_names_in, child_blocks, walk_with_paths
 from tilewright.compiler.split.lift import lift_setup
 from tilewright.compiler.split.liveness import LivenessPlanner
 from tilewright.compiler.split.placement import Context, Planner, State
-from tilewright.compiler.split.plan import (
-    COMPUTE,
-    DATA_MOVEMENT,
-    PIPE_SOURCE,
-    InlineAcquisition,
-    KernelRef,
-    SplitPlan,
-    StatementPlacement,
-)
-from tilewright.compiler.split.scope import Scope, SelectorResolver
+from tilewright.compiler.split.plan import InlineAcquisition, SplitPlan, StatementPlacement
+from tilewright.compiler.split.scope import SelectorResolver
 from tilewright.errors import SplitError
+from tilewright.lang.selectors import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE, LogicalKernel
 
-__all__ = ["KernelRef", "SplitPlan", "register_operation", "split_operation"]
+if TYPE_CHECKING:
+    from tilewright.compiler.record import OperationRecord
+    from tilewright.lang.extern.plan import ExternPlan
+from tilewright.lang.extern.plan import dfb_usage
+from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
+
+__all__ = ["SplitPlan", "bind_captured_handles", "split_operation"]
 
 
-def register_operation(op) -> str:
-    """The operation's identity; binds the Kernel handles an explicit operation captures."""
-    ident = identity.operation_identity(op.fn)
-    if op.multi_kernel:
-        scope = Scope(op.fn)
-        loads = {n.id for n in ast.walk(op.source.tree) if isinstance(n, ast.Name)}
-        handles = {name: scope.lookup(name) for name in sorted(loads)}
-        handles = {n: h for n, h in handles.items() if isinstance(h, Kernel)}
-        identity.bind_kernels(handles, ident, op.name, loc=op.source.loc(op.source.tree))
-    return ident
+def bind_captured_handles(op: OperationRecord) -> None:
+    """Bind the Kernel handles an explicit (multi-kernel) operation names (reference B.2 / B.9)."""
+    scope = Scope(op.fn)
+    loads = {n.id for n in ast.walk(op.source.tree) if isinstance(n, ast.Name)}
+    handles = {name: scope.lookup(name) for name in sorted(loads)}
+    handles = {n: h for n, h in handles.items() if isinstance(h, Kernel)}
+    identity.bind_kernels(handles, op.identity, op.name, loc=op.source.loc(op.source.tree))
 
 
 def _param_kind(annotation: ast.expr | None, scope: Scope) -> str:
@@ -78,11 +75,13 @@ def _param_kind(annotation: ast.expr | None, scope: Scope) -> str:
     return "value"
 
 
-def split_operation(op):
+def split_operation(
+    op: OperationRecord, extern_plan: ExternPlan | None
+) -> tuple[SplitPlan, Callable[..., object]]:
     """Split ``op``'s unified body: ``(plan, generated function)`` (reference B.1)."""
     src = op.source
     tree = copy.deepcopy(src.tree)
-    ident = getattr(op, "identity", None) or identity.operation_identity(op.fn)
+    ident = op.identity
     checks.check_decorators(src, tree)
     scope = Scope(op.fn)
     kinds = {p: _param_kind(op.interface.annotations.get(p), scope) for p in op.interface.params}
@@ -115,7 +114,7 @@ def split_operation(op):
     state = State()
     Planner(ctx, state).analyze(tree.body)
     all_kernels = frozenset(k for sel in state.anchors.values() for k in sel)
-    has_grid = op.grid is not None
+    has_grid = op.has_grid
     expand_only = bool(dfb_params or pipenet_params) or not has_grid
     if not all_kernels and not expand_only:
         raise src.error_at(
@@ -127,7 +126,7 @@ def split_operation(op):
     LivenessPlanner(src, state, all_kernels).analyze(tree.body)
     sync.check_rules(src, tree, state, ctx.dfb_names, sync_objects)
 
-    kernels = tuple(sorted(all_kernels, key=KernelRef.sort_key))
+    kernels = tuple(sorted(all_kernels, key=LogicalKernel.sort_key))
     statements = _placements(tree, state, all_kernels)
     inline = _inline_plan(tree, state, ctx.dfb_names)
     plan = SplitPlan(
@@ -148,7 +147,7 @@ def split_operation(op):
         transactions=tuple(state.transactions),
         inline_acquisitions=inline,
         lifecycle=lifecycle.facts(
-            tree, state, lifted, statements, inline, dfb_usage(op), sync_objects
+            tree, state, lifted, statements, inline, dfb_usage(extern_plan), sync_objects
         ),
         body=tree,
         injected=tuple(sorted(injected.items())),
@@ -185,7 +184,7 @@ def _bind_handles(
     return handles
 
 
-def _selector_value(kernel: KernelRef, resolver: SelectorResolver, handles: dict):
+def _selector_value(kernel: LogicalKernel, resolver: SelectorResolver, handles: dict):
     if kernel == COMPUTE:
         return KernelKind.COMPUTE
     if kernel == DATA_MOVEMENT:
@@ -209,7 +208,7 @@ def _placements(
             sel = state.anchors.get(id(stmt), parent)
             out.append(
                 StatementPlacement(
-                    path, stmt.lineno, tuple(sorted(sel, key=KernelRef.sort_key)), anchored
+                    path, stmt.lineno, tuple(sorted(sel, key=LogicalKernel.sort_key)), anchored
                 )
             )
             inner = (

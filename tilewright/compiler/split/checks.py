@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import ast
 
+from tilewright.compiler.scope import MISSING, Scope, is_ttl_module, ttl_module
 from tilewright.compiler.source import decorator_name
 from tilewright.compiler.split import registry
-from tilewright.compiler.split.scope import MISSING, Scope, is_ttl_module, ttl_module
 from tilewright.errors import InterfaceError, SplitError
 
 __all__ = ["FACTORY_TYPES", "check_aliases", "check_captures", "check_decorators"]
@@ -53,7 +53,7 @@ def _first_loads(tree: ast.FunctionDef) -> dict[str, ast.Name]:
 
 
 def check_captures(src, tree: ast.FunctionDef, scope: Scope, op_name: str, local: set[str]) -> None:
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     for name, node in sorted(_first_loads(tree).items()):
         if name in local:

@@ -36,8 +36,9 @@ from tilewright.compiler.split.astutil import (
     ttl_call_name,
     walk_with_paths,
 )
-from tilewright.compiler.split.plan import KernelRef, SplitPlan
+from tilewright.compiler.split.plan import SplitPlan
 from tilewright.errors import SplitError
+from tilewright.lang.selectors import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE, LogicalKernel
 
 __all__ = ["acquisitions", "display_source", "generate", "kernel_decorator", "name_setup"]
 
@@ -48,7 +49,7 @@ _FACTORY = "__ttl_make"
 
 def kernel_decorator(kind: str, selector, name: str):
     """The generated kernels' decorator: ``@ttl.compute(kernel=...)`` under the logical name."""
-    from tilewright.compiler import declare
+    from tilewright.lang import declare
 
     register = (declare.compute if kind == "compute" else declare.datamovement)(kernel=selector)
 
@@ -61,7 +62,7 @@ def kernel_decorator(kind: str, selector, name: str):
 
 def name_setup(value, name: str) -> None:
     """Give a composed DFB declaration its (renamed) variable name for diagnostics."""
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     if isinstance(value, DataflowBuffer):
         value.name = name
@@ -162,7 +163,7 @@ class _Pruner:
         self.skip = skip
 
     def prune(
-        self, stmts: list[ast.stmt], kernel: KernelRef, *, pass_if_empty: bool
+        self, stmts: list[ast.stmt], kernel: LogicalKernel, *, pass_if_empty: bool
     ) -> list[ast.stmt]:
         out: list[ast.stmt] = []
         for stmt in stmts:
@@ -185,7 +186,7 @@ class _Pruner:
 
 
 def _kernel_function(
-    plan: SplitPlan, kernel: KernelRef, index: int, body: list[ast.stmt], taken: set[str]
+    plan: SplitPlan, kernel: LogicalKernel, index: int, body: list[ast.stmt], taken: set[str]
 ) -> ast.FunctionDef:
     line = plan.origin_line(kernel)
     fname = kernel.function_name
@@ -224,7 +225,7 @@ def generate(
     fn,
     op_source,
     setup_indices: list[int],
-    selectors: dict[KernelRef, object],
+    selectors: dict[LogicalKernel, object],
     injected: dict[str, object],
 ):
     """Build the generated function and its source text (for ``tilewright explain``)."""
@@ -373,16 +374,16 @@ def _build(op_def: ast.FunctionDef, fn, values: dict[str, object], filename: str
 
 
 _DISPLAY_SELECTOR = {
-    ("compute", "canonical"): "ttl.KernelKind.COMPUTE",
-    ("data_movement", "canonical"): "ttl.KernelKind.DATA_MOVEMENT",
-    ("data_movement", "pipe_source"): "ttl.PIPE_SOURCE_KERNEL",
+    COMPUTE: "ttl.KernelKind.COMPUTE",
+    DATA_MOVEMENT: "ttl.KernelKind.DATA_MOVEMENT",
+    PIPE_SOURCE: "ttl.PIPE_SOURCE_KERNEL",
 }
 
 
-def display_source(kernel: KernelRef, fn: ast.FunctionDef) -> str:
+def display_source(kernel: LogicalKernel, fn: ast.FunctionDef) -> str:
     """A generated kernel as the explicit form writes it (``@ttl.compute(kernel=...)``)."""
     deco = "compute" if kernel.kind == "compute" else "datamovement"
-    selector = _DISPLAY_SELECTOR.get((kernel.kind, kernel.role), kernel.name)
+    selector = _DISPLAY_SELECTOR.get(kernel, kernel.name)
     shown = copy.copy(fn)
     shown.name = kernel.function_name if kernel.function_name.isidentifier() else fn.name
     shown.decorator_list = [ast.parse(f"ttl.{deco}(kernel={selector})", mode="eval").body]

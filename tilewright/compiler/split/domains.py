@@ -206,7 +206,7 @@ def guard_term(test: ast.expr, names: NodeNames, before: int) -> tuple[str, tupl
 
 
 def _evaluate(node: ast.AST, grid, xy, env: dict[str, int]):
-    from tilewright.compiler.declare import grid_extent, node_coords
+    from tilewright.lang.declare import grid_extent, node_coords
 
     if isinstance(node, ast.Constant):
         return node.value

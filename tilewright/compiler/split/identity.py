@@ -18,8 +18,9 @@ import hashlib
 import inspect
 from enum import Enum
 
-from tilewright.compiler.selectors import Kernel
+from tilewright.compiler.record import OperationRecord
 from tilewright.errors import InterfaceError
+from tilewright.lang.selectors import Kernel
 
 __all__ = ["bind_kernels", "encode_capture", "operation_identity"]
 
@@ -52,9 +53,9 @@ def encode_capture(value) -> bytes | None:
     hook = getattr(value, "_operation_identity_capture", None)
     if callable(hook):
         return f"object:{hook()!r}".encode()
-    identity = getattr(value, "identity", None)
-    if isinstance(identity, str) and hasattr(value, "split_plan"):
-        return f"operation:{identity}".encode()
+    record = getattr(value, "record", None)
+    if isinstance(record, OperationRecord):  # a nested @ttl.operation
+        return f"operation:{record.identity}".encode()
     if inspect.isfunction(value):
         return f"function:{value.__module__}.{value.__qualname__}".encode()
     return None

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 
-from tilewright.compiler.extern.plan import DFBUsage
 from tilewright.compiler.split import domains, registry
 from tilewright.compiler.split.astutil import statement_at, walk_with_paths
 from tilewright.compiler.split.lifecycle_events import (
@@ -37,7 +36,9 @@ from tilewright.compiler.split.lifecycle_events import (
     statement_order,
 )
 from tilewright.compiler.split.lifecycle_sites import Site, collect, guards, reset_touches
-from tilewright.compiler.split.plan import DFBFacts, LifecycleFacts, NodeGuard, format_kernels
+from tilewright.compiler.split.plan import DFBFacts, LifecycleFacts, NodeGuard
+from tilewright.lang.extern.plan import DFBUsage
+from tilewright.lang.selectors import format_kernels
 
 __all__ = ["Reach", "facts", "happens_before"]
 

@@ -16,7 +16,8 @@ arrivals (``sync``) at synchronized resets / reconfiguration boundaries.
 from __future__ import annotations
 
 from tilewright.compiler.split.lifecycle_sites import Site
-from tilewright.compiler.split.plan import Barrier, DFBEvent, KernelRef, LifecycleFacts
+from tilewright.compiler.split.plan import Barrier, DFBEvent, LifecycleFacts
+from tilewright.lang.selectors import LogicalKernel
 
 __all__ = ["Reach", "build_events", "happens_before", "statement_order"]
 
@@ -54,7 +55,7 @@ def build_events(
 
     ``syncs`` are ``(path, line, call, kernels, touches)`` of top-level reset calls.
     """
-    items: dict[KernelRef, list[tuple]] = {}
+    items: dict[LogicalKernel, list[tuple]] = {}
     for s in sites:
         if s.kernel is None or s.kind == "reset":
             continue
@@ -66,7 +67,7 @@ def build_events(
             items.setdefault(k, []).append(((start[path], 0), "", "sync", line, path))
     events: list[DFBEvent] = []
     arrivals: dict[tuple, list[DFBEvent]] = {}
-    for kernel in sorted(items, key=KernelRef.sort_key):
+    for kernel in sorted(items, key=LogicalKernel.sort_key):
         for position, item in enumerate(sorted(items[kernel], key=lambda t: t[0])):
             event = DFBEvent(kernel, position, item[1], item[2], item[3])
             events.append(event)
@@ -83,7 +84,7 @@ class Reach:
     """Happens-before queries over one ``LifecycleFacts`` (edges built once)."""
 
     def __init__(self, lifecycle: LifecycleFacts) -> None:
-        by_kernel: dict[KernelRef, list[DFBEvent]] = {}
+        by_kernel: dict[LogicalKernel, list[DFBEvent]] = {}
         for e in lifecycle.events:
             by_kernel.setdefault(e.kernel, []).append(e)
         self.edges: list[tuple[DFBEvent, DFBEvent]] = []
@@ -100,9 +101,9 @@ class Reach:
             waits = [e for e in consumer if e.dfb == f.dfb and e.action == "wait"]
             self.edges.extend(zip(pushes, waits))
         self.barriers = [b.arrivals for b in lifecycle.barriers if b.arrivals]
-        self._cache: dict[DFBEvent, dict[KernelRef, int]] = {}
+        self._cache: dict[DFBEvent, dict[LogicalKernel, int]] = {}
 
-    def _reach(self, first: DFBEvent) -> dict[KernelRef, int]:
+    def _reach(self, first: DFBEvent) -> dict[LogicalKernel, int]:
         """Per kernel, the first position at or after which events follow ``first``."""
         cached = self._cache.get(first)
         if cached is not None:

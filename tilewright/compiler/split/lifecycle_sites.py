@@ -18,10 +18,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tilewright.compiler.extern.plan import select_variant
 from tilewright.compiler.split import registry
 from tilewright.compiler.split.astutil import iter_skip_nested, walk_with_paths
-from tilewright.compiler.split.plan import KernelRef
+from tilewright.lang.extern.plan import select_variant
+from tilewright.lang.selectors import LogicalKernel
 
 __all__ = ["Site", "SiteTable", "collect", "guards", "own_nodes"]
 
@@ -36,7 +36,7 @@ class Site:
     path: tuple
     seq: int
     kind: str  # reserve | push | wait | pop | use | opaque | reset
-    kernel: KernelRef | None
+    kernel: LogicalKernel | None
     line: int
     tiles: int | None = None  # None: one native block
     origin: str = "native"  # native | extern | unknown | unvalidated | sync
@@ -119,16 +119,6 @@ def _reset_call(node: ast.AST) -> str | None:
     ):
         return node.func.attr
     return None
-
-
-def kernel_keys(kernel: KernelRef) -> list[str]:
-    """A kernel's variant keys, most specific first (as the external-call run time orders them)."""
-    keys = []
-    if kernel.role == "explicit":
-        keys.append(f"kernel:{kernel.name}")
-    elif kernel.role == "pipe_source":
-        keys.append("pipe_source")
-    return [*keys, f"kind:{kernel.kind}", "*"]
 
 
 def reset_touches(call: ast.Call, declaration, dfb_names: set[str]) -> frozenset[str] | None:
@@ -226,7 +216,7 @@ class _Collector:
         by_key = {r.kernel: r for r in records}
         listed: set[str] = set()
         for k in kernels or (None,):
-            key = select_variant(by_key, kernel_keys(k)) if k is not None else next(iter(by_key))
+            key = select_variant(by_key, k.keys) if k is not None else next(iter(by_key))
             record = by_key[key]
             for i, (dfb, kind, tiles) in enumerate(record.actions):
                 self.add(dfb, path, 100 + i, kind, k, call.lineno, tiles, "extern")

@@ -22,12 +22,12 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from tilewright.compiler.selectors import Kernel, KernelKind
+from tilewright.compiler.scope import MISSING, Scope, ttl_module
 from tilewright.compiler.split import registry
 from tilewright.compiler.split.astutil import assigned_names_in, free_loads, ttl_call_name
 from tilewright.compiler.split.plan import SetupDecl
-from tilewright.compiler.split.scope import MISSING, Scope, ttl_module
 from tilewright.errors import SplitError
+from tilewright.lang.selectors import Kernel, KernelKind
 
 __all__ = ["Lifted", "lift_setup", "setup_factory"]
 

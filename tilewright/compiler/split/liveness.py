@@ -25,12 +25,12 @@ from tilewright.compiler.split.astutil import (
     nested_scope_bindings,
 )
 from tilewright.compiler.split.placement import State
-from tilewright.compiler.split.plan import format_kernels
 from tilewright.errors import SplitError
+from tilewright.lang.selectors import format_kernels
 
 __all__ = ["LivenessPlanner"]
 
-Live = dict  # name -> set[KernelRef]
+Live = dict  # name -> set[LogicalKernel]
 
 
 def _copy(live: Live) -> Live:

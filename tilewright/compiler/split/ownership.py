@@ -21,12 +21,12 @@ from tilewright.compiler.split.astutil import (
     nested_scope_bindings,
     ttl_call_name,
 )
-from tilewright.compiler.split.plan import (
+from tilewright.compiler.split.plan import Transaction
+from tilewright.lang.selectors import (
     COMPUTE,
     DATA_MOVEMENT,
     PIPE_SOURCE,
-    KernelRef,
-    Transaction,
+    LogicalKernel,
     format_kernels,
 )
 
@@ -133,8 +133,8 @@ def discover_callbacks(planner, body: list[ast.stmt]) -> None:
 
 def collect_uses(planner, body: list[ast.stmt]):
     """Inferred users and explicit releases of every acquisition site of one scope."""
-    users: dict[object, set[KernelRef]] = {key: set() for key in planner.producers}
-    releases: dict[object, list[tuple[ast.Call, KernelRef]]] = {
+    users: dict[object, set[LogicalKernel]] = {key: set() for key in planner.producers}
+    releases: dict[object, list[tuple[ast.Call, LogicalKernel]]] = {
         key: [] for key in planner.producers
     }
 
@@ -224,7 +224,7 @@ def collect_uses(planner, body: list[ast.stmt]):
 
 def resolve_transactions(planner, users, releases) -> None:
     """One owner per acquisition site, with the reference's diagnostics."""
-    by_name: dict[str, set[KernelRef]] = {}
+    by_name: dict[str, set[LogicalKernel]] = {}
     for key in planner.producers:
         name = key if isinstance(key, str) else key[0]
         by_name.setdefault(name, set()).update(users.get(key, ()))
@@ -268,8 +268,8 @@ def resolve_transactions(planner, users, releases) -> None:
                 block,
                 planner.producer_dfb[key],
                 first.lineno,
-                tuple(sorted(inferred, key=KernelRef.sort_key)),
-                tuple(sorted(explicit, key=KernelRef.sort_key)),
+                tuple(sorted(inferred, key=LogicalKernel.sort_key)),
+                tuple(sorted(explicit, key=LogicalKernel.sort_key)),
                 owner,
                 "bound" if isinstance(key, str) else "with",
             )

@@ -17,7 +17,6 @@ affinity of the PipeNet callback they serve.  Nothing here changes the AST.
 from __future__ import annotations
 
 import ast
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -33,23 +32,25 @@ from tilewright.compiler.split.ownership import (
     bound_acquisition,
     with_item_block,
 )
-from tilewright.compiler.split.plan import (
+from tilewright.compiler.split.plan import Transaction
+from tilewright.compiler.split.scope import SelectorResolver
+from tilewright.errors import SplitError
+from tilewright.lang.selectors import (
     COMPUTE,
     DATA_MOVEMENT,
-    KernelRef,
-    Transaction,
+    LogicalKernel,
     format_kernels,
+    kernel_of,
 )
-from tilewright.compiler.split.scope import SelectorResolver, kernel_ref_of
-from tilewright.errors import SplitError
+from tilewright.lang.unsupported import UNSUPPORTED
 
 if TYPE_CHECKING:
-    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
     from tilewright.compiler.source import FunctionSource
+    from tilewright.lang.resets import DFBReconfiguration, DFBReset
 
 __all__ = ["Context", "Planner", "State"]
 
-Selection = frozenset  # of KernelRef
+Selection = frozenset  # of LogicalKernel
 
 
 @dataclass
@@ -72,7 +73,7 @@ class State:
 
     anchors: dict[int, Selection] = field(default_factory=dict)
     headers: dict[int, Selection] = field(default_factory=dict)
-    origins: dict[KernelRef, ast.stmt] = field(default_factory=dict)
+    origins: dict[LogicalKernel, ast.stmt] = field(default_factory=dict)
     transactions: list[Transaction] = field(default_factory=list)
     inline: list[tuple[ast.stmt, ast.Call, str, str]] = field(default_factory=list)
     syncs: list[tuple[ast.stmt, ast.Call]] = field(default_factory=list)
@@ -81,16 +82,11 @@ class State:
 
     def select(self, stmt: ast.stmt, kernels) -> None:
         self.anchors[id(stmt)] = frozenset(kernels)
-        for k in sorted(kernels, key=KernelRef.sort_key):
+        for k in sorted(kernels, key=LogicalKernel.sort_key):
             self.origins.setdefault(k, stmt)
 
     def extend(self, stmt: ast.stmt, kernels) -> None:
         self.anchors[id(stmt)] = self.anchors.get(id(stmt), frozenset()) | frozenset(kernels)
-
-
-def _unsupported_names() -> dict:
-    """``ttl`` names Tilewright binds to an explanatory error (never imported from here)."""
-    return getattr(sys.modules.get("tilewright.ttl.unsupported"), "UNSUPPORTED", {})
 
 
 def _assigned_copy_target(stmt: ast.stmt) -> str | None:
@@ -125,8 +121,8 @@ class Planner:
         # `with dfb.wait() as blk:`, whose block lives in the with body only.
         self.producers: dict[object, list[ast.stmt]] = {}
         self.producer_dfb: dict[object, str] = {}
-        self.owners: dict[object, KernelRef] = {}
-        self.callbacks: dict[str, set[KernelRef]] = {}
+        self.owners: dict[object, LogicalKernel] = {}
+        self.callbacks: dict[str, set[LogicalKernel]] = {}
         self._scopes: list[dict[str, object]] = []  # with-bound block names while annotating
 
     # -- entry ---------------------------------------------------------------------------------
@@ -159,7 +155,7 @@ class Planner:
         if name is not None:
             if len(name) == 1:
                 placement = registry.TTL_CALLS.get(name[0])
-                if placement is None and name[0] in _unsupported_names():
+                if placement is None and name[0] in UNSUPPORTED:
                     return None  # its own run-time error names it and says why
                 if placement is None:
                     raise self.ctx.error(
@@ -216,7 +212,7 @@ class Planner:
             )
         refs = []
         for p in value.participants:
-            ref = kernel_ref_of(p)
+            ref = kernel_of(p)
             if ref is None:
                 raise self.ctx.error(
                     call, f"participant {p!r} of '{name}' is not a bound logical kernel"
@@ -226,7 +222,7 @@ class Planner:
             refs.append(ref)
         return frozenset(refs)
 
-    def _owner(self, name: str | None) -> KernelRef | None:
+    def _owner(self, name: str | None) -> LogicalKernel | None:
         """The owner of the block ``name`` refers to here (innermost ``with`` binding first)."""
         if name is None:
             return None
@@ -292,7 +288,7 @@ class Planner:
         children = list(stmt.body) + list(getattr(stmt, "orelse", []))
         for child in children:
             self._annotate(child)
-        child_kernels: set[KernelRef] = set()
+        child_kernels: set[LogicalKernel] = set()
         for child in children:
             child_kernels |= self._descendant_kernels(child)
         header = self._anchor_kernels(self._header(stmt))
@@ -324,8 +320,8 @@ class Planner:
             return stmt.iter
         return ast.Tuple(elts=[item.context_expr for item in stmt.items], ctx=ast.Load())
 
-    def _descendant_kernels(self, stmt: ast.stmt) -> set[KernelRef]:
-        kernels: set[KernelRef] = set()
+    def _descendant_kernels(self, stmt: ast.stmt) -> set[LogicalKernel]:
+        kernels: set[LogicalKernel] = set()
         pending = [stmt]
         while pending:
             node = pending.pop()
@@ -335,8 +331,8 @@ class Planner:
             pending.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
         return kernels
 
-    def _with_owner(self, stmt: ast.With) -> set[KernelRef] | None:
-        merged: set[KernelRef] = set()
+    def _with_owner(self, stmt: ast.With) -> set[LogicalKernel] | None:
+        merged: set[LogicalKernel] = set()
         any_dfb = False
         for item in stmt.items:
             named = with_item_block(item, self.ctx.dfb_names)
@@ -346,7 +342,7 @@ class Planner:
             merged.add(self.owners[(named[0], id(stmt))])
         return merged if any_dfb else None
 
-    def _check_inside_acquire(self, stmt: ast.With, owner: set[KernelRef]) -> None:
+    def _check_inside_acquire(self, stmt: ast.With, owner: set[LogicalKernel]) -> None:
         pending = list(stmt.body)
         while pending:
             node = pending.pop(0)
@@ -360,7 +356,7 @@ class Planner:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 pending.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt))
 
-    def _anchor_kernels(self, root: ast.AST) -> set[KernelRef]:
+    def _anchor_kernels(self, root: ast.AST) -> set[LogicalKernel]:
         """The one selection shared by every anchor of an indivisible statement."""
         selections: list[Selection] = []
         for node in iter_skip_nested(root):
@@ -415,7 +411,7 @@ class Planner:
                     return frozenset({owner})
         return None
 
-    def _record_inline(self, stmt: ast.stmt, kernels: set[KernelRef]) -> None:
+    def _record_inline(self, stmt: ast.stmt, kernels: set[LogicalKernel]) -> None:
         """Unbound ``dfb.wait()`` / ``dfb.reserve()``: the compiler inserts the release."""
         for node in iter_skip_nested(stmt):
             if not isinstance(node, ast.Call):

@@ -1,7 +1,7 @@
 """The split plan of a unified operation: immutable data, computed before any AST change.
 
 A plan says, for one unified body (after composition and setup lifting), which
-logical kernels exist (``KernelRef``), which kernels every statement is placed on
+logical kernels exist (``lang.selectors.LogicalKernel``), which kernels every statement is placed on
 (``StatementPlacement``), who owns every DFB transaction (``Transaction``), which
 inline acquisitions get a compiler-inserted release (``InlineAcquisition``), the
 kernel requirement per kind, and the DFB lifecycle facts the allocator uses to
@@ -16,71 +16,20 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from tilewright.lang.selectors import LogicalKernel
+
 __all__ = [
-    "COMPUTE",
-    "DATA_MOVEMENT",
-    "PIPE_SOURCE",
     "Barrier",
     "DFBEvent",
     "DFBFacts",
     "InlineAcquisition",
-    "KernelRef",
     "LifecycleFacts",
     "NodeGuard",
     "SetupDecl",
     "SplitPlan",
     "StatementPlacement",
     "Transaction",
-    "format_kernels",
 ]
-
-_KIND_ORDER = {"compute": 0, "data_movement": 1}
-_ROLE_ORDER = {"canonical": 0, "pipe_source": 1, "explicit": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class KernelRef:
-    """A logical kernel of a unified operation (reference B.6 / B.7).
-
-    ``role`` is ``"canonical"`` (the kind's default kernel, selected by a
-    ``KernelKind`` member), ``"pipe_source"`` (the implicit data-movement kernel
-    that runs ``if_src`` callbacks) or ``"explicit"`` (a ``ttl.Kernel`` handle;
-    ``name`` is its bound name and ``handle_id`` tells two handles apart).
-    """
-
-    kind: str
-    role: str
-    name: str = ""
-    handle_id: int = 0
-
-    def describe(self) -> str:
-        """The reference's spelling: ``compute``, ``data_movement kernel 'reader'``."""
-        if self.role == "canonical":
-            return self.kind
-        return f"{self.kind} kernel '{self.name}'"
-
-    def sort_key(self) -> tuple[int, int, str]:
-        """Reference B.7 order: kind, implicit before explicit, name."""
-        return (_KIND_ORDER[self.kind], _ROLE_ORDER[self.role], self.name)
-
-    @property
-    def function_name(self) -> str:
-        """The kernel function's name in the generated body (its logical identity)."""
-        if self.role == "canonical":
-            return self.kind
-        if self.role == "pipe_source":
-            return "pipe_source"
-        return self.name
-
-
-COMPUTE = KernelRef("compute", "canonical")
-DATA_MOVEMENT = KernelRef("data_movement", "canonical")
-PIPE_SOURCE = KernelRef("data_movement", "pipe_source", "<pipe_source>")
-
-
-def format_kernels(kernels) -> str:
-    """``compute, data_movement`` in the reference's order."""
-    return ", ".join(k.describe() for k in sorted(kernels, key=KernelRef.sort_key))
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +43,7 @@ class StatementPlacement:
 
     path: tuple
     line: int
-    kernels: tuple[KernelRef, ...]
+    kernels: tuple[LogicalKernel, ...]
     anchored: bool
 
 
@@ -109,9 +58,9 @@ class Transaction:
     block: str
     dfb: str
     line: int
-    inferred: tuple[KernelRef, ...]
-    explicit: tuple[KernelRef, ...]
-    owner: KernelRef
+    inferred: tuple[LogicalKernel, ...]
+    explicit: tuple[LogicalKernel, ...]
+    owner: LogicalKernel
     site: str = (
         "bound"  # "bound" (`blk = dfb.wait()`, one owner per name) or "with" (per statement)
     )
@@ -125,7 +74,7 @@ class InlineAcquisition:
     line: int
     dfb: str
     method: str
-    owner: KernelRef
+    owner: LogicalKernel
     temp: str
     ordinal: int  # which acquisition of the statement (iter_skip_nested order)
 
@@ -152,7 +101,7 @@ class DFBEvent:
     reset or reconfiguration boundary; ``dfb`` is empty, see ``Barrier``).
     """
 
-    kernel: KernelRef
+    kernel: LogicalKernel
     position: int
     dfb: str
     action: str
@@ -216,8 +165,8 @@ class DFBFacts:
     line: int
     bounded: bool
     reason: str
-    producer: KernelRef | None
-    consumer: KernelRef | None
+    producer: LogicalKernel | None
+    consumer: LogicalKernel | None
     transactions: int
     opaque: bool
     reserve_tiles: tuple[int | None, ...] = ()
@@ -256,8 +205,8 @@ class SplitPlan:
     has_grid: bool
     dfb_params: tuple[str, ...]
     pipenet_params: tuple[str, ...]
-    kernels: tuple[KernelRef, ...]
-    kernel_origins: tuple[tuple[KernelRef, int], ...]
+    kernels: tuple[LogicalKernel, ...]
+    kernel_origins: tuple[tuple[LogicalKernel, int], ...]
     requirements: tuple[tuple[str, int], ...]
     setup: tuple[SetupDecl, ...]
     statements: tuple[StatementPlacement, ...]
@@ -294,5 +243,5 @@ class SplitPlan:
     def placement(self, path: tuple) -> StatementPlacement | None:
         return next((s for s in self.statements if s.path == path), None)
 
-    def origin_line(self, kernel: KernelRef) -> int:
+    def origin_line(self, kernel: LogicalKernel) -> int:
         return dict(self.kernel_origins).get(kernel, self.line)

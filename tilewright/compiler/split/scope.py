@@ -1,123 +1,21 @@
-"""Static name resolution for unified bodies, and ``kernel=`` selectors (reference B.6).
-
-``Scope`` answers "what does this name mean in the operation's frozen scope":
-values injected by composition or lifting, the function's closure cells, its
-module globals and the builtins, in that order.  Nothing is evaluated; attribute
-paths go through ``inspect.getattr_static``.
+"""``kernel=`` selectors of unified bodies, resolved statically (reference B.6).
 
 ``SelectorResolver`` turns a selector expression (``ttl.KernelKind.COMPUTE``,
 ``ttl.PIPE_SOURCE_KERNEL``, a Kernel handle, a ``|`` union of KernelKind members,
-a tuple of selectors) into ``KernelRef`` values, with the reference's messages for
+a tuple of selectors) into ``LogicalKernel`` values, with the reference's messages for
 every malformed selector.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
-import inspect
-import sys
 from typing import TypeGuard
 
-from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
-from tilewright.compiler.split.plan import (
-    COMPUTE,
-    DATA_MOVEMENT,
-    PIPE_SOURCE,
-    KernelRef,
-    format_kernels,
-)
+from tilewright.compiler.scope import MISSING, Scope
 from tilewright.errors import SplitError
+from tilewright.lang.selectors import Kernel, KernelKind, LogicalKernel, format_kernels, kernel_of
 
-__all__ = ["MISSING", "Scope", "SelectorResolver", "is_ttl_module", "kernel_ref_of", "ttl_module"]
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
-
-
-MISSING = _Missing()
-
-
-def ttl_module():
-    """The language module (looked up, never imported: the compiler sits below ``ttl``)."""
-    return sys.modules.get("tilewright.ttl")
-
-
-def is_ttl_module(value) -> bool:
-    """``tilewright.ttl`` or one of its namespaces (``ttl.math``, ``ttl.block``)."""
-    name = getattr(value, "__name__", None)
-    return (
-        inspect.ismodule(value)
-        and isinstance(name, str)
-        and (name == "tilewright.ttl" or name.startswith("tilewright.ttl."))
-    )
-
-
-class Scope:
-    """The names an operation body can see, without evaluating anything."""
-
-    def __init__(self, fn, injected: dict[str, object] | None = None) -> None:
-        self.fn = fn
-        self.injected = dict(injected or {})
-        self.closure: dict[str, object] = {}
-        code = getattr(fn, "__code__", None)
-        for name, cell in zip(
-            getattr(code, "co_freevars", ()), getattr(fn, "__closure__", None) or ()
-        ):
-            try:
-                self.closure[name] = cell.cell_contents
-            except ValueError:  # an empty cell (recursive definition being bound)
-                continue
-        self.globals = getattr(fn, "__globals__", {}) or {}
-
-    def lookup(self, name: str):
-        """The value ``name`` resolves to, or ``MISSING``."""
-        for table in (self.injected, self.closure, self.globals):
-            if name in table:
-                return table[name]
-        return getattr(builtins, name, MISSING)
-
-    def where(self, name: str) -> str | None:
-        """ "injected" / "closure" / "global" / "builtin", or None when unresolved."""
-        if name in self.injected:
-            return "injected"
-        if name in self.closure:
-            return "closure"
-        if name in self.globals:
-            return "global"
-        if hasattr(builtins, name):
-            return "builtin"
-        return None
-
-    def resolve(self, node: ast.expr):
-        """Statically resolve a Name / Attribute path (``ttl.KernelKind.COMPUTE``)."""
-        if isinstance(node, ast.Name):
-            value = self.lookup(node.id)
-            if value is MISSING and node.id == "ttl":
-                return ttl_module() or MISSING
-            return value
-        if isinstance(node, ast.Attribute):
-            owner = self.resolve(node.value)
-            if owner is MISSING:
-                return MISSING
-            try:
-                return inspect.getattr_static(owner, node.attr)
-            except AttributeError:
-                return MISSING
-        return MISSING
-
-
-def kernel_ref_of(value) -> KernelRef | None:
-    """The KernelRef a selector value denotes (None if it is not a selector)."""
-    if isinstance(value, KernelKind):
-        return COMPUTE if value is KernelKind.COMPUTE else DATA_MOVEMENT
-    if isinstance(value, PipeSourceKernel):
-        return PIPE_SOURCE
-    if isinstance(value, Kernel) and value.name is not None:
-        return KernelRef(value.kind.value, "explicit", value.name, id(value))
-    return None
+__all__ = ["SelectorResolver", "keyword"]
 
 
 def _is_union(node: ast.AST) -> TypeGuard[ast.BinOp]:
@@ -137,7 +35,7 @@ class SelectorResolver:
         self.src = src
         self.scope = scope
         self.handles = dict(handles)  # operation-resource Kernel handles by name
-        self.used: dict[KernelRef, object] = {}  # every explicit ref resolved -> its handle
+        self.used: dict[LogicalKernel, object] = {}  # every explicit ref resolved -> its handle
 
     def error(self, node: ast.AST, message: str) -> SplitError:
         return self.src.error_at(node, message, cls=SplitError)
@@ -153,12 +51,12 @@ class SelectorResolver:
             return KernelKind
         return self.scope.resolve(node)
 
-    def resolve_one(self, node: ast.expr) -> KernelRef:
+    def resolve_one(self, node: ast.expr) -> LogicalKernel:
         """One selector: KernelKind member, PIPE_SOURCE_KERNEL or a Kernel handle."""
         value = self._resolve_reference(node)
         if isinstance(value, Kernel) and not any(value is h for h in self.handles.values()):
             value = MISSING if value.name is None else value
-        ref = kernel_ref_of(value)
+        ref = kernel_of(value)
         if ref is not None:
             if ref.role == "explicit":
                 self.used[ref] = value
@@ -176,7 +74,7 @@ class SelectorResolver:
 
     def resolve_selection(
         self, node: ast.expr, *, allow_tuple: bool = True
-    ) -> frozenset[KernelRef]:
+    ) -> frozenset[LogicalKernel]:
         """A selection: one selector, a ``|`` union of KernelKind members, or a tuple."""
         if _is_union(node):
             parts = _flatten_union(node)
@@ -196,7 +94,7 @@ class SelectorResolver:
             raise self.error(node, "call_extern_func kernel selection requires a nonempty tuple")
         return self._distinct(node, [self.resolve_one(e) for e in node.elts])
 
-    def _distinct(self, node: ast.expr, refs: list[KernelRef]) -> frozenset[KernelRef]:
+    def _distinct(self, node: ast.expr, refs: list[LogicalKernel]) -> frozenset[LogicalKernel]:
         selected = frozenset(refs)
         if len(selected) != len(refs):
             raise self.error(
@@ -204,7 +102,7 @@ class SelectorResolver:
             )
         return selected
 
-    def resolve_release(self, call: ast.Call) -> KernelRef | None:
+    def resolve_release(self, call: ast.Call) -> LogicalKernel | None:
         """The ``kernel=`` of ``blk.push()`` / ``blk.pop()``: one selector only."""
         node = keyword(call, "kernel")
         if node is None:
@@ -217,8 +115,8 @@ class SelectorResolver:
         return self.resolve_one(node)
 
     def resolve_extern(
-        self, call: ast.Call, inferred: frozenset[KernelRef]
-    ) -> frozenset[KernelRef]:
+        self, call: ast.Call, inferred: frozenset[LogicalKernel]
+    ) -> frozenset[LogicalKernel]:
         """``call_extern_func``'s selection (reference B.6 / C.2)."""
         node = keyword(call, "kernel")
         if node is None:

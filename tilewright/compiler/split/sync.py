@@ -17,12 +17,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from tilewright.compiler.scope import Scope
 from tilewright.compiler.split.astutil import child_blocks
-from tilewright.compiler.split.scope import Scope
 from tilewright.errors import SplitError
 
 if TYPE_CHECKING:
-    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
+    from tilewright.lang.resets import DFBReconfiguration, DFBReset
 
 __all__ = ["check_rules", "sync_objects"]
 
@@ -37,7 +37,7 @@ def sync_objects(
     tree: ast.FunctionDef, scope: Scope, local: set[str]
 ) -> dict[str, DFBReset | DFBReconfiguration]:
     """Names the body reads that denote a DFBReset / DFBReconfiguration."""
-    from tilewright.compiler.dfb_reset import DFBReconfiguration, DFBReset
+    from tilewright.lang.resets import DFBReconfiguration, DFBReset
 
     out: dict[str, DFBReset | DFBReconfiguration] = {}
     for node in ast.walk(tree):

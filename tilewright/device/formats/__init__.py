@@ -22,11 +22,16 @@ from .codec import (
 )
 from .dataformat import (
     BLOCK_FLOAT,
+    DATA_TYPE_NAMES,
+    FLOAT_FORMATS,
+    INTEGER_DTYPE,
     TTNN_TO_DATA_FORMAT,
     BlockFloatSpec,
     DataFormat,
     ExponentKind,
     TtnnDataType,
+    data_type_name,
+    data_type_named,
     decoded_dtype,
     element_size,
     is_block_float,
@@ -37,6 +42,9 @@ from .tilize import pad_to_tiles, padded_shape, tile_view, tilize, untilize
 
 __all__ = [
     "BLOCK_FLOAT",
+    "DATA_TYPE_NAMES",
+    "FLOAT_FORMATS",
+    "INTEGER_DTYPE",
     "DEFAULT_TILE",
     "TTNN_TO_DATA_FORMAT",
     "BlockFloatSpec",
@@ -46,6 +54,8 @@ __all__ = [
     "TileShape",
     "TtnnDataType",
     "bf16_bits_to_float32",
+    "data_type_name",
+    "data_type_named",
     "decode_block",
     "decode_elements",
     "decode_tiles",

@@ -26,6 +26,10 @@ from tilewright.errors import FormatError
 
 __all__ = [
     "BLOCK_FLOAT",
+    "DATA_TYPE_NAMES",
+    "DataTypeNames",
+    "data_type_name",
+    "data_type_named",
     "ELEMENT_SIZE",
     "FLOAT_FORMATS",
     "INTEGER_DTYPE",
@@ -176,9 +180,54 @@ FLOAT_FORMATS: frozenset[DataFormat] = frozenset(
 )
 """Float formats this package encodes; they decode to float32."""
 
-_TTNN_NAMES: dict[DataFormat, str] = {
-    fmt: ttnn.name.lower() for ttnn, fmt in TTNN_TO_DATA_FORMAT.items() if ttnn.name != "INVALID"
+
+@dataclass(frozen=True, slots=True)
+class DataTypeNames:
+    """How one ttnn data type is spelled across the stack.
+
+    ``name`` is ttnn's spelling (``DataType.BFLOAT8_B`` -> ``bfloat8_b``), the canonical
+    one every message and the op registry use; ``aliases`` are the other spellings the
+    languages accept (TT-Lang's ``make_dfb`` strings, tt-mlir keywords); the lower-cased
+    ``tt::DataFormat`` name (``float16_b``, ``bfp8_b``) is accepted too.  ``torch`` is the
+    torch dtype that holds every value exactly (``ttnn.to_torch``).
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    torch: str
+
+
+DATA_TYPE_NAMES: dict[TtnnDataType, DataTypeNames] = {
+    TtnnDataType.BFLOAT16: DataTypeNames("bfloat16", ("bf16",), "bfloat16"),
+    TtnnDataType.FLOAT32: DataTypeNames("float32", ("f32", "fp32"), "float32"),
+    TtnnDataType.BFLOAT8_B: DataTypeNames("bfloat8_b", ("bfp_bf8",), "float32"),
+    TtnnDataType.BFLOAT4_B: DataTypeNames("bfloat4_b", ("bfp_bf4",), "float32"),
+    TtnnDataType.INT32: DataTypeNames("int32", ("si32", "i32"), "int32"),
+    TtnnDataType.UINT32: DataTypeNames("uint32", ("u32",), "int64"),
+    TtnnDataType.UINT16: DataTypeNames("uint16", ("u16",), "int32"),
+    TtnnDataType.UINT8: DataTypeNames("uint8", ("u8",), "uint8"),
 }
+"""Every ttnn data type's spellings: the one table of data-type names."""
+
+_BY_NAME: dict[str, TtnnDataType] = {
+    spelling: dtype
+    for dtype, names in DATA_TYPE_NAMES.items()
+    for spelling in (names.name, *names.aliases, TTNN_TO_DATA_FORMAT[dtype].name.lower())
+}
+
+_TTNN_NAMES: dict[DataFormat, str] = {
+    TTNN_TO_DATA_FORMAT[dtype]: names.name for dtype, names in DATA_TYPE_NAMES.items()
+}
+
+
+def data_type_named(text: str) -> TtnnDataType | None:
+    """The ttnn data type ``text`` spells (any case; canonical name or alias), else None."""
+    return _BY_NAME.get(text.lower())
+
+
+def data_type_name(dtype: TtnnDataType | int) -> str:
+    """ttnn's spelling of a data type: ``bfloat16``, ``bfloat8_b``, ``uint32``."""
+    return DATA_TYPE_NAMES[TtnnDataType(int(dtype))].name
 
 
 def format_name(fmt: DataFormat) -> str:

@@ -13,33 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from tilewright.device.formats import data_type_name, data_type_named
+
 from .op_errors import OpFormatError, OpParamError
 from .spec import ALL_FORMATS, OpSpec, Param, ParamKind
 
-__all__ = ["FORMAT_ALIASES", "bind_params", "check_formats", "check_param", "format_name_of"]
-
-FORMAT_ALIASES: dict[str, str] = {
-    "float32": "float32",
-    "f32": "float32",
-    "fp32": "float32",
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-    "float16_b": "bfloat16",  # tt::DataFormat name
-    "bfloat8_b": "bfloat8_b",
-    "bfp8_b": "bfloat8_b",
-    "bfloat4_b": "bfloat4_b",
-    "bfp4_b": "bfloat4_b",
-}
-"""Spellings of the four float formats: ttnn names, ``make_dfb`` strings and
-``tt::DataFormat`` names (lower-cased)."""
+__all__ = ["bind_params", "check_formats", "check_param", "format_name_of"]
 
 
 def format_name_of(fmt: Any) -> str | None:
-    """Canonical format name of a string or an enum member (by ``.name``), else None."""
+    """Canonical (ttnn) name of a data type given as a string or an enum member (by
+    ``.name``: ttnn ``DataType``, ``tt::DataFormat``), else None (``device.formats``'
+    table of data-type names)."""
     text = fmt if isinstance(fmt, str) else getattr(fmt, "name", None)
     if not isinstance(text, str):
         return None
-    return FORMAT_ALIASES.get(text.lower())
+    dtype = data_type_named(text)
+    return data_type_name(dtype) if dtype is not None else None
 
 
 def check_formats(spec: OpSpec, *formats: Any) -> None:

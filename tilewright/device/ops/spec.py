@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tilewright.device.formats import TtnnDataType, data_type_name
+
 __all__ = [
     "ALL_FORMATS",
     "BFLOAT4_B",
@@ -39,10 +41,11 @@ __all__ = [
 Namespace = Literal["math", "block", "operator"]
 NAMESPACES: tuple[Namespace, ...] = ("math", "block", "operator")
 
-FLOAT32 = "float32"
-BFLOAT16 = "bfloat16"
-BFLOAT8_B = "bfloat8_b"
-BFLOAT4_B = "bfloat4_b"
+# The float data types by their canonical (ttnn) names, from device.formats' one table.
+FLOAT32 = data_type_name(TtnnDataType.FLOAT32)
+BFLOAT16 = data_type_name(TtnnDataType.BFLOAT16)
+BFLOAT8_B = data_type_name(TtnnDataType.BFLOAT8_B)
+BFLOAT4_B = data_type_name(TtnnDataType.BFLOAT4_B)
 ALL_FORMATS: frozenset[str] = frozenset({FLOAT32, BFLOAT16, BFLOAT8_B, BFLOAT4_B})
 """Every float format a TT-Lang block can have (reference E.1)."""
 COMPUTE_FORMATS: frozenset[str] = frozenset({FLOAT32, BFLOAT16})

@@ -10,8 +10,8 @@ Modules: ``registry`` (Operation, registration, goldens), ``io`` (operand checks
 reading, storing), ``eltwise_rules`` (the ttnn elementwise table: ttnn name -> device
 op + golden), ``eltwise`` (unary, binary, where, clamp, isclose), ``matmul`` (matmul,
 linear), ``reduction`` (sum, mean, max, min, softmax), ``data_movement`` (reshape,
-squeeze, unsqueeze, repeat, transpose, permute, concat), ``methods`` (Tensor method
-aliases).
+squeeze, unsqueeze, repeat, transpose, permute, concat), ``methods`` (the Tensor
+methods that are ttnn functions, one table).
 """
 
 from tilewright.ttnn.operations import methods as _methods

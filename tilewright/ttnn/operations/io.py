@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tilewright.device.formats import INTEGER_DTYPE, data_type_name, is_block_float
 from tilewright.device.ops import OpFormatError, OpParamError, OpShapeError
 from tilewright.errors import DeviceError
 from tilewright.ttnn.tensor import Tensor, encode_pages
@@ -39,6 +40,7 @@ from tilewright.ttnn.types import (
     MemoryConfig,
     TensorMemoryLayout,
     Tile,
+    data_format_of,
     is_float,
 )
 
@@ -64,26 +66,19 @@ __all__ = [
 ]
 
 Scalar = int | float
-FLOAT_DTYPES: frozenset[DataType] = frozenset(
-    {DataType.BFLOAT16, DataType.FLOAT32, DataType.BFLOAT8_B, DataType.BFLOAT4_B}
-)
-INT_DTYPES: frozenset[DataType] = frozenset(
-    {DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8}
-)
+FLOAT_DTYPES: frozenset[DataType] = frozenset(d for d in DataType if is_float(d))
+INT_DTYPES: frozenset[DataType] = frozenset(d for d in DataType if not is_float(d))
 ALL_DTYPES: frozenset[DataType] = FLOAT_DTYPES | INT_DTYPES
 
 _INT_STORAGE: dict[DataType, type[np.integer]] = {
-    DataType.INT32: np.int32,
-    DataType.UINT32: np.uint32,
-    DataType.UINT16: np.uint16,
-    DataType.UINT8: np.uint8,
+    d: INTEGER_DTYPE[data_format_of(d)].type for d in INT_DTYPES
 }
 """Integer dtype -> numpy type whose cast wraps a result to the dtype's width."""
 
 
 def dtype_name(dtype: DataType) -> str:
     """``"bfloat16"``, ``"int32"``: ttnn's spelling."""
-    return DataType(dtype).name.lower()
+    return data_type_name(dtype)
 
 
 def _names(dtypes: Iterable[DataType]) -> str:
@@ -230,7 +225,7 @@ def guard_layout(rank: int, layout: Layout, dtype: DataType) -> tuple[Layout, Da
     """(layout, dtype) a rank-``rank`` result can be stored in (module docstring)."""
     if Layout(layout) == Layout.TILE and rank < 2:
         return Layout.ROW_MAJOR, (
-            DataType.FLOAT32 if dtype in (DataType.BFLOAT8_B, DataType.BFLOAT4_B) else dtype
+            DataType.FLOAT32 if is_block_float(data_format_of(dtype)) else dtype
         )
     return Layout(layout), DataType(dtype)
 

@@ -27,14 +27,12 @@ This module knows nothing about tensors' contents; ``io`` stores results.
 from __future__ import annotations
 
 import functools
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from tilewright.device.ops import OpError, OpParamError
-from tilewright.errors import SourceLoc, TilewrightError, internal_frame
+from tilewright.errors import TilewrightError, user_location
 from tilewright.ttnn.operations.io import guard_layout
 from tilewright.ttnn.spmd import call_per_chip, mesh_of_arguments, param_names
 
@@ -187,7 +185,7 @@ class Operation:
             return self.function(*function_args, **function_kwargs)
         except TilewrightError as exc:
             if exc.loc is None:  # resolved only when raising: point at the user's call
-                exc.loc = _user_location()
+                exc.loc = user_location()
             raise
 
     def __hash__(self) -> int:
@@ -305,14 +303,6 @@ def get_fallback_function(operation: Operation) -> Callable[..., Any]:
 
     fallback_function.__name__ = f"{target.python_fully_qualified_name}.fallback"
     return fallback_function
-
-
-def _user_location() -> SourceLoc | None:
-    """The innermost calling frame outside Tilewright (the user's call of the operation)."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None and internal_frame(frame.f_code.co_filename):
-        frame = frame.f_back
-    return SourceLoc.from_frame(frame) if frame is not None else None
 
 
 def _operation_of(operation: Any) -> Operation:

@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING
 from tilewright.errors import DFBContractError
 
 if TYPE_CHECKING:
-    from tilewright.compiler.extern.plan import CallSite
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
-    from tilewright.compiler.runtime.dfb_share import SharedIndexGuard
     from tilewright.device.engine import KernelRun
+    from tilewright.lang.dfb import DataflowBuffer, IndexGuard
+    from tilewright.lang.extern.plan import CallSite
 
 __all__ = ["ContractMonitor", "render_actions"]
 
@@ -90,7 +89,7 @@ class ContractMonitor:
         self.pos = 0
         # Per expected action: (guard, DFB) when the DFB shares its physical index (C.7), so
         # the run-time sharing check sees external actions like native ones.
-        self.shared: tuple[tuple[SharedIndexGuard | None, DataflowBuffer], ...] = (
+        self.shared: tuple[tuple[IndexGuard | None, DataflowBuffer], ...] = (
             tuple((d.share_guard, d) for d in effect_dfbs)
             if any(d.share_guard is not None for d in effect_dfbs)
             else ()

@@ -19,15 +19,17 @@ report while kernels wait on it, or at the end of the operation.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Iterable
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.runtime.blockstate import Op, check_and_apply
-from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
-from tilewright.compiler.runtime.expr import shape_text
-from tilewright.compiler.setup import SETUP_STACK, caller_loc
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
+from tilewright.device.formats import data_type_name
 from tilewright.device.transfer import transfer_cycles
-from tilewright.errors import DFBContractError, InterfaceError, KernelError
+from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
+from tilewright.lang import state
+from tilewright.lang.blockstate import Op, check_and_apply
+from tilewright.lang.dfb import TensorBlock, current_kernel
+from tilewright.lang.expr import shape_text
+from tilewright.lang.node import SETUP_STACK
 
 __all__ = [
     "Pipe",
@@ -60,23 +62,24 @@ def _coord(value: object, what: str) -> tuple[int | slice, ...]:
                     raise InterfaceError(
                         f"{what}: slice {i} must have explicit int start and stop and step 1, got "
                         f"{v.start}:{v.stop}:{v.step}",
-                        loc=caller_loc(),
+                        loc=user_location(),
                     )
                 if not v.start < v.stop:
                     raise InterfaceError(
                         f"{what}: slice {i} must have start < stop, got {v.start}:{v.stop}",
-                        loc=caller_loc(),
+                        loc=user_location(),
                     )
                 out.append(slice(v.start, v.stop))
             elif isinstance(v, int) and not isinstance(v, bool):
                 out.append(v)
             else:
                 raise InterfaceError(
-                    f"{what}: coordinate {i} must be an int or a slice, got {v!r}", loc=caller_loc()
+                    f"{what}: coordinate {i} must be an int or a slice, got {v!r}",
+                    loc=user_location(),
                 )
         return tuple(out)
     raise InterfaceError(
-        f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=caller_loc()
+        f"{what}: expected a node coordinate (int or tuple), got {value!r}", loc=user_location()
     )
 
 
@@ -94,15 +97,15 @@ def _coord_text(coord: tuple) -> str:
 class Pipe:
     """``ttl.Pipe(src, dst)``: unicast (``dst`` a node) or multicast (``dst`` a node range)."""
 
-    def __init__(self, src, dst) -> None:
+    def __init__(self, src: object, dst: object) -> None:
         self.src = _coord(src, "ttl.Pipe src")
         if any(isinstance(c, slice) for c in self.src):
-            raise InterfaceError("ttl.Pipe src must be one node, not a range", loc=caller_loc())
+            raise InterfaceError("ttl.Pipe src must be one node, not a range", loc=user_location())
         self.dst = _coord(dst, "ttl.Pipe dst")
         if len(self.src) != len(self.dst):
             raise InterfaceError(
                 f"ttl.Pipe: src {_coord_text(self.src)} and dst {_coord_text(self.dst)} have different ranks",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         self.multicast = any(isinstance(c, slice) for c in self.dst)
 
@@ -167,28 +170,29 @@ _GLOBAL_NETS = [0]
 class PipeNet:
     """``ttl.PipeNet(pipes)``: a non-empty group of pipes of one kind."""
 
-    def __init__(self, pipes, graph=None) -> None:
+    def __init__(self, pipes: Pipe | Iterable[Pipe], graph: object = None) -> None:
         if graph is not None:
             raise InterfaceError(
                 "ttl.PipeNet(graph=...): multi-device transfer graphs are not supported",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         pipes = list(pipes) if not isinstance(pipes, Pipe) else [pipes]
         if not pipes:
-            raise InterfaceError("ttl.PipeNet needs at least one pipe", loc=caller_loc())
+            raise InterfaceError("ttl.PipeNet needs at least one pipe", loc=user_location())
         for p in pipes:
             if not isinstance(p, Pipe):
                 raise InterfaceError(
-                    f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}", loc=caller_loc()
+                    f"ttl.PipeNet takes ttl.Pipe objects, got {type(p).__name__}",
+                    loc=user_location(),
                 )
         if len({p.multicast for p in pipes}) > 1:
             raise InterfaceError(
                 "ttl.PipeNet mixes unicast and multicast pipes; a net has one kind",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         if len({p.rank for p in pipes}) > 1:
             raise InterfaceError(
-                "ttl.PipeNet pipes use coordinates of different ranks", loc=caller_loc()
+                "ttl.PipeNet pipes use coordinates of different ranks", loc=user_location()
             )
         if pipes[0].multicast:
             seen: dict[tuple[int, int], Pipe] = {}
@@ -197,11 +201,11 @@ class PipeNet:
                     if n in seen:
                         raise InterfaceError(
                             f"ttl.PipeNet: multicast destinations of {seen[n]!r} and {p!r} overlap at node {n}",
-                            loc=caller_loc(),
+                            loc=user_location(),
                         )
                     seen[n] = p
         self.pipes = pipes
-        self.loc = caller_loc()
+        self.loc = user_location()
         if SETUP_STACK:
             setup = SETUP_STACK[-1]
             self.key = f"net{len(setup.pipenets)}"
@@ -255,7 +259,7 @@ class PipeNet:
         if state.CURRENT is not None and not SETUP_STACK:
             self._check_grid(state.CURRENT.grid)
 
-    def if_src(self, callback) -> None:
+    def if_src(self, callback: Callable[[SrcPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe whose source is this node."""
         self._dm_only("net.if_src")
         node = self._node()
@@ -263,7 +267,7 @@ class PipeNet:
             if p.src_node() == node:
                 callback(SrcPipeIdentity(self, i, p))
 
-    def if_dst(self, callback) -> None:
+    def if_dst(self, callback: Callable[[DstPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe that has this node as a destination."""
         self._dm_only("net.if_dst")
         node = self._node()
@@ -505,8 +509,8 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
         if tuple(dst.shape) != tuple(src.shape) or dst.dfb.data_format != src.dfb.data_format:
             raise KernelError(
                 f"pipe {s.pipe!r}: node {s.node} sends a block of shape {shape_text(src.shape)} "
-                f"({src.dtype.name.lower()}) but node {node} receives into a block of shape "
-                f"{shape_text(dst.shape)} ({dst.dtype.name.lower()}); sent and received blocks must match"
+                f"({data_type_name(src.dtype)}) but node {node} receives into a block of shape "
+                f"{shape_text(dst.shape)} ({data_type_name(dst.dtype)}); sent and received blocks must match"
             )
     for node, ch in chans:
         ch.sends.popleft()
@@ -533,7 +537,7 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
         )
 
 
-def wait_any(requests, start: int = 0) -> ReadyReceive:
+def wait_any(requests: tuple[ReceiveRequest, ...], start: int = 0) -> ReadyReceive:
     """The first completed receive of ``requests`` in cyclic order from ``start``."""
     run = current_kernel("ttl.wait_any")
     if not isinstance(requests, tuple) or not requests:

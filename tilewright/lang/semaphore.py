@@ -13,15 +13,16 @@ value-changing or waiting calls on a compute kernel is an error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.runtime.dfb import current_kernel
-from tilewright.compiler.setup import caller_loc, current_setup
 from tilewright.device import costs
 from tilewright.device.kernel_api.dataflow import wait_word
 from tilewright.device.noc import noc_multicast_addr
 from tilewright.device.transfer import multicast_targets, transfer_cycles
-from tilewright.errors import InterfaceError, KernelError, NocError
+from tilewright.errors import InterfaceError, KernelError, NocError, user_location
+from tilewright.lang.dfb import current_kernel
+from tilewright.lang.node import current_setup
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core
@@ -58,10 +59,12 @@ def _node_xy(node, grid, what: str) -> tuple[int, int]:
     ):
         xy = (node[0], node[1] if len(node) > 1 else 0)
     else:
-        raise InterfaceError(f"{what}: expected a node coordinate, got {node!r}", loc=caller_loc())
+        raise InterfaceError(
+            f"{what}: expected a node coordinate, got {node!r}", loc=user_location()
+        )
     if not (0 <= xy[0] < grid[0] and 0 <= xy[1] < grid[1]):
         raise InterfaceError(
-            f"{what}: node {xy} is outside the {grid[0]}x{grid[1]} grid", loc=caller_loc()
+            f"{what}: node {xy} is outside the {grid[0]}x{grid[1]} grid", loc=user_location()
         )
     return xy
 
@@ -79,7 +82,7 @@ def _range_xy(rng, grid, what: str) -> tuple[tuple[int, int], tuple[int, int]]:
                 isinstance(v.start, int) and isinstance(v.stop, int) and v.start < v.stop
             ) or v.step not in (None, 1):
                 raise InterfaceError(
-                    f"{what}: slice {i} needs int start < stop and step 1", loc=caller_loc()
+                    f"{what}: slice {i} needs int start < stop and step 1", loc=user_location()
                 )
             lo.append(v.start)
             hi.append(v.stop - 1)
@@ -89,17 +92,18 @@ def _range_xy(rng, grid, what: str) -> tuple[tuple[int, int], tuple[int, int]]:
         else:
             raise InterfaceError(
                 f"{what}: range component {i} must be an int or a slice, got {v!r}",
-                loc=caller_loc(),
+                loc=user_location(),
             )
     if len(lo) == 1:
         lo.append(0)
         hi.append(0)
     if len(lo) != 2:
-        raise InterfaceError(f"{what}: node ranges have 1 or 2 dimensions", loc=caller_loc())
+        raise InterfaceError(f"{what}: node ranges have 1 or 2 dimensions", loc=user_location())
     for a, b, n in ((lo[0], hi[0], grid[0]), (lo[1], hi[1], grid[1])):
         if not (0 <= a and b < n):
             raise InterfaceError(
-                f"{what}: range {tuple(rng)} leaves the {grid[0]}x{grid[1]} grid", loc=caller_loc()
+                f"{what}: range {tuple(rng)} leaves the {grid[0]}x{grid[1]} grid",
+                loc=user_location(),
             )
     return (lo[0], lo[1]), (hi[0], hi[1])
 
@@ -161,11 +165,13 @@ class Semaphore:
         """This node's current value (a debugging aid)."""
         return int(self.core.l1_words(self.bound_address())[0])
 
-    def get_remote(self, node) -> UnicastRemoteSemaphore:
+    def get_remote(self, node: int | Sequence[int]) -> UnicastRemoteSemaphore:
         """The same semaphore on another node (``set`` / ``inc`` over the NoC)."""
         return UnicastRemoteSemaphore(self, _node_xy(node, self.grid, "Semaphore.get_remote"))
 
-    def get_remote_multicast(self, range=None) -> MulticastRemoteSemaphore:  # noqa: A002 - spec name
+    def get_remote_multicast(  # noqa: A002 - range is the spec's name
+        self, range: object = None
+    ) -> MulticastRemoteSemaphore:
         """The semaphore on every node of ``range`` (default: the whole grid) but the sender."""
         lo, hi = _range_xy(range, self.grid, "Semaphore.get_remote_multicast")
         return MulticastRemoteSemaphore(self, lo, hi)

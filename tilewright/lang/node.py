@@ -11,23 +11,48 @@ declarations into a device ``Program``.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from tilewright.errors import InterfaceError, SourceLoc, internal_frame
+from tilewright.errors import InterfaceError, SourceLoc, user_location
 
 if TYPE_CHECKING:
-    from tilewright.compiler.operation import Operation
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
-    from tilewright.compiler.runtime.pipes import PipeNet
-    from tilewright.compiler.runtime.semaphore import Semaphore
     from tilewright.device.device import Core, Device
     from tilewright.device.engine import KernelRun
+    from tilewright.lang.dfb import DataflowBuffer
+    from tilewright.lang.extern.plan import ExternPlan
 
-__all__ = ["KernelDecl", "NodeSetup", "current_setup", "caller_loc", "SETUP_STACK"]
+__all__ = [
+    "DeclaredSemaphore",
+    "KernelDecl",
+    "NodeSetup",
+    "OperationInfo",
+    "SETUP_STACK",
+    "current_setup",
+]
+
+
+class OperationInfo(Protocol):
+    """What the language needs of the operation being set up (the compiler's ``Operation``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def extern_plan(self) -> ExternPlan | None:
+        """The validated external calls the kernels may evaluate (None: the body makes none)."""
+
+    def declared_name(self, file: str, line: int) -> str | None:
+        """The variable a simple assignment at ``file:line`` of the body binds (names DFBs)."""
+
+
+class DeclaredSemaphore(Protocol):
+    """A ``ttl.Semaphore`` as the program builder sees it: an initial value to bind an id to."""
+
+    initial: int
+
+    def bind(self, sem_id: int, address: int) -> None: ...
 
 
 @dataclass(slots=True)
@@ -45,17 +70,15 @@ class KernelDecl:
 class NodeSetup:
     """Declarations of one node's evaluation of the operation body."""
 
-    op: Operation
+    op: OperationInfo
     node: tuple[int, int]
     grid: tuple[int, ...]
     device: Device
     core: Core
     dfbs: list[DataflowBuffer] = field(default_factory=list)
     kernels: list[KernelDecl] = field(default_factory=list)
-    pipenets: list[PipeNet] = field(default_factory=list)
-    semaphores: list[Semaphore] = field(default_factory=list)
-    signposts: list[object] = field(default_factory=list)
-    kernel_handles: list[object] = field(default_factory=list)
+    pipenets: list[object] = field(default_factory=list)  # ttl.PipeNet, in declaration order
+    semaphores: list[DeclaredSemaphore] = field(default_factory=list)
 
     def describe_holdings(self, run: KernelRun) -> list[str]:
         """The blocks ``run`` holds on this node, with their states (for deadlock reports)."""
@@ -79,17 +102,6 @@ def current_setup(what: str) -> NodeSetup:
         raise InterfaceError(
             f"{what} declares operation resources: call it in the body of an @ttl.operation "
             f"(its setup), not {where}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     return SETUP_STACK[-1]
-
-
-def caller_loc() -> SourceLoc | None:
-    """Location of the innermost user frame (not Tilewright's)."""
-    f: FrameType | None = sys._getframe(1)
-    while f is not None:
-        name = f.f_code.co_filename
-        if not internal_frame(name) and not name.startswith("<frozen"):
-            return SourceLoc(name, f.f_lineno)
-        f = f.f_back
-    return None

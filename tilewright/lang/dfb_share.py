@@ -18,9 +18,9 @@ drains is tracked like a native one.
 
 from __future__ import annotations
 
-from tilewright.compiler.runtime.blockstate import Op
-from tilewright.compiler.runtime.dfb import DataflowBuffer
 from tilewright.errors import DFBContractError
+from tilewright.lang.blockstate import Op
+from tilewright.lang.dfb import DataflowBuffer
 
 __all__ = ["SharedIndexDFB", "SharedIndexGuard", "install"]
 

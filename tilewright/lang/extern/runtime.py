@@ -10,7 +10,7 @@ evaluation is the fast path: marshal the scalar arguments into a preallocated
 ``int64`` array, run the entry point through the bridge with the site's contract
 monitor attached, and return the scalar result.
 
-Bindings are per launch: a new launch (``compiler.runtime.state.CURRENT``) drops
+Bindings are per launch: a new launch (``lang.state.CURRENT``) drops
 them, as it drops the bridge's accessor handles.  Dispatch conditions are checked
 here too: every evaluation of one ``DispatchCondition`` on a node in one dispatch
 must give the same truth value.
@@ -22,12 +22,15 @@ import ctypes
 
 import numpy as np
 
-from tilewright.compiler.extern import glue
-from tilewright.compiler.extern.contract import ContractMonitor
-from tilewright.compiler.extern.surface import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
-from tilewright.compiler.runtime import state
 from tilewright.device.engine import ACTIVE
+from tilewright.device.formats import DATA_TYPE_NAMES, TTNN_TO_DATA_FORMAT
+from tilewright.device.formats.dataformat import ELEMENT_SIZE
 from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
+from tilewright.lang import state
+from tilewright.lang.extern import glue
+from tilewright.lang.extern.contract import ContractMonitor
+from tilewright.lang.extern.types import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
+from tilewright.lang.selectors import LogicalKernel, kernel_of
 from tilewright.native import bridge
 from tilewright.native.build import build_shared_object
 
@@ -42,10 +45,12 @@ _I32 = (-(1 << 31), (1 << 31) - 1)
 _I64 = (-(1 << 63), (1 << 63) - 1)
 _U32 = (0, (1 << 32) - 1)
 
-_TILE_DTYPES = frozenset(
-    {"FLOAT32", "BFLOAT16", "BFLOAT8_B", "BFLOAT4_B", "INT32", "UINT32", "UINT16", "UINT8"}
+# Tensor data types an external call may take: any in tiles; in rows, those with an element
+# size (block-float formats exist only as tiles).
+_TILE_DTYPES = frozenset(t.name for t in DATA_TYPE_NAMES)
+_ROW_MAJOR_DTYPES = frozenset(
+    t.name for t in DATA_TYPE_NAMES if TTNN_TO_DATA_FORMAT[t] in ELEMENT_SIZE
 )
-_ROW_MAJOR_DTYPES = frozenset({"FLOAT32", "BFLOAT16", "INT32", "UINT32", "UINT16", "UINT8"})
 
 
 def call(frame, func_args, template_args, dfb_dependencies):
@@ -93,35 +98,20 @@ def _find_site(run, launch, frame):
     return site
 
 
-def _kernel_keys(run, launch) -> list:
+def _kernel_keys(run, launch) -> tuple[str, ...]:
     """Keys of per-kernel mappings that may name the running kernel, most specific first."""
-    from tilewright.compiler.selectors import Kernel, PipeSourceKernel
-
-    keys = []
     setup = launch.setups.get(run.core.index)
-    for decl in getattr(setup, "kernels", ()):
-        if decl.name == run.name:
-            sel = decl.selector
-            if isinstance(sel, Kernel) and sel.name:
-                keys.append(f"kernel:{sel.name}")
-            elif isinstance(sel, PipeSourceKernel):
-                keys.append("pipe_source")
-            break
-    keys.append(f"kind:{run.kernel_context().kernel.kind}")
-    keys.append("*")
-    return keys
+    kind = run.kernel_context().kernel.kind
+    decl = next((d for d in getattr(setup, "kernels", ()) if d.name == run.name), None)
+    kernel = kernel_of(decl.selector) if decl is not None else None
+    if kernel is None or kernel.kind != kind:
+        kernel = LogicalKernel(kind, "canonical")
+    return kernel.keys
 
 
 def _runtime_key_matches(selector, key: str) -> bool:
-    from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
-
-    if isinstance(selector, KernelKind):
-        return key == f"kind:{selector.value}"
-    if isinstance(selector, PipeSourceKernel):
-        return key == "pipe_source"
-    if isinstance(selector, Kernel):
-        return key == f"kernel:{selector.name}"
-    return False
+    kernel = kernel_of(selector)
+    return kernel is not None and kernel.key == key
 
 
 class Binding:
@@ -213,7 +203,7 @@ class Binding:
         return cls(f"{self.site.title}: {message}", loc=self.site.loc, **kw)
 
     def _occurrence_dfbs(self, variant, args, template_args, deps) -> list:
-        from tilewright.compiler.runtime.dfb import DataflowBuffer
+        from tilewright.lang.dfb import DataflowBuffer
 
         out = []
         for occ in variant.occurrences:
@@ -252,7 +242,7 @@ class Binding:
                 )
 
     def _template_texts(self, template_args) -> list[str]:
-        from tilewright.compiler.runtime.dfb import DataflowBuffer
+        from tilewright.lang.dfb import DataflowBuffer
 
         texts = []
         for i, t in enumerate(self.site.template_args):

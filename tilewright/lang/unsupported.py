@@ -1,15 +1,19 @@
 """TT-Lang names Tilewright does not implement: each raises an error that names it and why.
 
 One table; ``ttl/__init__`` binds every entry so that a program using one gets a clear
-``InterfaceError`` at the line that uses it instead of an ``AttributeError``.
+``InterfaceError`` at the line that uses it instead of an ``AttributeError``.  The
+splitter reads the same table (a statement using one of these names is placed as the
+error it will raise).  ``Program`` is the spelling removed in spec 0.2.
 """
 
 from __future__ import annotations
 
-from tilewright.compiler.setup import caller_loc
-from tilewright.errors import InterfaceError
+from collections.abc import Callable
+from typing import NoReturn
 
-__all__ = ["UNSUPPORTED", "unsupported"]
+from tilewright.errors import InterfaceError, user_location
+
+__all__ = ["UNSUPPORTED", "Program", "unsupported"]
 
 UNSUPPORTED: dict[str, str] = {
     "make_tensor_backed_dfb": "tensor-backed DFBs (a DFB inside an L1-sharded tensor) are not supported",
@@ -37,14 +41,22 @@ UNSUPPORTED: dict[str, str] = {
 }
 
 
-def unsupported(name: str):
+def unsupported(name: str) -> Callable[..., NoReturn]:
     """A stand-in for ``ttl.<name>`` that raises when used (called or instantiated)."""
     why = UNSUPPORTED[name]
 
-    def fn(*_args, **_kwargs):
-        raise InterfaceError(f"ttl.{name}: {why}", loc=caller_loc(), rule="unsupported")
+    def fn(*_args: object, **_kwargs: object) -> NoReturn:
+        raise InterfaceError(f"ttl.{name}: {why}", loc=user_location(), rule="unsupported")
 
     fn.__name__ = name
     fn.__qualname__ = name
     fn.__doc__ = f"Not supported by Tilewright: {why}."
     return fn
+
+
+def Program(*threads: object) -> NoReturn:  # noqa: N802 - the legacy spelling
+    """Removed in spec 0.2: kernels are collected automatically."""
+    raise InterfaceError(
+        "ttl.Program was removed in spec 0.2: kernel functions are collected automatically; "
+        "delete the `return ttl.Program(...)(...)` statement"
+    )

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tilewright.compiler.setup import NodeSetup
     from tilewright.device.trace import Tracer
+    from tilewright.lang.node import NodeSetup
 
 __all__ = ["OpLaunch", "CURRENT", "TRACER", "current_launch"]
 

@@ -21,27 +21,49 @@ import math
 import sys
 from collections import deque
 from dataclasses import dataclass
-from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
-from tilewright.compiler.runtime.blockstate import Context, Op, State, check_and_apply
-from tilewright.compiler.runtime.expr import (
+from tilewright.device.engine import ACTIVE, KernelRun
+from tilewright.device.formats import (
+    DataFormat,
+    TileShape,
+    data_type_name,
+    decode_block,
+    decode_elements,
+    encode_block,
+    encode_elements,
+)
+from tilewright.errors import BlockStateError, DFBContractError, KernelError, SourceLoc, user_frame
+from tilewright.lang.blockstate import Context, Op, State, check_and_apply
+from tilewright.lang.expr import (
     BlockExpr,
     BlockOperators,
     as_value,
     evaluate,
     shape_text,
 )
-from tilewright.device.engine import ACTIVE, KernelRun
-from tilewright.device.formats import decode_block, decode_elements, encode_block, encode_elements
-from tilewright.errors import BlockStateError, DFBContractError, KernelError, internal_frame
 
 if TYPE_CHECKING:
-    from tilewright.compiler.runtime.dfb_share import SharedIndexGuard
+    from tilewright.device.cb import CircularBuffer
+    from tilewright.device.device import Core
+    from tilewright.ttnn.types import DataType
 
-__all__ = ["DataflowBuffer", "TensorBlock", "current_kernel"]
+__all__ = ["DFB", "DataflowBuffer", "IndexGuard", "TensorBlock", "current_kernel"]
+
+
+class IndexGuard(Protocol):
+    """The run-time check of logical DFBs sharing one physical index (``lang.dfb_share``)."""
+
+    def check_access(self, dfb: DataflowBuffer, what: str) -> None:
+        """``what`` touches the index: an error if another sharer is live."""
+
+    def extern_action(self, dfb: DataflowBuffer, kind: str, pages: int) -> None:
+        """A declared external protocol action on ``dfb``, reported before it runs."""
+
+    def reset(self, dfb: DataflowBuffer) -> None:
+        """The DFB was reset to empty (``ttl.reset_dfbs``): forget what it held."""
 
 
 def current_kernel(what: str) -> KernelRun:
@@ -58,27 +80,31 @@ def _is_compute(run: KernelRun) -> bool:
     return run.kernel_context().kernel.kind == "compute"
 
 
+class DFB:
+    """Annotation marker for DFB parameters of expand-only operations (``buf: ttl.DFB``)."""
+
+
 class DataflowBuffer:
     """A dataflow buffer of one node (``ttl.make_dataflow_buffer_like`` / ``ttl.make_dfb``)."""
 
-    share_guard: SharedIndexGuard | None = None
+    share_guard: IndexGuard | None = None
     """The run-time check of the DFBs sharing this one's physical index (``dfb_share``), if any."""
 
     def __init__(
         self,
         *,
         name: str,
-        core,
+        core: Core,
         index: int,
         shape: tuple[int, ...],
         block_count: int,
-        data_format,
-        dtype,
-        tile,
+        data_format: DataFormat,
+        dtype: DataType,
+        tile: TileShape,
         tiled: bool,
         page_size: int,
         elem_size: int,
-        loc=None,
+        loc: SourceLoc | None = None,
     ) -> None:
         self.name = name
         self.core = core
@@ -115,7 +141,7 @@ class DataflowBuffer:
         """Blocks acquired and not released yet (reserved ones first), for resets and sharing checks."""
         return [*self._reserved, *self._waited]
 
-    def circular_buffer(self):
+    def circular_buffer(self) -> CircularBuffer:
         """This node's circular buffer of the DFB's physical index (valid while its launch runs)."""
         return self._circular()
 
@@ -148,11 +174,11 @@ class DataflowBuffer:
                 "kernel per node (use one DFB per consumer)"
             )
 
-    def reserve(self, **kwargs) -> TensorBlock:
+    def reserve(self, **kwargs: object) -> TensorBlock:
         """Acquire the next free block (blocking); it starts in state MW."""
         return self._acquire(_PRODUCER, kwargs)
 
-    def wait(self, **kwargs) -> TensorBlock:
+    def wait(self, **kwargs: object) -> TensorBlock:
         """Acquire the next filled block (blocking); it starts in state MR."""
         return self._acquire(_CONSUMER, kwargs)
 
@@ -229,7 +255,7 @@ class DataflowBuffer:
             raise DFBContractError(f"{self.name}.pop(): there is no waited block to pop")
         self._waited[0].pop()
 
-    def release_held(self, run) -> None:
+    def release_held(self, run: KernelRun) -> None:
         """At kernel exit: release what ``run`` still holds, as the compiler's auto-sync does."""
         for held, op in ((self._reserved, Op.PUSH), (self._waited, Op.POP)):
             while held and held[0].run is run:
@@ -237,8 +263,8 @@ class DataflowBuffer:
 
     # -- diagnostics ---------------------------------------------------------------------------
 
-    def describe_wait(self, detail) -> str:
-        op, need = detail
+    def describe_wait(self, detail: object) -> str:
+        op, _need = cast(tuple[str, int], detail)  # what _acquire passed to engine.block
         cb = self._circular()
         filled = cb.pages_filled // self.block_pages
         free = cb.pages_free // self.block_pages
@@ -255,13 +281,13 @@ class DataflowBuffer:
     def __repr__(self) -> str:
         return (
             f"<DataflowBuffer {self.name} shape={self.shape} block_count={self.block_count} "
-            f"{self.dtype.name.lower()} on node {self.core.logical}>"
+            f"{data_type_name(self.dtype)} on node {self.core.logical}>"
         )
 
     def __str__(self) -> str:  # what `print(dfb)` shows in a kernel (DPRINT metadata)
         return (
             f"DFB {self.name}: index {self.index}, shape {self.shape}, block_count "
-            f"{self.block_count}, {self.dtype.name.lower()}, {self.block_bytes} B per block"
+            f"{self.block_count}, {data_type_name(self.dtype)}, {self.block_bytes} B per block"
         )
 
 
@@ -297,7 +323,9 @@ class TensorBlock(BlockOperators):
 
     __slots__ = ("dfb", "addr", "context", "run", "state", "ror", "pending", "__weakref__")
 
-    def __init__(self, dfb: DataflowBuffer, addr: int, context: Context, run, state: State) -> None:
+    def __init__(
+        self, dfb: DataflowBuffer, addr: int, context: Context, run: KernelRun, state: State
+    ) -> None:
         self.dfb = dfb
         self.addr = addr
         self.context = context
@@ -383,7 +411,7 @@ class TensorBlock(BlockOperators):
         self.run.clock += 2 * self.dfb.block_pages
         return self.values()
 
-    def store(self, expr, acc: bool = False) -> None:
+    def store(self, expr: BlockOperators, acc: bool = False) -> None:
         """Materialise a block expression into this block (spec ``Block.store``)."""
         self._compute_only("store()")
         if acc:  # legacy store(expr, acc=True) == `block += expr` (spec 0.12)
@@ -407,11 +435,11 @@ class TensorBlock(BlockOperators):
 
     # -- release -----------------------------------------------------------------------------
 
-    def push(self, *, kernel=None) -> None:
+    def push(self, *, kernel: object = None) -> None:
         """Publish a reserved block to the consumer (non-blocking)."""
         self.dfb._release(self, Op.PUSH)
 
-    def pop(self, *, kernel=None) -> None:
+    def pop(self, *, kernel: object = None) -> None:
         """Free a waited block for the producer (non-blocking)."""
         self.dfb._release(self, Op.POP)
 
@@ -451,25 +479,17 @@ class TensorBlock(BlockOperators):
 
 
 def _variable_name(block: TensorBlock) -> str | None:
-    """The user's variable holding ``block``: scan the user's frames (errors only)."""
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if not internal_frame(frame.f_code.co_filename):
-            for name, value in frame.f_locals.items():
-                if value is block:
-                    return name
-            cells = frame.f_code.co_freevars
-            for name in cells:
-                if frame.f_locals.get(name) is block:
-                    return name
-        frame = frame.f_back
-    # A suspended kernel (deadlock report): search its greenlet frames.
+    """The user's variable holding ``block``: scan the user's frames (errors only).
+
+    First the running stack, then -- for a suspended kernel in a deadlock report --
+    the frames of the block's kernel greenlet.
+    """
     g = block.run.greenlet if block.run is not None else None
-    frame = getattr(g, "gr_frame", None)
-    while frame is not None:
-        if not internal_frame(frame.f_code.co_filename):
+    for start in (sys._getframe(1), getattr(g, "gr_frame", None)):
+        frame = user_frame(start)
+        while frame is not None:
             for name, value in frame.f_locals.items():
                 if value is block:
                     return name
-        frame = frame.f_back
+            frame = user_frame(frame.f_back)
     return None

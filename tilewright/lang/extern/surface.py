@@ -3,11 +3,13 @@
 ``ttl.call_extern_func``, the typed template/function-argument wrappers
 (``ttl.dfb_descriptor``, ``ttl.get_dfb_id``, ``ttl.raw_addr``, ``ttl.uint32``), the
 DFB contract constructors (``ttl.DFBEffect.reserve/push/wait/pop/repeat``,
-``ttl.DFBAccess.inspect``), ``ttl.ScalarType`` and ``ttl.DispatchCondition``.
+``ttl.DFBAccess.inspect``); ``ttl.ScalarType``, ``ttl.DispatchCondition`` and the
+operand markers are plain data in :mod:`.types`.
 
-The front end (:mod:`.frontend`) validates every call site from the operation's
-source at decoration; at run time these functions only build small marker objects
-(the operands of the call) and ``call_extern_func`` forwards to :mod:`.runtime`.
+The compiler's front end (``tilewright.compiler.extern``) validates every call site
+from the operation's source at decoration; at run time these functions only build
+small marker objects (the operands of the call) and ``call_extern_func`` forwards to
+:mod:`.runtime`.
 Outside a running kernel they raise ``RuntimeError("... is valid only in a compiled
 kernel")`` (A.7): there is no eager Python meaning for a C++ call.
 """
@@ -15,27 +17,27 @@ kernel")`` (A.7): there is no eager Python meaning for a C++ call.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from enum import Enum
-from types import FrameType
+from collections.abc import Iterable
 
-from tilewright.compiler.runtime import state
 from tilewright.device.engine import ACTIVE
-from tilewright.errors import SourceLoc, TilewrightError, internal_frame
+from tilewright.errors import TilewrightError, user_location
+from tilewright.lang import state
+from tilewright.lang.extern.types import (
+    AccessItem,
+    DFBDescriptorArg,
+    DFBIdArg,
+    DispatchCondition,
+    EffectItem,
+    EffectRepeat,
+    RawAddr,
+    ScalarType,
+    UInt32,
+)
 
 __all__ = [
     "KernelOnlyError",
-    "ScalarType",
-    "DispatchCondition",
     "DFBEffect",
     "DFBAccess",
-    "EffectItem",
-    "EffectRepeat",
-    "AccessItem",
-    "DFBDescriptorArg",
-    "DFBIdArg",
-    "RawAddr",
-    "UInt32",
     "call_extern_func",
     "dfb_descriptor",
     "get_dfb_id",
@@ -50,135 +52,36 @@ class KernelOnlyError(TilewrightError, RuntimeError):
     default_rule = "extern-eager"
 
 
-def _user_loc() -> SourceLoc | None:
-    f: FrameType | None = sys._getframe(2)
-    while f is not None:
-        name = f.f_code.co_filename
-        if not internal_frame(name) and not name.startswith("<"):
-            return SourceLoc(name, f.f_lineno)
-        f = f.f_back
-    return None
-
-
 def _require_kernel(what: str) -> None:
     if ACTIVE.run is None or state.CURRENT is None:
         raise KernelOnlyError(
             f"{what} is valid only in a compiled kernel",
-            loc=_user_loc(),
+            loc=user_location(),
             hint="call it inside an @ttl.operation (a kernel function or a unified body), which "
             "compiles it into a kernel",
         )
 
 
-class ScalarType(Enum):
-    """Integer type of an external call's scalar result (``result_type=``)."""
-
-    I32 = "i32"
-    I64 = "i64"
-
-    @property
-    def bit_width(self) -> int:
-        return 32 if self is ScalarType.I32 else 64
-
-    @property
-    def cpp_type(self) -> str:
-        return "int32_t" if self is ScalarType.I32 else "int64_t"
-
-    def __repr__(self) -> str:
-        return f"ttl.ScalarType.{self.name}"
-
-
-@dataclass(frozen=True, eq=False, slots=True)
-class DispatchCondition:
-    """A dispatch-stable condition: every evaluation on one node in one dispatch agrees (C.5).
-
-    Create it in an enclosing factory and capture the same object in every call that
-    evaluates it (``condition_result=cond``); distinct declarations are independent.
-    """
-
-    scalar_type: ScalarType
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.scalar_type, ScalarType):
-            raise TypeError(
-                f"ttl.DispatchCondition(scalar_type) takes ttl.ScalarType.I32 or ttl.ScalarType.I64, "
-                f"got {self.scalar_type!r}"
-            )
-
-    def __repr__(self) -> str:
-        return f"ttl.DispatchCondition({self.scalar_type!r})"
-
-
-# -- operands of a call (built when the kernel evaluates the call's arguments) ----------------
-
-
-@dataclass(frozen=True, slots=True)
-class DFBDescriptorArg:
-    """``ttl.dfb_descriptor(dfb)``: the typed ``ttlang::DFBDescriptor<...>`` template argument."""
-
-    dfb: object
-
-
-@dataclass(frozen=True, slots=True)
-class DFBIdArg:
-    """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument."""
-
-    dfb: object
-
-
-@dataclass(frozen=True, slots=True)
-class RawAddr:
-    """``ttl.raw_addr(tensor)``: the tensor's buffer address as a ``uint32_t``."""
-
-    tensor: object
-
-
-@dataclass(frozen=True, slots=True)
-class UInt32:
-    """``ttl.uint32(value)``: an unsigned 32-bit template argument."""
-
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class EffectItem:
-    kind: str
-    dfb: object
-    tiles: int
-
-
-@dataclass(frozen=True, slots=True)
-class EffectRepeat:
-    count: int
-    effects: tuple
-
-
-@dataclass(frozen=True, slots=True)
-class AccessItem:
-    kind: str
-    dfb: object
-
-
-def dfb_descriptor(dfb, *args, **kwargs) -> DFBDescriptorArg:
+def dfb_descriptor(dfb: object, *args: object, **kwargs: object) -> DFBDescriptorArg:
     """``ttl.dfb_descriptor(dfb)``: ``ttlang::DFBDescriptor<index, pages_per_block,
     block_count, page_size>`` as a template argument (C.3)."""
     _require_kernel("ttl.dfb_descriptor")
     return DFBDescriptorArg(dfb)
 
 
-def get_dfb_id(dfb, *args, **kwargs) -> DFBIdArg:
+def get_dfb_id(dfb: object, *args: object, **kwargs: object) -> DFBIdArg:
     """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument (C.3)."""
     _require_kernel("ttl.get_dfb_id")
     return DFBIdArg(dfb)
 
 
-def raw_addr(tensor, *args, **kwargs) -> RawAddr:
+def raw_addr(tensor: object, *args: object, **kwargs: object) -> RawAddr:
     """``ttl.raw_addr(tensor)``: the base tensor's buffer address as ``uint32_t`` (C.4)."""
     _require_kernel("ttl.raw_addr")
     return RawAddr(tensor)
 
 
-def uint32(value) -> UInt32:
+def uint32(value: int) -> UInt32:
     """``ttl.uint32(value)``: an unsigned 32-bit template argument, ``0 <= value < 2**32``."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"ttl.uint32(value) takes an int, got {type(value).__name__} {value!r}")
@@ -192,27 +95,27 @@ class DFBEffect:
     """Ordered synchronous DFB protocol actions an external function performs (C.6)."""
 
     @staticmethod
-    def reserve(dfb, *, tiles: int) -> EffectItem:
+    def reserve(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.reserve")
         return EffectItem("reserve", dfb, tiles)
 
     @staticmethod
-    def push(dfb, *, tiles: int) -> EffectItem:
+    def push(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.push")
         return EffectItem("push", dfb, tiles)
 
     @staticmethod
-    def wait(dfb, *, tiles: int) -> EffectItem:
+    def wait(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.wait")
         return EffectItem("wait", dfb, tiles)
 
     @staticmethod
-    def pop(dfb, *, tiles: int) -> EffectItem:
+    def pop(dfb: object, *, tiles: int) -> EffectItem:
         _require_kernel("ttl.DFBEffect.pop")
         return EffectItem("pop", dfb, tiles)
 
     @staticmethod
-    def repeat(count: int, effects, /) -> EffectRepeat:
+    def repeat(count: int, effects: Iterable[object], /) -> EffectRepeat:
         _require_kernel("ttl.DFBEffect.repeat")
         return EffectRepeat(count, tuple(effects))
 
@@ -221,26 +124,26 @@ class DFBAccess:
     """Non-transactional DFB accesses of an external function (C.6)."""
 
     @staticmethod
-    def inspect(dfb) -> AccessItem:
+    def inspect(dfb: object) -> AccessItem:
         _require_kernel("ttl.DFBAccess.inspect")
         return AccessItem("inspect", dfb)
 
 
 def call_extern_func(
-    header,
-    callee,
-    *args,
-    template_args=None,
-    func_args=None,
-    dfb_dependencies=None,
-    dfb_effects=None,
-    dfb_accesses=None,
-    unknown_dfb_access=False,
-    include_paths=None,
-    kernel=None,
-    result_type=None,
-    condition_result=None,
-):
+    header: str,
+    callee: str,
+    *args: object,
+    template_args: object = None,
+    func_args: object = None,
+    dfb_dependencies: object = None,
+    dfb_effects: object = None,
+    dfb_accesses: object = None,
+    unknown_dfb_access: bool = False,
+    include_paths: object = None,
+    kernel: object = None,
+    result_type: ScalarType | None = None,
+    condition_result: DispatchCondition | None = None,
+) -> int | None:
     """Call the C++ function ``callee`` declared in ``header`` from a compiled kernel (C.1).
 
     Every call site is validated from the operation's source at decoration (the
@@ -256,7 +159,7 @@ def call_extern_func(
 
 def _runtime_call(frame, func_args, template_args, dfb_dependencies):
     global _runtime_call
-    from tilewright.compiler.extern.runtime import (
+    from tilewright.lang.extern.runtime import (
         call,
     )  # deferred: the runtime imports the native layer
 

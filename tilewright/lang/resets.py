@@ -21,18 +21,18 @@ the boundary; with it, every DFB is reset.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
-from tilewright.compiler.setup import NodeSetup, caller_loc
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
-from tilewright.errors import DFBContractError, InterfaceError, KernelError
+from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
+from tilewright.lang import state
+from tilewright.lang.node import NodeSetup
+from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
 
 if TYPE_CHECKING:
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
 __all__ = [
     "DFBAllocationGroup",
@@ -60,7 +60,7 @@ def make_dfb_allocation_group() -> DFBAllocationGroup:
 
 
 def _check_participants(what: str, participants) -> tuple:
-    loc = caller_loc()
+    loc = user_location()
     if not isinstance(participants, tuple) or not participants:
         raise InterfaceError(f"{what} participants must be a nonempty tuple", loc=loc)
     seen: list = []
@@ -88,7 +88,7 @@ class DFBReset:
 
     participants: tuple
 
-    def __init__(self, participants) -> None:  # written out: errors locate the user's line
+    def __init__(self, participants: tuple[object, ...]) -> None:  # errors locate the user's line
         object.__setattr__(self, "participants", _check_participants("DFBReset", participants))
 
     def fresh_copy(self) -> DFBReset:
@@ -103,14 +103,14 @@ class DFBReconfiguration:
     participants: tuple
     discard_dfb_state: bool
 
-    def __init__(self, participants, discard_dfb_state: bool = False) -> None:
+    def __init__(self, participants: tuple[object, ...], discard_dfb_state: bool = False) -> None:
         object.__setattr__(
             self, "participants", _check_participants("DFBReconfiguration", participants)
         )
         if not isinstance(discard_dfb_state, bool):
             raise InterfaceError(
                 f"DFBReconfiguration discard_dfb_state must be a bool, got {type(discard_dfb_state).__name__}",
-                loc=caller_loc(),
+                loc=user_location(),
             )
         object.__setattr__(self, "discard_dfb_state", discard_dfb_state)
 
@@ -257,26 +257,26 @@ def reset_interface(dfb, what: str) -> None:
         cb.back_q.wake()
 
 
-def reset_dfbs(reset, /, *, dfbs) -> None:
+def reset_dfbs(reset: DFBReset, /, *, dfbs: Sequence[DataflowBuffer]) -> None:
     """Synchronise the reset's participants and reset ``dfbs`` to empty (reference A.8)."""
-    from tilewright.compiler.runtime.dfb import DataflowBuffer
+    from tilewright.lang.dfb import DataflowBuffer
 
     what = "ttl.reset_dfbs"
     if not isinstance(reset, DFBReset):
         raise KernelError(f"{what}(reset, ...) takes a ttl.DFBReset, got {type(reset).__name__}")
-    dfbs = list(dfbs) if isinstance(dfbs, (list, tuple)) else None
+    given = list(dfbs) if isinstance(dfbs, (list, tuple)) else None
     if (
-        not dfbs
-        or not all(isinstance(d, DataflowBuffer) for d in dfbs)
-        or len({id(d) for d in dfbs}) != len(dfbs)
+        not given
+        or not all(isinstance(d, DataflowBuffer) for d in given)
+        or len({id(d) for d in given}) != len(given)
     ):
         raise KernelError(
             f"{what}(reset, dfbs=[...]): dfbs must be a nonempty list of distinct DFBs"
         )
-    _synchronize(reset, what, lambda _setup: _reset_each(dfbs, what))
+    _synchronize(reset, what, lambda _setup: _reset_each(given, what))
 
 
-def reset_all_dfbs(reset, /) -> None:
+def reset_all_dfbs(reset: DFBReset, /) -> None:
     """``reset_dfbs`` for every DFB of the node."""
     what = "ttl.reset_all_dfbs"
     if not isinstance(reset, DFBReset):
@@ -284,7 +284,7 @@ def reset_all_dfbs(reset, /) -> None:
     _synchronize(reset, what, lambda setup: _reset_each(setup.dfbs, what))
 
 
-def reconfigure_dfbs(boundary, /) -> None:
+def reconfigure_dfbs(boundary: DFBReconfiguration, /) -> None:
     """An epoch boundary: synchronise the participants; discard or require empty DFB state."""
     what = "ttl.reconfigure_dfbs"
     if not isinstance(boundary, DFBReconfiguration):

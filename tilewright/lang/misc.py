@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.runtime.blockstate import State
-from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
-from tilewright.device.formats import DataFormat
+from tilewright.device.formats import DataFormat, data_type_name
 from tilewright.errors import BlockStateError, KernelError
+from tilewright.lang import state
+from tilewright.lang.blockstate import State
+from tilewright.lang.dfb import TensorBlock, current_kernel
 
 if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
@@ -56,7 +56,7 @@ class signpost:  # noqa: N801 - the language's spelling
         return False
 
 
-def static_range(*args):
+def static_range(*args: int) -> range:
     """A range unrolled by the front end: arguments must be compile-time ints."""
     for a in args:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
@@ -72,7 +72,7 @@ def _element(block: TensorBlock, coords, what: str) -> int:
         raise KernelError(f"{what}: the first argument must be a block, got {type(block).__name__}")
     if block.dfb.data_format not in _SCALAR_FORMATS:
         raise KernelError(
-            f"{what}: blocks of {block.dtype.name.lower()} are not supported (f32 and bf16 only)"
+            f"{what}: blocks of {data_type_name(block.dtype)} are not supported (f32 and bf16 only)"
         )
     dfb = block.dfb
     if dfb.tiled:
@@ -94,7 +94,7 @@ def _values(block: TensorBlock) -> np.ndarray:
     return block.values().reshape(-1)
 
 
-def raw_element_read(block: TensorBlock, *coords) -> float:
+def raw_element_read(block: TensorBlock, *coords: int) -> float:
     """One element of a block (block in MR or RW; it becomes RW)."""
     flat = _element(block, coords, "ttl.raw_element_read")
     if block.state not in (State.MR, State.RW):
@@ -106,7 +106,7 @@ def raw_element_read(block: TensorBlock, *coords) -> float:
     return float(_values(block)[flat])
 
 
-def raw_element_write(block: TensorBlock, *args) -> None:
+def raw_element_write(block: TensorBlock, *args: float) -> None:
     """Write one element (block in MW or RW; it becomes RW)."""
     *coords, value = args
     flat = _element(block, coords, "ttl.raw_element_write")
@@ -126,7 +126,7 @@ def raw_element_write(block: TensorBlock, *args) -> None:
     block.state = State.RW
 
 
-def read_index(block: TensorBlock, *coords) -> int:
+def read_index(block: TensorBlock, *coords: int) -> int:
     """An element as an index: truncated toward zero; finite, >= 0 and <= INT32_MAX."""
     v = raw_element_read(block, *coords)
     if not math.isfinite(v) or v < 0 or v > 2**31 - 1:

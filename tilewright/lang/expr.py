@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 
 import numpy as np
 
 from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, KernelRun
-from tilewright.device.formats import TILE_32x32
+from tilewright.device.formats import TILE_32x32, TileShape
 from tilewright.device.ops import OpError, bind_params, get_op, result_shape
 from tilewright.errors import KernelError
 
@@ -115,7 +116,7 @@ class BlockExpr(BlockOperators):
 
     __slots__ = ("data", "shape", "tile")
 
-    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile) -> None:
+    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile: TileShape) -> None:
         self.data = data
         self.shape = tuple(shape)
         self.tile = tile
@@ -200,11 +201,11 @@ def _takes_tile(spec) -> bool:
     return known
 
 
-def bind_op(namespace: str, name: str):
+def bind_op(namespace: str, name: str) -> Callable[..., BlockExpr]:
     """``ttl.<namespace>.<name>``: a function evaluating registry op ``name`` on block operands."""
     spec = get_op(name)
 
-    def fn(*args, **kwargs):
+    def fn(*args: object, **kwargs: object) -> BlockExpr:
         return evaluate(name, *args, **kwargs)
 
     fn.__name__ = name

@@ -11,6 +11,7 @@ metadata, tensors their first ``num_pages`` pages.
 from __future__ import annotations
 
 from tilewright.device.engine import ACTIVE
+from tilewright.device.formats import data_type_name
 from tilewright.errors import KernelError
 
 __all__ = ["make_print"]
@@ -24,9 +25,7 @@ def _render_tensor(t, num_pages):
     assert isinstance(t, Tensor)
     pages = t.host_pages()
     n = pages.shape[0] if num_pages is None else min(int(num_pages), pages.shape[0])
-    return (
-        f"tensor {list(t.shape)} {t.dtype.name.lower()}: {n} of {pages.shape[0]} pages\n{pages[:n]}"
-    )
+    return f"tensor {list(t.shape)} {data_type_name(t.dtype)}: {n} of {pages.shape[0]} pages\n{pages[:n]}"
 
 
 def make_print(original):

@@ -1,22 +1,30 @@
 """``ttl.copy`` between tensor slices and blocks, transfer handles, GroupTransfer (spec §Copy).
 
 A copy is a NoC transfer on real bytes: tensor pages (in DRAM or L1 banks) into a
-block's L1, or a block's L1 out to tensor pages.  It is asynchronous in the
+block's L1, or a block's L1 out to tensor pages, moved by the device's NoC model
+(``device.transfer.page_transfer``) with the checks of the kernel API's
+``noc_async_read`` / ``noc_async_write``: the chip, both address ranges, alignment.  It is asynchronous in the
 language: ``copy`` returns a handle and the block is locked (NAW while written,
 ROR while read) until ``handle.wait()``.  The bytes move at issue (the strongest
 legal ordering); the handle carries the modelled completion time.  Pipe copies
-(``block → pipe``, ``pipe → block``) are handled by ``runtime.pipes``.
+(``block → pipe``, ``pipe → block``) are handled by ``lang.pipes``.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilewright.lang.pipes import PipeSendHandle, ReceiveRequest
+
 import numpy as np
 
-from tilewright.compiler.runtime.blockstate import Op, check_and_apply
-from tilewright.compiler.runtime.dfb import TensorBlock, current_kernel
-from tilewright.compiler.runtime.expr import shape_text
-from tilewright.device.transfer import transfer_cycles
+from tilewright.device.formats import data_type_name
+from tilewright.device.transfer import page_transfer, transfer_cycles
 from tilewright.errors import DFBContractError, KernelError
+from tilewright.lang.blockstate import Op, check_and_apply
+from tilewright.lang.dfb import TensorBlock, current_kernel
+from tilewright.lang.expr import shape_text
 from tilewright.ttnn.tensor import Tensor, TensorSlice
 from tilewright.ttnn.types import Layout
 
@@ -29,7 +37,12 @@ class CopyTransferHandler:
     __slots__ = ("block", "done_at", "waited", "direction", "slice", "trace_start")
 
     def __init__(
-        self, block: TensorBlock | None, done_at: int, direction: str, sl, trace_start: int
+        self,
+        block: TensorBlock | None,
+        done_at: int,
+        direction: str,
+        sl: TensorSlice,
+        trace_start: int,
     ) -> None:
         self.block = block
         self.done_at = done_at
@@ -76,7 +89,7 @@ class GroupTransfer:
         self._items: list = []
         self._done = False
 
-    def add(self, transfer) -> None:
+    def add(self, transfer: CopyTransferHandler | PipeSendHandle | ReceiveRequest) -> None:
         if self._done:
             raise DFBContractError("GroupTransfer.add() after wait_all(); a group is single-use")
         if not hasattr(transfer, "wait"):
@@ -96,19 +109,19 @@ class GroupTransfer:
 
 
 def _tracer():
-    from tilewright.compiler.runtime import state
+    from tilewright.lang import state
 
     return state.TRACER
 
 
-def copy(src, dst):
+def copy(src: object, dst: object) -> CopyTransferHandler | PipeSendHandle | ReceiveRequest:
     """Start an asynchronous copy; exactly one side is a block (spec §Copy)."""
     run = current_kernel("ttl.copy")
     if run.kernel_context().kernel.kind == "compute":
         raise KernelError(
             f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel"
         )
-    from tilewright.compiler.runtime import pipes
+    from tilewright.lang import pipes
 
     if isinstance(dst, TensorBlock):
         if isinstance(src, TensorSlice):
@@ -142,8 +155,6 @@ def _whole(t: Tensor) -> TensorSlice:
 
 def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
     t, dfb = sl.tensor, blk.dfb
-    if t.device() is not dfb.core.device:
-        raise KernelError("ttl.copy: the tensor is not on this operation's device")
     tiled = t.layout == Layout.TILE
     if tiled != dfb.tiled:
         raise KernelError(
@@ -152,8 +163,8 @@ def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
         )
     if t.data_format != dfb.data_format:
         raise KernelError(
-            f"ttl.copy: tensor of {t.dtype.name.lower()} and DFB '{dfb.name}' of "
-            f"{dfb.dtype.name.lower()} differ in format; the NoC copies bytes, so formats must match"
+            f"ttl.copy: tensor of {data_type_name(t.dtype)} and DFB '{dfb.name}' of "
+            f"{data_type_name(dfb.dtype)} differ in format; the NoC copies bytes, so formats must match"
         )
     if tiled and (t.tile_shape.height, t.tile_shape.width) != (dfb.tile.height, dfb.tile.width):
         raise KernelError(
@@ -237,29 +248,31 @@ def _tensor_to_block(run, sl: TensorSlice, blk: TensorBlock) -> CopyTransferHand
         )
     _check_pair(sl, blk)
     check_and_apply(blk, Op.COPY_DST)
-    buf = sl.tensor.buffer
-    mem = blk.memory()
-    if blk.dfb.tiled:
-        data = buf.read_pages(_tile_pages(sl))
-        mem[:] = data.reshape(-1)
-    else:
-        ids, cols = _row_pages(sl)
-        mem[:] = buf.read_pages(ids)[:, cols].reshape(-1)
-    blk.dfb.core.notify_write(blk.addr, blk.addr + mem.size)
-    return _issue(run, blk, mem.size, "read", sl)
+    return _issue(run, blk, _move(run, sl, blk, to_block=True), "read", sl)
 
 
 def _block_to_tensor(run, blk: TensorBlock, sl: TensorSlice) -> CopyTransferHandler:
     _check_pair(sl, blk)
     check_and_apply(blk, Op.COPY_SRC)
+    return _issue(run, blk, _move(run, sl, blk, to_block=False), "write", sl)
+
+
+def _move(run, sl: TensorSlice, blk: TensorBlock, *, to_block: bool) -> int:
+    """The bytes of the slice's pages to or from the block, over the NoC (one transfer per
+    page, with the checks of ``noc_async_read`` / ``noc_async_write``)."""
     buf = sl.tensor.buffer
-    mem = blk.memory()
     if blk.dfb.tiled:
-        ids = _tile_pages(sl)
-        buf.write_pages(ids, mem.reshape(ids.size, -1))
-    else:
-        ids, cols = _row_pages(sl)
-        pages = buf.read_pages(ids)
-        pages[:, cols] = mem.reshape(ids.size, -1)
-        buf.write_pages(ids, pages)
-    return _issue(run, blk, mem.size, "write", sl)
+        return page_transfer(
+            run.core, buf, _tile_pages(sl), blk.addr, to_l1=to_block, what="ttl.copy"
+        )
+    ids, cols = _row_pages(sl)
+    return page_transfer(
+        run.core,
+        buf,
+        ids,
+        blk.addr,
+        to_l1=to_block,
+        what="ttl.copy",
+        offset=cols.start,
+        length=cols.stop - cols.start,
+    )

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, TypeAlias
 from tilewright.errors import SourceLoc
 
 if TYPE_CHECKING:
-    from tilewright.compiler.extern.surface import DispatchCondition, ScalarType
-    from tilewright.compiler.operation import Operation
+    from tilewright.lang.extern.types import DispatchCondition, ScalarType
 
 __all__ = [
     "TemplateArg",
@@ -218,14 +217,13 @@ class DFBUsage:
         return any(c.unknown_dfb_access for c in self.calls)
 
 
-def dfb_usage(op: Operation) -> DFBUsage:
-    """The DFB usage record of ``op``'s external calls (empty if it has none).
+def dfb_usage(plan: ExternPlan | None) -> DFBUsage:
+    """The DFB usage record of an operation's external calls (empty if it makes none).
 
     One record per call site and kernel variant, with the call's source position so
     the split plan's lifecycle proofs (``split.lifecycle``) can place its declared
     effects, inspections and opaque occurrences in each kernel's program order.
     """
-    plan: ExternPlan | None = getattr(op, "extern_plan", None)
     if plan is None:
         return DFBUsage(())
     calls: list[CallDFBUsage] = []

@@ -1,26 +1,119 @@
-"""Logical-kernel selectors: ``KernelKind``, ``Kernel`` handles, ``PIPE_SOURCE_KERNEL`` (reference B.6).
+"""Logical kernels and their selectors (reference B.6, B.7): one representation for every layer.
 
-A selector names the logical kernel(s) a statement, external call or kernel
+A *selector* names the logical kernel(s) a statement, external call or kernel
 function runs on: a ``KernelKind`` member (the canonical kernel of that kind), the
-implicit pipe-source data-movement kernel, an operation-local ``ttl.Kernel``
-handle, a ``|`` union of KernelKind members, or a tuple of selectors.
+implicit pipe-source data-movement kernel (``PIPE_SOURCE_KERNEL``), an
+operation-local ``ttl.Kernel`` handle, a ``|`` union of KernelKind members, or a
+tuple of selectors.
+
+A selected kernel is a :class:`LogicalKernel` -- the same frozen value in the
+splitter's plan, in slot assignment (``compiler.capacity``), in reset participants
+and in external calls, whose per-kernel variants are keyed by
+:attr:`LogicalKernel.keys` (``kernel:<name>``, ``pipe_source``, ``kind:<kind>``,
+``*``).  :func:`kernel_of` maps a selector object to it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 
-from tilewright.compiler.capacity import LogicalKernel
 from tilewright.errors import InterfaceError, SourceLoc
 
 __all__ = [
-    "KernelKind",
-    "Kernel",
+    "COMPUTE",
+    "DATA_MOVEMENT",
+    "PIPE_SOURCE",
     "PIPE_SOURCE_KERNEL",
+    "Kernel",
+    "KernelKind",
+    "LogicalKernel",
     "PipeSourceKernel",
+    "format_kernels",
+    "handle_key",
+    "kernel_of",
+    "kind_key",
     "logical_kernel_of",
     "selector_kernels",
 ]
+
+_KIND_ORDER = {"compute": 0, "data_movement": 1}
+_ROLE_ORDER = {"canonical": 0, "ordinal": 0, "pipe_source": 1, "explicit": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalKernel:
+    """One logical kernel of an operation.
+
+    ``role`` is ``"canonical"`` (the kind's default kernel, selected by a
+    ``KernelKind`` member), ``"pipe_source"`` (the implicit data-movement kernel that
+    runs ``if_src`` callbacks), ``"explicit"`` (a ``ttl.Kernel`` handle; ``name`` is
+    its bound name and ``handle_id`` tells two handles apart) or ``"ordinal"`` (the
+    ``order``-th kernel function of an explicit multi-kernel operation without
+    selectors).  ``loc`` (the statement that introduced it) and ``handle`` do not take
+    part in equality.
+    """
+
+    kind: str
+    role: str
+    name: str = ""
+    handle_id: int = 0
+    order: int = 0
+    loc: SourceLoc | None = field(default=None, compare=False)
+    handle: object = field(default=None, compare=False)
+
+    def describe(self) -> str:
+        """The reference's spelling: ``compute``, ``data_movement kernel 'reader'``."""
+        if self.role == "canonical":
+            return self.kind
+        return f"{self.kind} kernel '{self.name}'"
+
+    def sort_key(self) -> tuple[int, int, int, str]:
+        """Reference B.7 order: kind, implicit before explicit, then position or name."""
+        return (_KIND_ORDER[self.kind], _ROLE_ORDER[self.role], self.order, self.name)
+
+    @property
+    def function_name(self) -> str:
+        """The kernel function's name in a generated body (its logical identity)."""
+        if self.role == "canonical":
+            return self.kind
+        if self.role == "pipe_source":
+            return "pipe_source"
+        return self.name
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The keys that may name this kernel in a per-kernel mapping, most specific first."""
+        if self.role == "explicit":
+            return (handle_key(self.name), kind_key(self.kind), "*")
+        if self.role == "pipe_source":
+            return ("pipe_source", kind_key(self.kind), "*")
+        return (kind_key(self.kind), "*")
+
+    @property
+    def key(self) -> str:
+        """The key a selector of exactly this kernel writes (``kernel:<name>``, ``kind:compute``)."""
+        return self.keys[0]
+
+
+def kind_key(kind: str) -> str:
+    """The key of a ``KernelKind`` member in a per-kernel mapping (``kind:compute``)."""
+    return f"kind:{kind}"
+
+
+def handle_key(name: str) -> str:
+    """The key of the ``ttl.Kernel`` handle bound to ``name`` (``kernel:reader``)."""
+    return f"kernel:{name}"
+
+
+COMPUTE = LogicalKernel("compute", "canonical")
+DATA_MOVEMENT = LogicalKernel("data_movement", "canonical")
+PIPE_SOURCE = LogicalKernel("data_movement", "pipe_source", "<pipe_source>")
+
+
+def format_kernels(kernels) -> str:
+    """``compute, data_movement`` in the reference's order."""
+    return ", ".join(k.describe() for k in sorted(kernels, key=LogicalKernel.sort_key))
 
 
 class KernelKind(Enum):
@@ -108,6 +201,19 @@ class Kernel:
         return f"ttl.Kernel({self.kind.name}){name}"
 
 
+def kernel_of(selector: object) -> LogicalKernel | None:
+    """The logical kernel one selector object denotes (None: not a selector, or an unbound handle)."""
+    if isinstance(selector, KernelKind):
+        return COMPUTE if selector is KernelKind.COMPUTE else DATA_MOVEMENT
+    if isinstance(selector, PipeSourceKernel):
+        return PIPE_SOURCE
+    if isinstance(selector, Kernel) and selector.name is not None:
+        return LogicalKernel(
+            selector.kind.value, "explicit", selector.name, id(selector), handle=selector
+        )
+    return None
+
+
 def logical_kernel_of(
     selector, decorator_kind: str, fn_name: str, loc: SourceLoc | None
 ) -> LogicalKernel:
@@ -120,7 +226,7 @@ def logical_kernel_of(
                 f"{deco}(kernel={selector!r}) selects a {kind} kernel; the decorator's kind is {decorator_kind}",
                 loc=loc,
             )
-        return LogicalKernel(decorator_kind, "canonical", "", 0, loc)
+        return LogicalKernel(decorator_kind, "canonical", loc=loc)
     if isinstance(selector, PipeSourceKernel):
         if decorator_kind != "data_movement":
             raise InterfaceError(
@@ -128,7 +234,7 @@ def logical_kernel_of(
                 "data-movement kernel",
                 loc=loc,
             )
-        return LogicalKernel("data_movement", "pipe_source", "", 0, loc)
+        return LogicalKernel("data_movement", "pipe_source", PIPE_SOURCE.name, loc=loc)
     if isinstance(selector, Kernel):
         if selector.kind.value != decorator_kind:
             raise InterfaceError(
@@ -136,8 +242,9 @@ def logical_kernel_of(
                 f"decorator's kind is {decorator_kind}",
                 loc=loc,
             )
+        name = selector.name or fn_name
         return LogicalKernel(
-            decorator_kind, "explicit", selector.name or fn_name, 0, loc, handle=selector
+            decorator_kind, "explicit", name, id(selector), loc=loc, handle=selector
         )
     raise InterfaceError(
         f"{deco}(kernel=...) takes one selector (a KernelKind member, ttl.PIPE_SOURCE_KERNEL or a "

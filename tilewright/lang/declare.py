@@ -9,14 +9,27 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from tilewright.compiler.runtime import state
-from tilewright.compiler.runtime.dfb import DataflowBuffer
-from tilewright.compiler.setup import SETUP_STACK, KernelDecl, caller_loc, current_setup
 from tilewright.device.engine import ACTIVE
-from tilewright.device.formats import TILE_32x32, TileShape, element_size, tile_size_bytes
-from tilewright.errors import InterfaceError, KernelError
+from tilewright.device.formats import (
+    TILE_32x32,
+    TileShape,
+    TtnnDataType,
+    data_type_named,
+    element_size,
+    tile_size_bytes,
+)
+from tilewright.errors import InterfaceError, KernelError, user_location
+from tilewright.lang import state
+from tilewright.lang.dfb import DataflowBuffer
+from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
+from tilewright.ttnn.tensor import Tensor
 from tilewright.ttnn.types import DataType, Layout, data_format_of
+
+if TYPE_CHECKING:
+    from tilewright.lang.resets import DFBAllocationGroup
 
 __all__ = [
     "make_dataflow_buffer_like",
@@ -35,51 +48,23 @@ _MAX_BLOCK_COUNT = 32
 _TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
 _TILE_WIDTHS = (16, 32)
 
-_DTYPE_NAMES = {
-    "bf16": DataType.BFLOAT16,
-    "bfloat16": DataType.BFLOAT16,
-    "f32": DataType.FLOAT32,
-    "fp32": DataType.FLOAT32,
-    "float32": DataType.FLOAT32,
-    "bfp8_b": DataType.BFLOAT8_B,
-    "bfloat8_b": DataType.BFLOAT8_B,
-    "bfp_bf8": DataType.BFLOAT8_B,
-    "bfp4_b": DataType.BFLOAT4_B,
-    "bfloat4_b": DataType.BFLOAT4_B,
-    "bfp_bf4": DataType.BFLOAT4_B,
-    "int32": DataType.INT32,
-    "si32": DataType.INT32,
-    "i32": DataType.INT32,
-    "uint32": DataType.UINT32,
-    "u32": DataType.UINT32,
-    "uint16": DataType.UINT16,
-    "u16": DataType.UINT16,
-    "uint8": DataType.UINT8,
-    "u8": DataType.UINT8,
-}
 
-
-def parse_dtype(dtype, what: str = "dtype") -> DataType:
+def parse_dtype(dtype: object, what: str = "dtype") -> DataType:
     """A ttnn DataType from a ttnn dtype, a name such as "bf16", or a torch dtype."""
     if isinstance(dtype, DataType):
         return dtype
-    if isinstance(dtype, str) and dtype.lower() in _DTYPE_NAMES:
-        return _DTYPE_NAMES[dtype.lower()]
-    name = str(dtype).rsplit(".", 1)[-1].lower()
-    torch_names = {
-        "bfloat16": DataType.BFLOAT16,
-        "float32": DataType.FLOAT32,
-        "float": DataType.FLOAT32,
-        "float16": DataType.BFLOAT16,
-        "int32": DataType.INT32,
-        "uint8": DataType.UINT8,
-    }
-    if not isinstance(dtype, str) and name in torch_names:
-        return torch_names[name]
+    if isinstance(dtype, str):
+        found = data_type_named(dtype)
+    else:  # a torch (or numpy) dtype, by its name: torch.float32, torch.bfloat16, ...
+        name = str(dtype).rsplit(".", 1)[-1]
+        # torch's float16 has no twin on the device; ttnn.from_torch stores it as bfloat16.
+        found = TtnnDataType.BFLOAT16 if name == "float16" else data_type_named(name)
+    if found is not None:
+        return DataType(found)
     raise InterfaceError(
         f"{what} {dtype!r} is not a TT-Lang data type (bf16, f32, bfp8_b, bfp4_b, "
         "int32, uint32, uint16, uint8)",
-        loc=caller_loc(),
+        loc=user_location(),
     )
 
 
@@ -92,12 +77,12 @@ def _check_shape(shape, what: str, tiled: bool):
         or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)
     ):
         raise InterfaceError(
-            f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=caller_loc()
+            f"{what}: shape must be a tuple of positive ints, got {shape!r}", loc=user_location()
         )
     if tiled and len(shape) < 2:
         raise InterfaceError(
             f"{what}: shape {tuple(shape)} needs at least 2 dimensions (tiles of rows and columns)",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     return tuple(shape)
 
@@ -110,19 +95,14 @@ def _check_block_count(block_count, what: str) -> int:
     ):
         raise InterfaceError(
             f"{what}: block_count must be an int in 1..{_MAX_BLOCK_COUNT}, got {block_count!r}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     return block_count
 
 
 def _dfb_name(setup, fallback: str) -> str:
-    frame = sys._getframe(2)
-    name = (
-        setup.op.source.name_at_line(frame.f_lineno)
-        if frame.f_code.co_filename == setup.op.source.file
-        else None
-    )
-    return name or fallback
+    frame = sys._getframe(2)  # the statement calling the DFB factory
+    return setup.op.declared_name(frame.f_code.co_filename, frame.f_lineno) or fallback
 
 
 def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShape, tiled: bool):
@@ -146,28 +126,26 @@ def _new_dfb(setup, *, name, shape, block_count, dtype: DataType, tile: TileShap
         tiled=tiled,
         page_size=page,
         elem_size=elem,
-        loc=caller_loc(),
+        loc=user_location(),
     )
     setup.dfbs.append(dfb)
     return dfb
 
 
 def make_dataflow_buffer_like(
-    tensor,
-    shape,
+    tensor: Tensor,
+    shape: int | Sequence[int],
     block_count: int = 2,
     *,
-    allocation_group=None,
-    address_scope=None,
-    buffer_factor=None,
-):
+    allocation_group: DFBAllocationGroup | None = None,
+    address_scope: object = None,
+    buffer_factor: int | None = None,
+) -> DataflowBuffer:
     """A DFB whose data type and tile come from ``tensor`` (spec §Dataflow buffers).
 
     ``shape`` is in tiles for TILE tensors and in elements for ROW_MAJOR ones; a block
     holds ``prod(shape)`` tiles and the DFB ``block_count`` blocks.
     """
-    from tilewright.ttnn.tensor import Tensor
-
     what = "ttl.make_dataflow_buffer_like"
     setup = current_setup(what)
     if buffer_factor is not None:  # legacy spelling (spec 0.15: buffer_factor -> block_count)
@@ -176,7 +154,7 @@ def make_dataflow_buffer_like(
     if not isinstance(tensor, Tensor):
         raise InterfaceError(
             f"{what}: the first argument must be a TT-NN tensor, got {type(tensor).__name__}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     tiled = tensor.layout == Layout.TILE
     shape = _check_shape(shape, what, tiled)
@@ -194,7 +172,9 @@ def make_dataflow_buffer_like(
     return dfb
 
 
-def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
+def make_circular_buffer_like(
+    tensor: Tensor, shape: int | Sequence[int], buffer_factor: int = 2, **kwargs: Any
+) -> DataflowBuffer:
     """Legacy spelling of ``make_dataflow_buffer_like`` (spec 0.5 / 0.15)."""
     return make_dataflow_buffer_like(
         tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs
@@ -202,8 +182,14 @@ def make_circular_buffer_like(tensor, shape, buffer_factor: int = 2, **kwargs):
 
 
 def make_dfb(
-    dtype, shape, block_count: int = 2, tile=(32, 32), *, allocation_group=None, address_scope=None
-):
+    dtype: object,
+    shape: int | Sequence[int],
+    block_count: int = 2,
+    tile: Sequence[int] = (32, 32),
+    *,
+    allocation_group: DFBAllocationGroup | None = None,
+    address_scope: object = None,
+) -> DataflowBuffer:
     """A tiled DFB of an explicit data type (spec §Dataflow buffers, ``ttl.make_dfb``)."""
     what = "ttl.make_dfb"
     setup = current_setup(what)
@@ -215,12 +201,12 @@ def make_dfb(
         th, tw = (int(tile[0]), int(tile[1]))
     except (TypeError, ValueError, IndexError):
         raise InterfaceError(
-            f"{what}: tile must be (height, width), got {tile!r}", loc=caller_loc()
+            f"{what}: tile must be (height, width), got {tile!r}", loc=user_location()
         ) from None
     if th not in _TILE_HEIGHTS or tw not in _TILE_WIDTHS:
         raise InterfaceError(
             f"{what}: tile ({th}, {tw}) is not supported; heights {_TILE_HEIGHTS}, widths {_TILE_WIDTHS}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
     tile_shape = TILE_32x32 if (th, tw) == (32, 32) else TileShape(th, tw)
     dfb = _new_dfb(
@@ -238,20 +224,25 @@ def make_dfb(
 
 def _check_group(group, what: str) -> None:
     """``allocation_group=`` takes a ``ttl.make_dfb_allocation_group()`` identity (reference A.4)."""
-    from tilewright.compiler.dfb_reset import DFBAllocationGroup
+    from tilewright.lang.resets import DFBAllocationGroup
 
     if group is not None and not isinstance(group, DFBAllocationGroup):
         raise InterfaceError(
             f"{what}(allocation_group=...): expected a ttl.DFBAllocationGroup "
             f"(ttl.make_dfb_allocation_group()), got {type(group).__name__}",
-            loc=caller_loc(),
+            loc=user_location(),
         )
 
 
-def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):
-    loc = caller_loc()
+KernelFn = TypeVar("KernelFn", bound=Callable[[], object])
 
-    def register(fn):
+
+def _kernel_decorator(
+    kind: str, deco: str, kernel: object, verbose: object = None
+) -> Callable[[KernelFn], KernelFn]:
+    loc = user_location()
+
+    def register(fn: KernelFn) -> KernelFn:
         if not callable(fn):
             raise InterfaceError(f"{deco}() decorates a kernel function", loc=loc)
         setup = current_setup(f"{deco}()")
@@ -261,14 +252,18 @@ def _kernel_decorator(kind: str, deco: str, kernel, verbose=None):
     return register
 
 
-def compute(kernel=None, *, verbose=None):
-    """``@ttl.compute()``: declare the node's compute kernel function (spec §Kernels)."""
+def compute(kernel: object = None, *, verbose: object = None) -> Any:
+    """``@ttl.compute()``: declare the node's compute kernel function (spec §Kernels).
+
+    ``kernel=`` selects its logical kernel (a ``ttl.KernelKind`` member, a ``ttl.Kernel``
+    handle); the bare ``@ttl.compute`` form decorates directly.
+    """
     if callable(kernel) and not _is_selector(kernel):  # bare @ttl.compute
         return _kernel_decorator("compute", "@ttl.compute", None)(kernel)
     return _kernel_decorator("compute", "@ttl.compute", kernel, verbose)
 
 
-def datamovement(kernel=None, *, verbose=None):
+def datamovement(kernel: object = None, *, verbose: object = None) -> Any:
     """``@ttl.datamovement()``: declare a data-movement kernel function of the node."""
     if callable(kernel) and not _is_selector(kernel):
         return _kernel_decorator("data_movement", "@ttl.datamovement", None)(kernel)
@@ -276,7 +271,7 @@ def datamovement(kernel=None, *, verbose=None):
 
 
 def _is_selector(x) -> bool:
-    from tilewright.compiler.selectors import Kernel, KernelKind, PipeSourceKernel
+    from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
 
     return isinstance(x, (Kernel, KernelKind, PipeSourceKernel))
 
@@ -289,17 +284,17 @@ def _grid_and_node():
         s = SETUP_STACK[-1]
         return s.grid, s.node
     raise KernelError(
-        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=caller_loc()
+        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=user_location()
     )
 
 
 def _check_dims(dims) -> int:
     if not isinstance(dims, int) or isinstance(dims, bool) or dims < 1:
-        raise InterfaceError(f"dims must be a positive int, got {dims!r}", loc=caller_loc())
+        raise InterfaceError(f"dims must be a positive int, got {dims!r}", loc=user_location())
     return dims
 
 
-def grid_extent(grid, dims: int):
+def grid_extent(grid: Sequence[int], dims: int) -> int | tuple[int, ...]:
     """``ttl.grid_size(dims)`` of a (columns, rows) grid: the one definition (also used by
     the DFB allocator's node-domain evaluation, ``split.domains``)."""
     g = (grid[0], grid[1])
@@ -308,7 +303,7 @@ def grid_extent(grid, dims: int):
     return g + (1,) * (dims - 2)
 
 
-def node_coords(grid, xy: tuple[int, int], dims: int):
+def node_coords(grid: Sequence[int], xy: tuple[int, int], dims: int) -> int | tuple[int, ...]:
     """``ttl.node(dims)`` of node ``xy`` on a (columns, rows) grid: the one definition."""
     x, y = xy
     if dims == 1:
@@ -316,7 +311,7 @@ def node_coords(grid, xy: tuple[int, int], dims: int):
     return (x, y) + (0,) * (dims - 2)
 
 
-def grid_size(dims: int = 2):
+def grid_size(dims: int = 2) -> Any:
     """The grid's size in ``dims`` dimensions (spec §Grid): fewer dims flatten the highest
     ones, more dims pad with 1.  ``dims=1`` gives the node count."""
     dims = _check_dims(dims)
@@ -324,7 +319,7 @@ def grid_size(dims: int = 2):
     return grid_extent(grid, dims)
 
 
-def node(dims: int = 2):
+def node(dims: int = 2) -> Any:
     """This node's coordinates (0-based) in ``dims`` dimensions (spec §Node).
 
     ``dims=2`` gives ``(x, y)``; ``dims=1`` gives ``x * rows + y`` (the compiler's
