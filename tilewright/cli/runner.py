@@ -57,18 +57,18 @@ def install_aliases() -> None:
 
 
 def _open_devices() -> list:
-    from tilewright.ttnn import device as ttnn_device
+    from tilewright.ttnn import chips
 
-    return ttnn_device.open_devices()
+    return chips.open_devices()
 
 
 def _close_devices_left_open(before: list) -> None:
     """A program that forgot ``ttnn.close_device`` must not leak its device into the next run."""
-    from tilewright.ttnn import device as ttnn_device
+    from tilewright.ttnn import chips, device
 
-    for dev in ttnn_device.open_devices():
+    for dev in chips.open_devices():
         if all(dev is not b for b in before):
-            ttnn_device.close_device(dev)
+            device.close_device(dev)
 
 
 def run_program(path: str, argv: list[str]) -> int:

@@ -18,11 +18,15 @@ from tilewright.device.mesh import (  # noqa: F401
 from tilewright.ttnn.ccl import all_gather, all_reduce, reduce_scatter  # noqa: F401
 from tilewright.ttnn.convert import (  # noqa: F401
     deallocate,
+    from_device,
+    to_layout,
+    to_memory_config,
+    to_numpy,
+    typecast,
+)
+from tilewright.ttnn.creation import (  # noqa: F401
     empty,
     empty_like,
-    from_device,
-    from_numpy,
-    from_torch,
     full,
     full_like,
     ones,
@@ -30,12 +34,6 @@ from tilewright.ttnn.convert import (  # noqa: F401
     rand,
     rand_like,
     randn,
-    to_device,
-    to_layout,
-    to_memory_config,
-    to_numpy,
-    to_torch,
-    typecast,
     zeros,
     zeros_like,
 )
@@ -50,6 +48,7 @@ from tilewright.ttnn.device import (  # noqa: F401
 )
 from tilewright.ttnn.distributed import *  # noqa: F401,F403
 from tilewright.ttnn.distributed import __all__ as _distributed_all
+from tilewright.ttnn.distributed import from_numpy, from_torch, to_device, to_torch  # noqa: F401
 from tilewright.ttnn.memory import (  # noqa: F401
     create_sharded_memory_config,
     num_cores_to_corerangeset,

@@ -16,7 +16,7 @@ import numpy as np
 from tilewright.device.buffer import Buffer, BufferType, ShardSpecBuffer
 from tilewright.device.formats import DATA_TYPE_NAMES, TtnnDataType, data_type_name, element_size
 from tilewright.errors import DeviceError
-from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
+from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
 from tilewright.ttnn.types import (
     DRAM_MEMORY_CONFIG,
@@ -29,8 +29,8 @@ from tilewright.ttnn.types import (
 
 __all__ = [
     "from_torch",
-    "to_torch",
-    "from_numpy",
+    "host_values",
+    "values_to_torch",
     "to_numpy",
     "to_device",
     "from_device",
@@ -40,17 +40,6 @@ __all__ = [
     "deallocate",
     "place_on_device",
     "host_slice",
-    "rand",
-    "randn",
-    "zeros",
-    "ones",
-    "full",
-    "empty",
-    "zeros_like",
-    "ones_like",
-    "full_like",
-    "empty_like",
-    "rand_like",
 ]
 
 _NUMPY_TO_TTNN = {
@@ -76,7 +65,7 @@ def _torch():
     return torch
 
 
-def _host_values(data) -> tuple[np.ndarray, DataType]:
+def host_values(data) -> tuple[np.ndarray, DataType]:
     """(numpy values, the ttnn dtype they default to)."""
     if isinstance(data, np.ndarray) or np.isscalar(data):
         arr = np.asarray(data)
@@ -119,24 +108,18 @@ def from_torch(
     layout: Layout | None = None,
     device=None,
     memory_config: MemoryConfig | None = None,
-    mesh_mapper=None,
     cq_id=None,
     **_ignored,
 ) -> Tensor:
-    """Make a ttnn tensor from a torch tensor or numpy array (ttnn.from_torch).
+    """Make a single-device ttnn tensor from a torch tensor or numpy array.
 
-    With ``mesh_mapper`` or a mesh ``device`` the result is a mesh tensor (``distributed``).
+    ``ttnn.from_torch`` is :func:`tilewright.ttnn.distributed.from_torch`, which sends mesh
+    mappers and mesh devices to the mesh path and everything else here.
     """
-    values, default = _host_values(tensor)
+    values, default = host_values(tensor)
     dtype = DataType(dtype) if dtype is not None else default
     layout = Layout(layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
-    if mesh_mapper is not None or is_mesh_device(device):
-        from tilewright.ttnn.distributed import mesh_from_torch
-
-        return mesh_from_torch(
-            values, dtype, layout, tshape, pad_value, device, memory_config, mesh_mapper
-        )
     values = _prepare(values, dtype)
     pad = 0.0 if pad_value is None else pad_value
     pages = encode_pages(
@@ -148,29 +131,18 @@ def from_torch(
     return place_on_device(host, device, memory_config or DRAM_MEMORY_CONFIG)
 
 
-from_numpy = from_torch
-
-
 def _torch_dtype(dtype: DataType):
     """The torch dtype that holds every value of ``dtype`` exactly (the names table)."""
     return getattr(_torch(), DATA_TYPE_NAMES[TtnnDataType(int(dtype))].torch)
 
 
-def to_torch(
-    tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None, device=None, cq_id=None
-):
-    """The tensor's logical values as a torch tensor (read back from the device if needed).
+def values_to_torch(values: np.ndarray, tensor: Tensor, dtype=None, torch_rank=None):
+    """``values`` (the logical values of ``tensor``) as a torch tensor of ``dtype``.
 
     bfloat8_b / bfloat4_b come back as float32, uint32 as int64 and uint16 as int32
     so that every value is exact.
     """
     torch = _torch()
-    if mesh_composer is not None or isinstance(tensor, MeshTensor):
-        from tilewright.ttnn.distributed import mesh_values
-
-        values = mesh_values(tensor, mesh_composer)
-    else:
-        values = tensor.to_numpy()
     out = torch.from_numpy(np.ascontiguousarray(values).reshape(values.shape))
     target = dtype if dtype is not None else _torch_dtype(tensor.dtype)
     out = out.to(target)
@@ -250,10 +222,8 @@ def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor
 def to_device(
     tensor: Tensor, device, memory_config: MemoryConfig | None = None, **_ignored
 ) -> Tensor:
-    if isinstance(tensor, MeshTensor) or is_mesh_device(device):
-        from tilewright.ttnn.distributed import mesh_to_device
-
-        return mesh_to_device(tensor, device, memory_config)
+    """A single-device copy of ``tensor`` on ``device`` (the mesh-aware ``ttnn.to_device``
+    is :func:`tilewright.ttnn.distributed.to_device`)."""
     if tensor.storage_type().name == "DEVICE":
         if tensor.device() is device and memory_config in (None, tensor.memory_config()):
             return tensor
@@ -334,159 +304,3 @@ def host_slice(tensor: Tensor, key) -> Tensor:
 
 
 # -- creation ----------------------------------------------------------------------------------
-
-
-def _make(values: np.ndarray, dtype, layout, device, memory_config, tile=None) -> Tensor:
-    dtype = DataType(dtype)
-    return from_torch(
-        values, dtype=dtype, layout=layout, device=device, memory_config=memory_config, tile=tile
-    )
-
-
-def _shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(s) for s in shape)
-
-
-def rand(
-    shape,
-    *,
-    device=None,
-    dtype=DataType.BFLOAT16,
-    layout=Layout.TILE,
-    memory_config=DRAM_MEMORY_CONFIG,
-    low: float = 0.0,
-    high: float = 1.0,
-    seed: int = 0,
-    tile=None,
-) -> Tensor:
-    """Uniform values in [low, high) (numpy's PCG64 with ``seed``; not bit-equal to ttnn's RNG)."""
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(low, high, size=_shape(shape)).astype(np.float32)
-    return _make(values, dtype, layout, device, memory_config, tile)
-
-
-def randn(
-    shape,
-    *,
-    device=None,
-    dtype=DataType.BFLOAT16,
-    layout=Layout.TILE,
-    memory_config=DRAM_MEMORY_CONFIG,
-    seed: int | None = None,
-    tile=None,
-) -> Tensor:
-    rng = np.random.default_rng(seed)
-    values = rng.standard_normal(size=_shape(shape)).astype(np.float32)
-    return _make(values, dtype, layout, device, memory_config, tile)
-
-
-def full(
-    shape,
-    fill_value,
-    dtype=DataType.BFLOAT16,
-    layout=Layout.ROW_MAJOR,
-    device=None,
-    memory_config=None,
-    tile=None,
-) -> Tensor:
-    dtype = DataType(dtype if dtype is not None else DataType.BFLOAT16)
-    np_type = np.float32 if is_float(dtype) else np.int64
-    values = np.full(_shape(shape), fill_value, dtype=np_type)
-    return _make(
-        values,
-        dtype,
-        layout if layout is not None else Layout.ROW_MAJOR,
-        device,
-        memory_config,
-        tile,
-    )
-
-
-def zeros(
-    shape,
-    dtype=DataType.BFLOAT16,
-    layout=Layout.ROW_MAJOR,
-    device=None,
-    memory_config=None,
-    tile=None,
-) -> Tensor:
-    return full(shape, 0, dtype, layout, device, memory_config, tile)
-
-
-def ones(
-    shape,
-    dtype=DataType.BFLOAT16,
-    layout=Layout.ROW_MAJOR,
-    device=None,
-    memory_config=None,
-    tile=None,
-) -> Tensor:
-    return full(shape, 1, dtype, layout, device, memory_config, tile)
-
-
-def empty(
-    shape,
-    dtype=DataType.BFLOAT16,
-    layout=Layout.ROW_MAJOR,
-    device=None,
-    memory_config=DRAM_MEMORY_CONFIG,
-    tile=None,
-) -> Tensor:
-    """An uninitialised tensor (zero-filled here, so runs stay deterministic)."""
-    return full(shape, 0, dtype, layout, device, memory_config, tile)
-
-
-def _like(
-    ref: Tensor, dtype: object, layout: object, device: object, memory_config: object
-) -> tuple[object, object, object, object]:
-    """(dtype, layout, device, memory_config): the arguments given, else ``ref``'s."""
-    return (
-        dtype if dtype is not None else ref.dtype,
-        layout if layout is not None else ref.layout,
-        device if device is not None else ref.device(),
-        memory_config if memory_config is not None else ref.memory_config(),
-    )
-
-
-def zeros_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full(
-        ref.shape, 0, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
-    )
-
-
-def ones_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return full(
-        ref.shape, 1, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
-    )
-
-
-def full_like(
-    ref: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None
-) -> Tensor:
-    return full(
-        ref.shape,
-        fill_value,
-        *_like(ref, dtype, layout, device, memory_config),
-        tile=ref.tile_shape,
-    )
-
-
-def empty_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
-    return zeros_like(ref, dtype, layout, device, memory_config)
-
-
-def rand_like(
-    ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int = 0
-) -> Tensor:
-    d, lay, dev, mc = _like(ref, dtype, layout, device, memory_config)
-    return rand(
-        ref.shape,
-        device=dev,
-        dtype=d,
-        layout=lay,
-        memory_config=mc or DRAM_MEMORY_CONFIG,
-        seed=seed,
-        tile=ref.tile_shape,
-    )

@@ -14,6 +14,7 @@ import contextlib
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import EngineOptions
 from tilewright.errors import DeviceError
+from tilewright.ttnn.chips import holder_of, register, unregister
 from tilewright.ttnn.mesh_device import GetNumAvailableDevices, get_num_devices, resolve_system
 
 __all__ = [
@@ -25,24 +26,6 @@ __all__ = [
     "GetNumAvailableDevices",
     "get_num_devices",
 ]
-
-_OPEN: dict[int, tuple[Device, str]] = {}  # device id -> (open chip, how it was opened)
-
-
-def holder_of(device_id: int) -> str | None:
-    """How chip ``device_id`` is open now ("opened with open_device", ...), or None."""
-    held = _OPEN.get(device_id)
-    return held[1] if held is not None and not held[0].closed else None
-
-
-def register(device: Device, how: str) -> None:
-    _OPEN[device.device_id] = (device, how)
-
-
-def unregister(device: Device) -> None:
-    held = _OPEN.get(device.device_id)
-    if held is not None and held[0] is device:
-        del _OPEN[device.device_id]
 
 
 def open_device(
@@ -76,11 +59,6 @@ def open_device(
     )
     register(dev, "opened with open_device")
     return dev
-
-
-def open_devices() -> list[Device]:
-    """Devices opened by ``open_device`` and not closed yet."""
-    return [d for d, _how in _OPEN.values() if not d.closed]
 
 
 def close_device(device) -> None:

@@ -25,8 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilewright.device.topology import MeshError, MeshShape
+from tilewright.ttnn import convert
+from tilewright.ttnn.convert import from_torch as _single_from_torch
+from tilewright.ttnn.convert import place_on_device
 from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
-from tilewright.ttnn.tensor import Tensor
+from tilewright.ttnn.tensor import Tensor, _tile_shape
+from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, DataType, Layout
 
 __all__ = [
     "TensorToMesh",
@@ -49,6 +53,10 @@ __all__ = [
     "aggregate_tensor",
     "get_device_tensors",
     "aggregate_as_tensor",
+    "from_torch",
+    "from_numpy",
+    "to_torch",
+    "to_device",
 ]
 
 
@@ -246,7 +254,6 @@ def concat_mesh_to_tensor_composer(mesh_device, dim: int) -> MeshToTensor:
 
 def distribute_tensor(tensor, mapper: TensorToMesh, device=None):
     """``ttnn.distribute_tensor``: a host tensor split by ``mapper`` (placed on ``device``)."""
-    from tilewright.ttnn.convert import from_torch
 
     if not isinstance(tensor, Tensor):
         raise MeshError(f"distribute_tensor takes a ttnn tensor, got {type(tensor).__name__}")
@@ -262,7 +269,6 @@ def distribute_tensor(tensor, mapper: TensorToMesh, device=None):
 
 def aggregate_tensor(tensor, composer: MeshToTensor):
     """``ttnn.aggregate_tensor``: one host tensor joined by ``composer``."""
-    from tilewright.ttnn.convert import from_torch
 
     if not isinstance(tensor, MeshTensor):
         raise MeshError("aggregate_tensor takes a mesh tensor")
@@ -308,15 +314,13 @@ def _all_submeshes(mesh):
         yield from _all_submeshes(sub)
 
 
-# -- from_torch / to_torch / to_device on meshes (called by ttnn.convert) -------------------------
+# -- from_torch / to_torch / to_device on meshes ----------------------------------------------------
 
 
 def mesh_from_torch(
     values: np.ndarray, dtype, layout, tile, pad_value, device, memory_config, mesh_mapper
 ) -> MeshTensor:
     """``from_torch`` with a mesh mapper or onto a mesh device: one tensor per chip."""
-    from tilewright.ttnn.convert import from_torch, place_on_device
-    from tilewright.ttnn.types import DRAM_MEMORY_CONFIG
 
     if device is not None and not is_mesh_device(device):
         raise MeshError(
@@ -382,7 +386,6 @@ def mesh_values(tensor, mesh_composer) -> np.ndarray:
 
 def mesh_to_device(tensor, device, memory_config) -> MeshTensor:
     """``to_device`` of a host mesh tensor, or of a host tensor onto a mesh (replicated)."""
-    from tilewright.ttnn.convert import to_device
 
     if not isinstance(tensor, MeshTensor):
         return mesh_from_torch(
@@ -404,3 +407,54 @@ def mesh_to_device(tensor, device, memory_config) -> MeshTensor:
         )
     shards = [to_device(t, chip, memory_config) for t, chip in zip(tensor.shards, device.devices)]
     return MeshTensor(shards, device)
+
+
+# -- the mesh-aware ttnn entry points (single-device work goes to ttnn.convert) -------------------
+
+
+def from_torch(
+    tensor,
+    dtype: DataType | None = None,
+    *,
+    tile=None,
+    pad_value=None,
+    layout: Layout | None = None,
+    device=None,
+    mesh_mapper=None,
+    **kwargs,
+) -> Tensor:
+    """``ttnn.from_torch``: with ``mesh_mapper`` or a mesh ``device``, a mesh tensor."""
+    if mesh_mapper is None and not is_mesh_device(device):
+        return _single_from_torch(
+            tensor, dtype, tile=tile, pad_value=pad_value, layout=layout, device=device, **kwargs
+        )
+    values, default = convert.host_values(tensor)
+    return mesh_from_torch(
+        values,
+        DataType(dtype) if dtype is not None else default,
+        Layout(layout) if layout is not None else Layout.ROW_MAJOR,
+        _tile_shape(tile),
+        pad_value,
+        device,
+        kwargs.get("memory_config"),
+        mesh_mapper,
+    )
+
+
+from_numpy = from_torch
+
+
+def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None, **_ignored):
+    """``ttnn.to_torch``: a mesh tensor is joined by ``mesh_composer`` first."""
+    if mesh_composer is not None or isinstance(tensor, MeshTensor):
+        values = mesh_values(tensor, mesh_composer)
+    else:
+        values = tensor.to_numpy()
+    return convert.values_to_torch(values, tensor, dtype, torch_rank)
+
+
+def to_device(tensor: Tensor, device, memory_config=None, **_ignored) -> Tensor:
+    """``ttnn.to_device``: onto a mesh device, one tensor per chip."""
+    if isinstance(tensor, MeshTensor) or is_mesh_device(device):
+        return mesh_to_device(tensor, device, memory_config)
+    return convert.to_device(tensor, device, memory_config)

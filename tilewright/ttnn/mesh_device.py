@@ -28,6 +28,7 @@ from tilewright.device.fabric import MODELLED_CONFIGS, FabricConfig
 from tilewright.device.mesh import MeshDevice
 from tilewright.device.topology import MeshCoordinate, MeshError, MeshShape, SystemMesh
 from tilewright.target.model import SystemDesc
+from tilewright.ttnn import chips as open_chips
 
 __all__ = [
     "DEFAULT_MULTI_CHIP_BOARD",
@@ -160,7 +161,6 @@ def open_mesh_device(
             chip is already open.
     """
     from tilewright.device import session
-    from tilewright.ttnn import device as single
 
     system = resolve_system(system_desc, board, multi_chip=True)
     if mesh_shape is None:
@@ -176,7 +176,7 @@ def open_mesh_device(
     )
     chips = [chip for row in layout for chip in row]
     for chip in chips:
-        held = single.holder_of(chip)
+        held = open_chips.holder_of(chip)
         if held is not None:
             raise MeshError(f"device {chip} is already open ({held}); close it first")
     mesh = MeshDevice(
@@ -189,21 +189,20 @@ def open_mesh_device(
         name=system.name,
     )
     for dev in mesh.devices:
-        single.register(dev, f"in a {shape.rows}x{shape.cols} mesh device")
+        open_chips.register(dev, f"in a {shape.rows}x{shape.cols} mesh device")
     _OPEN_MESHES.append(mesh)
     return mesh
 
 
 def close_mesh_device(mesh_device: MeshDevice) -> None:
     """Close a mesh device (a sub-mesh closes only its view)."""
-    from tilewright.ttnn import device as single
 
     if not isinstance(mesh_device, MeshDevice):
         raise MeshError(f"close_mesh_device takes a mesh device, got {type(mesh_device).__name__}")
     mesh_device.close()
     if mesh_device.root is mesh_device:
         for dev in mesh_device.devices:
-            single.unregister(dev)
+            open_chips.unregister(dev)
         if mesh_device in _OPEN_MESHES:
             _OPEN_MESHES.remove(mesh_device)
 

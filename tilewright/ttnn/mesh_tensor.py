@@ -130,11 +130,6 @@ class MeshTensor(Tensor):
     def cpu(self) -> MeshTensor:
         return MeshTensor([t.cpu() for t in self.shards], None, self.mesh_shape)
 
-    def to(self, device, memory_config=None) -> Tensor:
-        from tilewright.ttnn.convert import to_device
-
-        return to_device(self, device, memory_config)
-
     def deallocate(self) -> None:
         for t in self.shards:
             t.deallocate()

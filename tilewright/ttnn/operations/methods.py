@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tilewright.device.engine import ACTIVE
-from tilewright.ttnn import convert
+from tilewright.ttnn import convert, distributed
+from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
 from tilewright.ttnn.operations.data_movement import reshape
 from tilewright.ttnn.operations.eltwise import neg, run_binary
 from tilewright.ttnn.operations.eltwise_rules import RULES, binary_golden
@@ -100,7 +101,10 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
 
 
 def _to(self: Tensor, device: Any, memory_config: MemoryConfig | None = None) -> Tensor:
-    """A device copy of a host tensor (``Tensor.to(device, mem_cfg)``)."""
+    """A device copy of a host tensor (``Tensor.to(device, mem_cfg)``); onto a mesh device,
+    one tensor per chip."""
+    if isinstance(self, MeshTensor) or is_mesh_device(device):
+        return distributed.mesh_to_device(self, device, memory_config)
     return convert.place_on_device(self, device, memory_config or DRAM_MEMORY_CONFIG)
 
 
@@ -112,7 +116,7 @@ def _getitem(self: Tensor, key: Any) -> Any:
 
 
 TENSOR_CONVERSIONS: dict[str, Callable[..., Any]] = {
-    "to_torch": convert.to_torch,
+    "to_torch": distributed.to_torch,
     "to": _to,
     "to_layout": convert.to_layout,
     "__getitem__": _getitem,

@@ -100,7 +100,7 @@ def default_preprocess_golden_function_inputs(
     function_args: tuple, function_kwargs: dict
 ) -> tuple[tuple, dict]:
     """ttnn tensors among the arguments (also in lists and tuples) -> torch tensors."""
-    from tilewright.ttnn.convert import to_torch
+    from tilewright.ttnn.distributed import to_torch
     from tilewright.ttnn.tensor import Tensor
 
     args = tuple(_map_tensors(a, to_torch, Tensor) for a in function_args)
