@@ -154,7 +154,8 @@ def launch_program(
     finally:
         for core in device.cores:
             core.cb_top = device.l1_unreserved_base
-            core.watchers.clear()
+            core.cbs = [None] * device.num_cbs
+        device.shared.reset()
 
 
 def _place_kernels(device, program: Program) -> list[_Placement]:
@@ -238,7 +239,9 @@ def _setup_circular_buffers(device, program: Program) -> None:
                     raise DeviceError(
                         f"circular buffer index {index} is configured twice on core {core.logical}"
                     )
-                core.cbs[index] = CircularBuffer(
+                core.cbs[index] = CircularBuffer.in_shared(
+                    device.shared.cbs,
+                    device.shared.cb_offset(core.index, index),
                     core,
                     index,
                     addr,
