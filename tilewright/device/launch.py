@@ -130,6 +130,7 @@ def launch_program(
     try:
         _setup_circular_buffers(device, program)
         _setup_semaphores(device, program)
+        natives = _prepare_native(device, program)
         runs = []
         by_core: dict[int, list[_Placement]] = {}
         for p in placements:
@@ -146,6 +147,7 @@ def launch_program(
                     (),
                     context=ctx,
                     place=f"{place_word} ({core.logical.x}, {core.logical.y})",
+                    native=natives.get(p.kernel.handle),
                 )
                 runs.append(run)
         if tracer is not None:
@@ -156,6 +158,18 @@ def launch_program(
             core.cb_top = device.l1_unreserved_base
             core.cbs = [None] * device.num_cbs
         device.shared.reset()
+
+
+def _prepare_native(device, program: Program) -> dict[int, object]:
+    """Build the program's native (C++) kernels, in parallel; kernel handle -> native run.
+
+    A kernel entry is native when it says so (``native_kernel``, tilewright.native's
+    NativeKernel); the device layer only asks it to prepare itself.
+    """
+    specs = [k for k in program.kernels if getattr(k.entry, "native_kernel", False)]
+    if not specs:
+        return {}
+    return type(specs[0].entry).prepare_program(device, specs)
 
 
 def _place_kernels(device, program: Program) -> list[_Placement]:

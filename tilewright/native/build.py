@@ -160,12 +160,26 @@ def _file_hash(path: str) -> str | None:
 
 
 def _flags(opts: BuildOptions, include_paths) -> list[str]:
+    from tilewright.native.runtime import library
+
+    runtime = library()
     flags = [opts.opt_level, *_BASE_FLAGS, *opts.extra_flags]
     # Tilewright's headers come first so their API names (api/dataflow/dataflow_api.h, ...)
-    # win over a real tt-metal tree that may sit on a user include path.
+    # win over a real tt-metal tree that may sit on a user include path; then the headers
+    # generated for the runtime library every object links against (its path names its
+    # content hash, so a new runtime is a new cache key).
     flags.append(f"-I{INCLUDE_DIR}")
+    flags.append(f"-I{runtime.directory}")
     flags.extend(f"-I{p}" for p in include_paths)
     return flags
+
+
+def _link_args() -> list[str]:
+    """Link inputs after the source: the runtime library, found again through the rpath."""
+    from tilewright.native.runtime import library
+
+    runtime = library()
+    return [str(runtime.path), f"-Wl,-rpath,{runtime.directory}"]
 
 
 def build_shared_object(
@@ -181,8 +195,9 @@ def build_shared_object(
     start = time.perf_counter()
     compiler = opts.resolved_compiler()
     flags = _flags(opts, [str(p) for p in include_paths])
+    link = _link_args()
     primary = hashlib.sha256(
-        "\0".join([source, compiler_identity(compiler), *flags]).encode()
+        "\0".join([source, compiler_identity(compiler), *flags, *link]).encode()
     ).hexdigest()
     verified = _VERIFIED.get(primary)
     if verified is not None and os.path.exists(verified):
@@ -195,7 +210,7 @@ def build_shared_object(
         _VERIFIED[primary] = cached
         return BuildResult(cached, primary, True, time.perf_counter() - start)
     bucket.mkdir(parents=True, exist_ok=True)
-    path, command = _compile(source, compiler, flags, bucket, primary, what, loc, opts, cache)
+    path, command = _compile(source, compiler, flags, link, bucket, primary, what, loc, opts, cache)
     _VERIFIED[primary] = path
     return BuildResult(path, primary, False, time.perf_counter() - start, tuple(command))
 
@@ -214,14 +229,14 @@ def _lookup(manifest_path: Path) -> str | None:
     return str(obj)
 
 
-def _compile(source, compiler, flags, bucket: Path, primary, what, loc, opts, cache: Path):
+def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, opts, cache: Path):
     work = Path(tempfile.mkdtemp(prefix="build-", dir=bucket))
     try:
         src = work / "extern_call.cpp"
         src.write_text(source)
         obj = work / "out.so"
         dep_file = work / "deps.d"
-        command = [compiler, *flags, "-MMD", "-MF", str(dep_file), "-o", str(obj), str(src)]
+        command = [compiler, *flags, "-MMD", "-MF", str(dep_file), "-o", str(obj), str(src), *link]
         try:
             # LC_ALL=C: plain ASCII quotes in diagnostics, whatever the user's locale.
             proc = subprocess.run(
