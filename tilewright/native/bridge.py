@@ -77,18 +77,20 @@ class NativeCall:
     happens; ``token`` = (site id, node x, node y) names the call in crash reports.
     """
 
-    __slots__ = ("run", "entry", "observer", "token")
+    __slots__ = ("run", "entry", "observer", "token", "title")
 
-    def __init__(self, run, entry: int, observer, token) -> None:
+    def __init__(self, run, entry: int, observer, token, title: str | None = None) -> None:
         self.run = run
         self.entry = entry
         self.observer = observer
         self.token = token
+        self.title = title
 
 
-def prepare(lib: NativeLibrary, *, observer=None, token=None) -> NativeCall:
-    """Prepare ``lib``'s entry point for calls from the running kernel (see :func:`invoke`)."""
-    return NativeCall(current_run(), lib.entry, observer, token)
+def prepare(lib: NativeLibrary, *, observer=None, token=None, title=None) -> NativeCall:
+    """Prepare ``lib``'s entry point for calls from the running kernel (see :func:`invoke`);
+    ``title`` names the call in fault reports."""
+    return NativeCall(current_run(), lib.entry, observer, token, title)
 
 
 def new_handle(obj) -> int:
@@ -182,6 +184,6 @@ def invoke(call: NativeCall, argv, result) -> int:
             elif status == Status.BLOCKED:
                 engine.block(None, NATIVE_WAIT, run)
             else:
-                raise run_error(rt, handle, run)
+                raise run_error(rt, handle, run, call.title)
     finally:
         requests.OBSERVERS.pop(run.index, None)

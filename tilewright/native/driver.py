@@ -121,7 +121,9 @@ class Driver(NativeDriver):
         ctx = run.kernel_context()
         device = ctx.device
         info = device_info(device)
-        handle = self.rt.run_new(self.cengine, run.index, ctypes.byref(info), run.core.index, int(native))
+        handle = self.rt.run_new(
+            self.cengine, run.index, ctypes.byref(info), run.core.index, int(native)
+        )
         cta = (ctypes.c_uint32 * max(1, len(ctx.compile_args)))(*ctx.compile_args)
         self.rt.run_args(
             handle,
@@ -222,16 +224,19 @@ def _names(text: str, run: KernelRun, cb: int) -> str:
     return re.sub(r"\{cb:(\d+)\}", lambda m: _cb_name(run, int(m.group(1))), text)
 
 
-def run_error(rt: Runtime, handle: int, run: KernelRun) -> BaseException:
-    """The exception of a native run that failed (its error record, in Python's words)."""
+def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None) -> BaseException:
+    """The exception of a native run that failed (its error record, in Python's words);
+    ``title`` names the external call a hosted run was making."""
     cls, cb, line = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32()
     file = ctypes.c_char_p()
-    raw = rt.run_error(handle, ctypes.byref(cls), ctypes.byref(cb), ctypes.byref(file), ctypes.byref(line))
+    raw = rt.run_error(
+        handle, ctypes.byref(cls), ctypes.byref(cb), ctypes.byref(file), ctypes.byref(line)
+    )
     text = (raw or b"").decode("utf-8", "replace")
     loc = SourceLoc(file.value.decode(), line.value) if file.value else None
     kind = cls.value
     if kind == 5:
-        return faults.fault_error(rt, handle, run)
+        return faults.fault_error(rt, handle, run, title)
     if text.startswith("#cb "):
         code, n, ptr = (int(v) for v in text.split()[1:4])
         state = run.core.cbs[cb.value] if run.core.cbs[cb.value] is not None else None
@@ -286,4 +291,3 @@ class NativeWait:
 
 
 NATIVE_WAIT = NativeWait()
-

@@ -52,7 +52,11 @@ def source_line(pc: int) -> SourceLoc | None:
     path, offset = found
     try:
         out = subprocess.run(
-            [tool, "-e", path, "-i", hex(offset)], capture_output=True, text=True, timeout=20, check=False
+            [tool, "-e", path, "-i", hex(offset)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -77,11 +81,17 @@ def _what(addr: int, l1_size: int) -> str:
     return "not an L1 address (a host pointer or a corrupted value)"
 
 
-def fault_error(rt, handle: int, run) -> NativeCrashError:
+def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashError:
+    """The error of a native run that faulted (``title``: the external call it was running)."""
     signo, addr, pc = ctypes.c_int32(), ctypes.c_uint64(), ctypes.c_uint64()
     last_file, last_line = ctypes.c_char_p(), ctypes.c_int32()
     rt.run_fault(
-        handle, ctypes.byref(signo), ctypes.byref(addr), ctypes.byref(pc), ctypes.byref(last_file), ctypes.byref(last_line)
+        handle,
+        ctypes.byref(signo),
+        ctypes.byref(addr),
+        ctypes.byref(pc),
+        ctypes.byref(last_file),
+        ctypes.byref(last_line),
     )
     try:
         name = signal.Signals(signo.value).name
@@ -89,19 +99,26 @@ def fault_error(rt, handle: int, run) -> NativeCrashError:
     except ValueError:
         name = desc = f"signal {signo.value}"
     l1_size = run.core.device.l1_size
-    loc = source_line(pc.value)
-    where = ""
-    if loc is None and last_file.value:
-        loc = SourceLoc(last_file.value.decode("utf-8", "replace"), last_line.value)
-        where = " (after the kernel-API call at this line)"
-    text = (
-        f"native kernel {run.name} on core ({run.core.logical.x}, {run.core.logical.y}) faulted with "
-        f"{name} ({desc}) at address {addr.value:#x}, {_what(addr.value, l1_size)}{where}"
+    line = source_line(pc.value)
+    after = ""
+    if line is None and last_file.value:
+        line = SourceLoc(last_file.value.decode("utf-8", "replace"), last_line.value)
+        after = "after the kernel-API call at "
+    fault = f"{name} ({desc}) at address {addr.value:#x}, {_what(addr.value, l1_size)}"
+    node = f"({run.core.logical.x}, {run.core.logical.y})"
+    hint = (
+        "L1 addresses (runtime arguments, get_write_ptr, get_semaphore) are pointers only on the "
+        "core that owns them; check pointer arithmetic and bounds"
     )
+    if title is not None:  # an external call: located at the Python call, the C++ line named
+        where = f" ({after}{line})" if line is not None else ""
+        return NativeCrashError(
+            f"{title} crashed with {fault} on node {node}{where}", rule="native-fault", hint=hint
+        )
+    where = f" ({after.rstrip()})" if after else ""
     return NativeCrashError(
-        text,
-        loc=loc,
+        f"native kernel {run.name} on core {node} faulted with {fault}{where}",
+        loc=line,
         rule="native-fault",
-        hint="L1 addresses (runtime arguments, get_write_ptr, get_semaphore) are pointers only on the "
-        "core that owns them; check pointer arithmetic and bounds",
+        hint=hint,
     )

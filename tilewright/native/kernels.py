@@ -92,12 +92,10 @@ def kernel_source(
     if kind == "compute":
         lines += ["namespace tw_compute_kernel {}", "using namespace tw_compute_kernel;"]
     lines += [
-        "TW_EXPORT int32_t tw_entry(const int64_t* tw_argv, int64_t* tw_result) {",
-        "    (void)tw_argv;",
-        "    (void)tw_result;",
-        "    TW_ENTRY_BEGIN",
+        "// A C++ exception escaping kernel_main is caught by the runtime's fiber.",
+        "TW_EXPORT int32_t tw_entry(const int64_t*, int64_t*) {",
         "    kernel_main();",
-        "    TW_ENTRY_END",
+        "    return 0;",
         "}",
         "",
     ]
@@ -192,9 +190,7 @@ class NativeKernel:
         for spec in kernel_specs:
             entry: NativeKernel = spec.entry
             jobs[spec.handle] = (entry, entry.config_of(spec))
-        todo = {
-            (id(e), c): (e, c) for e, c in jobs.values() if c not in e._libs
-        }
+        todo = {(id(e), c): (e, c) for e, c in jobs.values() if c not in e._libs}
         if len(todo) > 1:
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
                 list(pool.map(lambda ec: ec[0].library(ec[1]), todo.values()))

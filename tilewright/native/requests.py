@@ -90,13 +90,17 @@ def _pack_int_error(run, args) -> int:
     try:
         to_integer(value, fmt)
     except Exception as exc:  # noqa: BLE001 - re-raised with the element's real index
-        message = getattr(exc, "message", str(exc)).replace("flat index 0", f"flat index {int(args[1])}")
+        message = getattr(exc, "message", str(exc)).replace(
+            "flat index 0", f"flat index {int(args[1])}"
+        )
         raise type(exc)(message) from None
     raise KernelError(f"a value packed into {fmt.name} could not be stored")
 
 
 def _sfpu_round(run, args) -> int:
-    tile = np.ctypeslib.as_array(ctypes.cast(int(args[0]), ctypes.POINTER(ctypes.c_float)), shape=(1024,))
+    tile = np.ctypeslib.as_array(
+        ctypes.cast(int(args[0]), ctypes.POINTER(ctypes.c_float)), shape=(1024,)
+    )
     decimals = int(args[1]) & 0xFFFFFFFF
     decimals = decimals - (1 << 32) if decimals >= 1 << 31 else decimals
     with np.errstate(all="ignore"):

@@ -32,7 +32,15 @@ from tilewright.native.build import OPTIONS, compiler_identity, include_dir
 __all__ = ["Runtime", "library", "SFPU_OPS", "generated_dir"]
 
 SOURCE_DIR = Path(__file__).resolve().parent / "runtime"
-SOURCES = ("fiber.cpp", "window.cpp", "sched.cpp", "dataflow.cpp", "formats.cpp", "compute.cpp", "layout.cpp")
+SOURCES = (
+    "fiber.cpp",
+    "window.cpp",
+    "sched.cpp",
+    "dataflow.cpp",
+    "formats.cpp",
+    "compute.cpp",
+    "layout.cpp",
+)
 
 SFPU_OPS = (
     # no parameters
@@ -79,7 +87,10 @@ def _costs_header() -> str:
 
 
 def _sfpu_header() -> str:
-    lines = ["// Generated from tilewright/native/runtime.py SFPU_OPS -- do not edit.", "#pragma once"]
+    lines = [
+        "// Generated from tilewright/native/runtime.py SFPU_OPS -- do not edit.",
+        "#pragma once",
+    ]
     lines.append("enum tw_sfpu_op : int {")
     lines += [f"    TW_SFPU_{name} = {i}," for i, name in enumerate(SFPU_OPS)]
     lines.append("};")

@@ -438,6 +438,10 @@ float d1(double (*fn)(double), float x) { return float(fn(double(x))); }
 
 float erf_f(float x) { return float(std::erf(double(x))); }
 
+// numpy's maximum / minimum: NaN in either operand propagates; ties keep the first.
+float np_max(float a, float b) { return (a >= b || std::isnan(a)) ? a : b; }
+float np_min(float a, float b) { return (a <= b || std::isnan(a)) ? a : b; }
+
 float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
     switch (op) {
         case TW_SFPU_exp: return d1(std::exp, x);
@@ -445,7 +449,7 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
         case TW_SFPU_sqrt: return std::sqrt(x);
         case TW_SFPU_rsqrt: return 1.0f / std::sqrt(x);
         case TW_SFPU_recip: return 1.0f / x;
-        case TW_SFPU_relu: return std::isnan(x) ? x : (x > 0.0f ? x : 0.0f);
+        case TW_SFPU_relu: return np_max(x, 0.0f);
         case TW_SFPU_gelu: return float(0.5 * double(x) * (1.0 + std::erf(double(x) * std::sqrt(0.5))));
         case TW_SFPU_sigmoid: return 1.0f / (1.0f + d1(std::exp, -x));
         case TW_SFPU_tanh: return d1(std::tanh, x);
@@ -468,12 +472,7 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
         case TW_SFPU_asinh: return d1(std::asinh, x);
         case TW_SFPU_acosh: return d1(std::acosh, x);
         case TW_SFPU_atanh: return d1(std::atanh, x);
-        case TW_SFPU_hardsigmoid: {
-            float y = x + 3.0f;
-            y = std::isnan(y) ? y : (y > 0.0f ? y : 0.0f);
-            y = std::isnan(y) ? y : (y < 6.0f ? y : 6.0f);
-            return y / 6.0f;
-        }
+        case TW_SFPU_hardsigmoid: return np_min(np_max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
         case TW_SFPU_softsign: return x / (1.0f + std::fabs(x));
         case TW_SFPU_signbit: return std::signbit(x) ? 1.0f : 0.0f;
         case TW_SFPU_trunc: return std::trunc(x);
@@ -483,17 +482,10 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
         case TW_SFPU_leaky_relu:
         case TW_SFPU_prelu: return x >= 0 ? x : x * fparam(p0);
         case TW_SFPU_elu: return x > 0 ? x : fparam(p0) * d1(std::expm1, x);
-        case TW_SFPU_relu_max: {
-            float t = fparam(p0);
-            float y = std::isnan(x) || std::isnan(t) ? std::nanf("") : (x < t ? x : t);
-            return std::isnan(y) ? y : (y > 0.0f ? y : 0.0f);
-        }
-        case TW_SFPU_relu_min: {
-            float t = fparam(p0);
-            return std::isnan(x) || std::isnan(t) ? std::nanf("") : (x > t ? x : t);
-        }
+        case TW_SFPU_relu_max: return np_max(np_min(x, fparam(p0)), 0.0f);
+        case TW_SFPU_relu_min: return np_max(x, fparam(p0));
         case TW_SFPU_rsub: return fparam(p0) - x;
-        case TW_SFPU_power: return std::pow(x, fparam(p0));
+        case TW_SFPU_power: return std::pow(x, fparam(p0));  // powf: numpy's float32 power
         case TW_SFPU_power_iterative: {
             int32_t n = iparam(p0);
             return float(std::pow(x, n));
@@ -508,11 +500,7 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
             return scaled > fparam(p2) ? x : d1(std::log1p, d1(std::exp, scaled)) * fparam(p1);
         }
         case TW_SFPU_hardtanh:
-        case TW_SFPU_clamp: {
-            float lo = fparam(p0), hi = fparam(p1);
-            float y = std::isnan(x) || std::isnan(lo) ? std::nanf("") : (x > lo ? x : lo);
-            return std::isnan(y) || std::isnan(hi) ? std::nanf("") : (y < hi ? y : hi);
-        }
+        case TW_SFPU_clamp: return np_min(np_max(x, fparam(p0)), fparam(p1));
         case TW_SFPU_threshold: return x > fparam(p0) ? x : fparam(p1);
         case TW_SFPU_selu:
             return fparam(p0) * (x > 0 ? x : fparam(p1) * d1(std::expm1, x));

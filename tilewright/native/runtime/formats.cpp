@@ -139,6 +139,30 @@ void encode_bfp(uint32_t fmt, const float* values, uint8_t* dst, uint32_t tile_b
 
 }  // namespace
 
+// IEEE half <-> float as numpy converts: round to nearest even, and NaN payloads kept as they
+// are (numpy's npy_floatbits_to_halfbits / npy_halfbits_to_floatbits do not quiet a NaN).
+uint16_t half_bits(float f) {
+    uint32_t b = bits_of(f);
+    if ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) {
+        uint16_t h = uint16_t(0x7C00u + ((b & 0x7FFFFF) >> 13));
+        if (h == 0x7C00u) ++h;
+        return uint16_t(((b >> 16) & 0x8000u) | h);
+    }
+    _Float16 h = static_cast<_Float16>(f);
+    uint16_t out;
+    std::memcpy(&out, &h, 2);
+    return out;
+}
+
+float half_value(uint16_t h) {
+    if ((h & 0x7C00u) == 0x7C00u && (h & 0x3FF)) {
+        return float_of((uint32_t(h & 0x8000u) << 16) | 0x7F800000u | (uint32_t(h & 0x3FF) << 13));
+    }
+    _Float16 v;
+    std::memcpy(&v, &h, 2);
+    return float(v);
+}
+
 uint32_t bf16_bits(float f) {
     uint32_t b = bits_of(f);
     if ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) return 0x7FC0;
@@ -181,9 +205,9 @@ bool decode_tile(uint32_t fmt, const uint8_t* src, float* out) {
             return true;
         case Float16:
             for (int i = 0; i < 1024; ++i) {
-                _Float16 h;
+                uint16_t h;
                 std::memcpy(&h, src + 2 * i, 2);
-                out[kOrder.rm[i]] = float(h);
+                out[kOrder.rm[i]] = half_value(h);
             }
             return true;
         case Int32:
@@ -248,7 +272,7 @@ int32_t encode_tile(uint32_t fmt, const float* values, uint8_t* dst) {
             return -1;
         case Float16:
             for (int i = 0; i < 1024; ++i) {
-                _Float16 h = static_cast<_Float16>(values[kOrder.rm[i]]);
+                uint16_t h = half_bits(values[kOrder.rm[i]]);
                 std::memcpy(dst + 2 * i, &h, 2);
             }
             return -1;

@@ -47,7 +47,7 @@ float read_elem(uint32_t fmt, const uint8_t* p) {
     switch (fmt) {
         case 5: { uint16_t h; std::memcpy(&h, p, 2); uint32_t b = uint32_t(h) << 16; float f; std::memcpy(&f, &b, 4); return f; }
         case 0: { float f; std::memcpy(&f, p, 4); return f; }
-        case 1: { _Float16 h; std::memcpy(&h, p, 2); return float(h); }
+        case 1: { uint16_t h; std::memcpy(&h, p, 2); return half_value(h); }
         case 8: { int32_t v; std::memcpy(&v, p, 4); return float(v); }
         case 24: case 0xF2: { uint32_t v; std::memcpy(&v, p, 4); return float(v); }
         case 9: case 0xF1: { uint16_t v; std::memcpy(&v, p, 2); return float(v); }
@@ -62,7 +62,7 @@ bool write_elem(uint32_t fmt, uint8_t* p, float v) {
     switch (fmt) {
         case 5: { uint16_t h = uint16_t(bf16_bits(v)); std::memcpy(p, &h, 2); return true; }
         case 0: std::memcpy(p, &v, 4); return true;
-        case 1: { _Float16 h = static_cast<_Float16>(v); std::memcpy(p, &h, 2); return true; }
+        case 1: { uint16_t h = half_bits(v); std::memcpy(p, &h, 2); return true; }
         case 8: { if (!ints(-2147483648.0, 2147483647.0)) return false; int32_t t = int32_t(double(v)); std::memcpy(p, &t, 4); return true; }
         case 24: case 0xF2: { if (!ints(0, 4294967295.0)) return false; uint32_t t = uint32_t(double(v)); std::memcpy(p, &t, 4); return true; }
         case 9: case 0xF1: { if (!ints(0, 65535)) return false; uint16_t t = uint16_t(v); std::memcpy(p, &t, 2); return true; }

@@ -7,6 +7,8 @@ namespace twrt {
 
 uint32_t bf16_bits(float f);   // round to nearest even, NaN -> 0x7FC0
 float round_bf16(float f);
+uint16_t half_bits(float f);     // IEEE half as numpy converts (NaN payloads kept)
+float half_value(uint16_t h);
 int32_t tile_bytes(uint32_t fmt);  // -1: the format has no tile form
 bool is_integer(uint32_t fmt);
 bool decode_tile(uint32_t fmt, const uint8_t* src, float* out);

@@ -40,8 +40,6 @@ inline uint32_t addr_of(T* p) {
 
 /** Call the Python implementation of kernel-API function `name` (rare calls only). */
 TW_RT int64_t twrt_request(const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
-/** Print one DPRINT line (the runtime prefixes it as tt-metal's dprint server does). */
-TW_RT void twrt_dprint(const char* text, tw::Loc loc);
 /** Report a kernel error of class `cls` (1 KernelError, 2 DFBContractError, 3 NocError). */
 TW_RT [[noreturn]] void twrt_fail(int32_t cls, const char* message, tw::Loc loc);
 
