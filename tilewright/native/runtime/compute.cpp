@@ -55,8 +55,15 @@ void check_dst(Run* r, int64_t idst, tw::Loc loc) {
 
 float* dst_tile(Run* r, uint32_t idst) { return r->dst + size_t(idst) * kTile; }
 
+void clear_dst(Run* r) {
+    // Acquire / release zero DST; only tiles written since the last clear need it.
+    for (uint32_t m = r->dst_dirty; m; m &= m - 1) std::memset(dst_tile(r, __builtin_ctz(m)), 0, kTile * 4);
+    r->dst_dirty = 0;
+}
+
 void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
     check_dst(r, idst, loc);
+    r->dst_dirty |= 1u << idst;
     float* d = dst_tile(r, idst);
     if (r->fp32_dest_acc) {
         if (d != values) std::memcpy(d, values, kTile * 4);
@@ -196,15 +203,9 @@ TW_EXPORT void twrt_set_sgemm(void* fn, int32_t ilp64) {
     g_sgemm_ilp64 = ilp64;
 }
 
-TW_EXPORT void twrt_dst_acquire(tw::Loc loc) {
-    Run* r = compute_run(loc);
-    std::memset(r->dst, 0, sizeof(float) * kDstTiles * kTile);
-}
+TW_EXPORT void twrt_dst_acquire(tw::Loc loc) { clear_dst(compute_run(loc)); }
 
-TW_EXPORT void twrt_dst_release(tw::Loc loc) {
-    Run* r = compute_run(loc);
-    std::memset(r->dst, 0, sizeof(float) * kDstTiles * kTile);
-}
+TW_EXPORT void twrt_dst_release(tw::Loc loc) { clear_dst(compute_run(loc)); }
 
 TW_EXPORT void twrt_dst_check(tw::Loc loc) { compute_run(loc); }
 

@@ -163,14 +163,6 @@ float half_value(uint16_t h) {
     return float(v);
 }
 
-uint32_t bf16_bits(float f) {
-    uint32_t b = bits_of(f);
-    if ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) return 0x7FC0;
-    return (b + 0x7FFF + ((b >> 16) & 1)) >> 16;
-}
-
-float round_bf16(float f) { return float_of(bf16_bits(f) << 16); }
-
 int32_t tile_bytes(uint32_t fmt) {
     switch (fmt) {
         case Float32: case Int32: case UInt32: case RawUInt32: return 4096;
@@ -193,15 +185,24 @@ bool is_integer(uint32_t fmt) {
 
 bool decode_tile(uint32_t fmt, const uint8_t* src, float* out) {
     switch (fmt) {
-        case Float16_b:
-            for (int i = 0; i < 1024; ++i) {
-                uint16_t h;
-                std::memcpy(&h, src + 2 * i, 2);
-                out[kOrder.rm[i]] = float_of(uint32_t(h) << 16);
+        case Float16_b:  // face by face: 16 contiguous values per face row
+            for (int f = 0; f < 4; ++f) {
+                for (int r = 0; r < 16; ++r) {
+                    const uint8_t* s = src + 2 * (f * 256 + r * 16);
+                    float* d = out + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
+                    for (int c = 0; c < 16; ++c) {
+                        uint16_t h;
+                        std::memcpy(&h, s + 2 * c, 2);
+                        uint32_t b = uint32_t(h) << 16;
+                        std::memcpy(d + c, &b, 4);
+                    }
+                }
             }
             return true;
         case Float32:
-            for (int i = 0; i < 1024; ++i) std::memcpy(&out[kOrder.rm[i]], src + 4 * i, 4);
+            for (int f = 0; f < 4; ++f)
+                for (int r = 0; r < 16; ++r)
+                    std::memcpy(out + ((f / 2) * 16 + r) * 32 + (f % 2) * 16, src + 4 * (f * 256 + r * 16), 64);
             return true;
         case Float16:
             for (int i = 0; i < 1024; ++i) {
@@ -262,13 +263,21 @@ static int32_t encode_ints(const float* values, uint8_t* dst, double lo, double 
 int32_t encode_tile(uint32_t fmt, const float* values, uint8_t* dst) {
     switch (fmt) {
         case Float16_b:
-            for (int i = 0; i < 1024; ++i) {
-                uint16_t h = uint16_t(bf16_bits(values[kOrder.rm[i]]));
-                std::memcpy(dst + 2 * i, &h, 2);
+            for (int f = 0; f < 4; ++f) {
+                for (int r = 0; r < 16; ++r) {
+                    const float* v = values + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
+                    uint8_t* d = dst + 2 * (f * 256 + r * 16);
+                    for (int c = 0; c < 16; ++c) {
+                        uint16_t h = uint16_t(bf16_bits(v[c]));
+                        std::memcpy(d + 2 * c, &h, 2);
+                    }
+                }
             }
             return -1;
         case Float32:
-            for (int i = 0; i < 1024; ++i) std::memcpy(dst + 4 * i, &values[kOrder.rm[i]], 4);
+            for (int f = 0; f < 4; ++f)
+                for (int r = 0; r < 16; ++r)
+                    std::memcpy(dst + 4 * (f * 256 + r * 16), values + ((f / 2) * 16 + r) * 32 + (f % 2) * 16, 64);
             return -1;
         case Float16:
             for (int i = 0; i < 1024; ++i) {

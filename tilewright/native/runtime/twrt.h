@@ -98,6 +98,7 @@ struct Run {
     int32_t l1_acc = 0;
     int32_t mm_block_set = 0, mm_transpose = 0, mm_ct = 1, mm_rt = 1, mm_kt = 1;
     float* dst = nullptr;  // 16 tiles of 32x32 (compute kernels)
+    uint32_t dst_dirty = 0;  // DST tiles written since they were last cleared
 };
 
 struct Engine {

@@ -5,8 +5,19 @@
 
 namespace twrt {
 
-uint32_t bf16_bits(float f);   // round to nearest even, NaN -> 0x7FC0
-float round_bf16(float f);
+/** bf16 bits of f: round to nearest even, every NaN -> 0x7FC0 (bf16.py). */
+inline uint32_t bf16_bits(float f) {
+    uint32_t b;
+    __builtin_memcpy(&b, &f, 4);
+    if ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) return 0x7FC0;
+    return (b + 0x7FFF + ((b >> 16) & 1)) >> 16;
+}
+inline float round_bf16(float f) {
+    uint32_t b = bf16_bits(f) << 16;
+    float out;
+    __builtin_memcpy(&out, &b, 4);
+    return out;
+}
 uint16_t half_bits(float f);     // IEEE half as numpy converts (NaN payloads kept)
 float half_value(uint16_t h);
 int32_t tile_bytes(uint32_t fmt);  // -1: the format has no tile form
