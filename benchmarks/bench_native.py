@@ -13,7 +13,10 @@ Prints one JSON object (medians over repeats, warm unless named cold):
 * ``cold_build_s`` per kernel and ``program_build_s`` for the 3 kernels of a program
   built in parallel (fresh cache; goal <= 0.5 s per kernel);
 * ``python_cb_round_trip_us``: the Python kernels' CB round trip on the shared state
-  (reference: bench_device.py).
+  (reference: bench_device.py);
+* ``blas_2048_blocks_*_s``: a 2048^3 product as 4096 block matmuls of 128x128 (4x4
+  tiles), numpy's default BLAS threading vs one thread (``device/blas.py``), with another
+  process keeping a core busy.
 """
 
 from __future__ import annotations
@@ -64,18 +67,38 @@ def _median(fn, repeats: int) -> float:
 def eltwise(device, ttnn, torch, n_tiles: int = 4096) -> float:
     from tests.native.test_kernel_sets import CB, K, Spec, grid, run
 
-    a = ttnn.from_torch(torch.randn(n_tiles * 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    b = ttnn.from_torch(torch.randn(n_tiles * 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    out = ttnn.from_torch(torch.zeros(n_tiles * 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    a = ttnn.from_torch(
+        torch.randn(n_tiles * 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
+    b = ttnn.from_torch(
+        torch.randn(n_tiles * 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
+    out = ttnn.from_torch(
+        torch.zeros(n_tiles * 32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
     core = grid(1, 1)
     c0 = ttnn.CoreCoord(0, 0)
-    ct = [*ttnn.TensorAccessorArgs(a).get_compile_time_args(), *ttnn.TensorAccessorArgs(b).get_compile_time_args()]
+    ct = [
+        *ttnn.TensorAccessorArgs(a).get_compile_time_args(),
+        *ttnn.TensorAccessorArgs(b).get_compile_time_args(),
+    ]
     spec = Spec(
         [
-            K("reader_binary.cpp", core, "reader", ct, args={c0: [a.buffer_address(), b.buffer_address(), 0, n_tiles]}),
+            K(
+                "reader_binary.cpp",
+                core,
+                "reader",
+                ct,
+                args={c0: [a.buffer_address(), b.buffer_address(), 0, n_tiles]},
+            ),
             K("eltwise_binary.cpp", core, "compute", args={c0: [n_tiles]}),
-            K("writer_unary.cpp", core, "writer", ttnn.TensorAccessorArgs(out).get_compile_time_args(),
-              args={c0: [out.buffer_address(), 0, n_tiles]}),
+            K(
+                "writer_unary.cpp",
+                core,
+                "writer",
+                ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                args={c0: [out.buffer_address(), 0, n_tiles]},
+            ),
         ],
         [CB(0, core, 2), CB(1, core, 2), CB(16, core, 2)],
     )
@@ -90,13 +113,20 @@ def eltwise(device, ttnn, torch, n_tiles: int = 4096) -> float:
 
 
 def _source_program(ttnn, device, source: str, roles: list[list[int]]):
-    from tilewright.device.program import CircularBufferConfig, DataMovementConfig, DataMovementProcessor, Program
     from tilewright.device.formats import DataFormat
+    from tilewright.device.program import (
+        CircularBufferConfig,
+        DataMovementConfig,
+        DataMovementProcessor,
+        Program,
+    )
     from tilewright.native.kernels import NativeKernel
 
     program = Program("bench")
     core = ttnn.CoreCoord(0, 0)
-    program.create_circular_buffer(core, CircularBufferConfig(32, {0: DataFormat.Float16_b}).set_page_size(0, 32))
+    program.create_circular_buffer(
+        core, CircularBufferConfig(32, {0: DataFormat.Float16_b}).set_page_size(0, 32)
+    )
     kernel = NativeKernel(source=source)
     for i, args in enumerate(roles):
         proc = DataMovementProcessor.RISCV_0 if i == 0 else DataMovementProcessor.RISCV_1
@@ -134,10 +164,18 @@ def api_call(device, ttnn, n: int = 5_000_000) -> float:
 def matmul(device, ttnn, torch) -> float:
     from tests.native.test_kernel_sets import matmul_spec, run
 
-    a = ttnn.from_torch(torch.randn(640, 640), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    b = ttnn.from_torch(torch.randn(640, 640), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    out = ttnn.from_torch(torch.zeros(640, 640), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    spec = matmul_spec(a, b, out, ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 7))]))
+    a = ttnn.from_torch(
+        torch.randn(640, 640), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
+    b = ttnn.from_torch(
+        torch.randn(640, 640), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
+    out = ttnn.from_torch(
+        torch.zeros(640, 640), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device
+    )
+    spec = matmul_spec(
+        a, b, out, ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(7, 7))])
+    )
 
     def once() -> float:
         t = time.perf_counter()
@@ -167,14 +205,67 @@ ks = [(NativeKernel(%r), BuildConfig("data_movement", (0, 2048), (), (), 0)),
 t = time.perf_counter()
 with ThreadPoolExecutor() as pool: list(pool.map(lambda kc: kc[0].library(kc[1]), ks))
 print(json.dumps([one, time.perf_counter() - t]))
-""" % (str(ROOT), str(KERNELS / "reader_binary.cpp"), str(KERNELS / "reader_unary.cpp"),
-       str(KERNELS / "eltwise_binary.cpp"), str(KERNELS / "writer_unary.cpp"))
+""" % (
+        str(ROOT),
+        str(KERNELS / "reader_binary.cpp"),
+        str(KERNELS / "reader_unary.cpp"),
+        str(KERNELS / "eltwise_binary.cpp"),
+        str(KERNELS / "writer_unary.cpp"),
+    )
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, XDG_CACHE_HOME=cache)
         # the runtime library is built first (once per cache), outside the timing
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
     one, program = json.loads(out.stdout.strip().splitlines()[-1])
     return one, program
+
+
+BLAS_SNIPPET = r"""
+import os, sys, time, json
+import numpy as np
+if sys.argv[1] == "one":
+    from tilewright.device.blas import use_one_blas_thread
+    use_one_blas_thread()
+rng = np.random.default_rng(0)
+a = rng.standard_normal((128, 128), dtype=np.float32)
+b = rng.standard_normal((128, 128), dtype=np.float32)
+acc = np.zeros((128, 128), dtype=np.float32)
+t = time.perf_counter()
+for _ in range(16 * 16 * 16):  # a 2048^3 matmul in 4x4-tile (128x128) blocks
+    acc += a @ b
+print(json.dumps(time.perf_counter() - t))
+"""
+
+BURN = "import time\nt = time.time()\nwhile time.time() - t < 120: pass\n"
+
+
+def blas_threads() -> dict[str, float]:
+    """2048^3 in 128x128 blocks with numpy's default BLAS threads and with one, while another
+    process keeps one core busy (a shared machine)."""
+    import subprocess
+
+    burner = subprocess.Popen([sys.executable, "-c", BURN])
+    try:
+        out = {}
+        for mode in ("default", "one"):
+            runs = [
+                json.loads(
+                    subprocess.run(
+                        [sys.executable, "-c", BLAS_SNIPPET, mode],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout
+                )
+                for _ in range(3)
+            ]
+            out[mode] = round(statistics.median(runs), 3)
+        return out
+    finally:
+        burner.kill()
+        burner.wait()
 
 
 def python_round_trip() -> float:
@@ -212,6 +303,9 @@ def main() -> None:
             "python_cb_round_trip_us": round(python_round_trip(), 3),
         }
     )
+    blas = blas_threads()
+    result["blas_2048_blocks_default_threads_s"] = blas["default"]
+    result["blas_2048_blocks_one_thread_s"] = blas["one"]
     print(json.dumps(result))
 
 

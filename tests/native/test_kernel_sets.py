@@ -19,11 +19,11 @@ from tilewright import ttnn
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
 from tilewright.device.formats import TTNN_TO_DATA_FORMAT, TtnnDataType
 from tilewright.device.program import (
+    NOC,
     CircularBufferConfig,
     ComputeConfig,
     DataMovementConfig,
     DataMovementProcessor,
-    NOC,
     Program,
 )
 from tilewright.native.kernels import NativeKernel
@@ -87,15 +87,23 @@ def run(spec: Spec, tensors, via: str) -> None:
         cbs = []
         for cb in spec.cbs:
             fmt = ttnn.CBFormatDescriptor(cb.index, cb.dtype, cb.page_size)
-            cbs.append(ttnn.CBDescriptor(cb.pages * cb.page_size, cb.cores, [fmt], buffer=cb.buffer))
-        sems = [ttnn.SemaphoreDescriptor(core_ranges=c, initial_value=v) for c, v in spec.semaphores]
-        out = ttnn.generic_op(list(tensors), ttnn.ProgramDescriptor(kernels=kernels, cbs=cbs, semaphores=sems))
+            cbs.append(
+                ttnn.CBDescriptor(cb.pages * cb.page_size, cb.cores, [fmt], buffer=cb.buffer)
+            )
+        sems = [
+            ttnn.SemaphoreDescriptor(core_ranges=c, initial_value=v) for c, v in spec.semaphores
+        ]
+        out = ttnn.generic_op(
+            list(tensors), ttnn.ProgramDescriptor(kernels=kernels, cbs=cbs, semaphores=sems)
+        )
         assert out is tensors[-1]
         return
     program = Program("kernel_set")
     for cb in spec.cbs:
         fmt = TTNN_TO_DATA_FORMAT[TtnnDataType(int(cb.dtype))]
-        cfg = CircularBufferConfig(cb.pages * cb.page_size, {cb.index: fmt}).set_page_size(cb.index, cb.page_size)
+        cfg = CircularBufferConfig(cb.pages * cb.page_size, {cb.index: fmt}).set_page_size(
+            cb.index, cb.page_size
+        )
         if cb.buffer is not None:
             cfg.set_globally_allocated_address(cb.buffer)
         program.create_circular_buffer(cb.cores, cfg)
@@ -104,11 +112,17 @@ def run(spec: Spec, tensors, via: str) -> None:
     for k in spec.kernels:
         defines = tuple(k.defines.items())
         if k.kind == "compute":
-            config = ComputeConfig(fp32_dest_acc_en=k.fp32, compile_args=tuple(k.ct), defines=defines)
+            config = ComputeConfig(
+                fp32_dest_acc_en=k.fp32, compile_args=tuple(k.ct), defines=defines
+            )
         elif k.kind == "reader":
-            config = DataMovementConfig(DataMovementProcessor.RISCV_1, NOC.NOC_0, tuple(k.ct), defines)
+            config = DataMovementConfig(
+                DataMovementProcessor.RISCV_1, NOC.NOC_0, tuple(k.ct), defines
+            )
         else:
-            config = DataMovementConfig(DataMovementProcessor.RISCV_0, NOC.NOC_1, tuple(k.ct), defines)
+            config = DataMovementConfig(
+                DataMovementProcessor.RISCV_0, NOC.NOC_1, tuple(k.ct), defines
+            )
         handle = program.create_kernel(NativeKernel(KERNELS / k.file), k.cores, config)
         for c, a in k.args.items():
             program.set_runtime_args(handle, c, a)
@@ -124,7 +138,11 @@ def grid(x: int, y: int) -> CoreRangeSet:
 
 def tiles(device, t, dtype=ttnn.bfloat16, memory_config=None):
     return ttnn.from_torch(
-        t, dtype=dtype, layout=ttnn.TILE_LAYOUT, device=device, memory_config=memory_config or ttnn.DRAM_MEMORY_CONFIG
+        t,
+        dtype=dtype,
+        layout=ttnn.TILE_LAYOUT,
+        device=device,
+        memory_config=memory_config or ttnn.DRAM_MEMORY_CONFIG,
     )
 
 
@@ -146,11 +164,21 @@ def split(cores: CoreRangeSet, n: int):
 def test_loopback(device, via):
     n = 4096
     src_h = torch.randint(0, 2**31, (n,), dtype=torch.int32)
-    src = ttnn.from_torch(src_h.reshape(1, n), dtype=ttnn.int32, device=device, layout=ttnn.ROW_MAJOR_LAYOUT)
-    dst = ttnn.from_torch(torch.zeros(1, n, dtype=torch.int32), dtype=ttnn.int32, device=device, layout=ttnn.ROW_MAJOR_LAYOUT)
+    src = ttnn.from_torch(
+        src_h.reshape(1, n), dtype=ttnn.int32, device=device, layout=ttnn.ROW_MAJOR_LAYOUT
+    )
+    dst = ttnn.from_torch(
+        torch.zeros(1, n, dtype=torch.int32),
+        dtype=ttnn.int32,
+        device=device,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+    )
     core = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(0, 0))])
     scratch = ttnn.from_torch(
-        torch.zeros(1, 1024, dtype=torch.int32), dtype=ttnn.int32, device=device, layout=ttnn.ROW_MAJOR_LAYOUT,
+        torch.zeros(1, 1024, dtype=torch.int32),
+        dtype=ttnn.int32,
+        device=device,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
         memory_config=ttnn.L1_MEMORY_CONFIG,
     )
     args = [scratch.buffer_address(), src.buffer_address(), dst.buffer_address(), n * 4, 1024]
@@ -171,13 +199,33 @@ def test_eltwise_binary(device, via, op, fn):
     cores = grid(3, 2)
     work = split(cores, a.buffer.num_pages)
     used = CoreRangeSet([CoreRange(c, c) for c, _, _ in work])
-    ct = [*ttnn.TensorAccessorArgs(a).get_compile_time_args(), *ttnn.TensorAccessorArgs(b).get_compile_time_args()]
+    ct = [
+        *ttnn.TensorAccessorArgs(a).get_compile_time_args(),
+        *ttnn.TensorAccessorArgs(b).get_compile_time_args(),
+    ]
     spec = Spec(
         [
-            K("reader_binary.cpp", used, "reader", ct, args={c: [a.buffer_address(), b.buffer_address(), s, n] for c, s, n in work}),
-            K("eltwise_binary.cpp", used, "compute", defines={"ELTWISE_OP": op}, args={c: [n] for c, _, n in work}),
-            K("writer_unary.cpp", used, "writer", ttnn.TensorAccessorArgs(out).get_compile_time_args(),
-              args={c: [out.buffer_address(), s, n] for c, s, n in work}),
+            K(
+                "reader_binary.cpp",
+                used,
+                "reader",
+                ct,
+                args={c: [a.buffer_address(), b.buffer_address(), s, n] for c, s, n in work},
+            ),
+            K(
+                "eltwise_binary.cpp",
+                used,
+                "compute",
+                defines={"ELTWISE_OP": op},
+                args={c: [n] for c, _, n in work},
+            ),
+            K(
+                "writer_unary.cpp",
+                used,
+                "writer",
+                ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                args={c: [out.buffer_address(), s, n] for c, s, n in work},
+            ),
         ],
         [CB(0, used, 2), CB(1, used, 2), CB(16, used, 2)],
     )
@@ -188,11 +236,26 @@ def test_eltwise_binary(device, via, op, fn):
 # -- eltwise SFPU with defines ---------------------------------------------------------------------
 
 SFPU_CASES = [
-    ("relu", {"SFPU_OP_CHAIN_0": "relu_tile_init(); relu_tile(0);", "SFPU_OP_RELU_FAMILY_INCLUDE": "1"}, torch.relu, 0),
-    ("exp", {"SFPU_OP_CHAIN_0": "exp_tile_init<false>(); exp_tile<false>(0);", "SFPU_OP_EXP_INCLUDE": "1"}, torch.exp, 1),
+    (
+        "relu",
+        {"SFPU_OP_CHAIN_0": "relu_tile_init(); relu_tile(0);", "SFPU_OP_RELU_FAMILY_INCLUDE": "1"},
+        torch.relu,
+        0,
+    ),
+    (
+        "exp",
+        {
+            "SFPU_OP_CHAIN_0": "exp_tile_init<false>(); exp_tile<false>(0);",
+            "SFPU_OP_EXP_INCLUDE": "1",
+        },
+        torch.exp,
+        1,
+    ),
     (
         "leaky_relu",
-        {"SFPU_OP_CHAIN_0": f"leaky_relu_tile_init(); leaky_relu_tile(0, {struct.unpack('<I', struct.pack('<f', 0.25))[0]}u);"},
+        {
+            "SFPU_OP_CHAIN_0": f"leaky_relu_tile_init(); leaky_relu_tile(0, {struct.unpack('<I', struct.pack('<f', 0.25))[0]}u);"
+        },
         lambda x: torch.nn.functional.leaky_relu(x, 0.25),
         0,
     ),
@@ -211,9 +274,21 @@ def test_eltwise_sfpu_with_defines(device, via, name, defines, fn, ulps):
     c0 = CoreCoord(0, 0)
     spec = Spec(
         [
-            K("reader_unary.cpp", core, "reader", ttnn.TensorAccessorArgs(x).get_compile_time_args(), args={c0: [x.buffer_address(), 0, n]}),
+            K(
+                "reader_unary.cpp",
+                core,
+                "reader",
+                ttnn.TensorAccessorArgs(x).get_compile_time_args(),
+                args={c0: [x.buffer_address(), 0, n]},
+            ),
             K("eltwise_sfpu.cpp", core, "compute", [n], defines),
-            K("writer_unary.cpp", core, "writer", ttnn.TensorAccessorArgs(out).get_compile_time_args(), args={c0: [out.buffer_address(), 0, n]}),
+            K(
+                "writer_unary.cpp",
+                core,
+                "writer",
+                ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                args={c0: [out.buffer_address(), 0, n]},
+            ),
         ],
         [CB(0, core, 2), CB(16, core, 2)],
     )
@@ -234,14 +309,29 @@ def matmul_spec(a, b, out, cores: CoreRangeSet) -> Spec:
     Nt = b.shape[-1] // 32
     work = split(cores, Mt * Nt)
     used = CoreRangeSet([CoreRange(c, c) for c, _, _ in work])
-    ct = [*ttnn.TensorAccessorArgs(a).get_compile_time_args(), *ttnn.TensorAccessorArgs(b).get_compile_time_args()]
+    ct = [
+        *ttnn.TensorAccessorArgs(a).get_compile_time_args(),
+        *ttnn.TensorAccessorArgs(b).get_compile_time_args(),
+    ]
     return Spec(
         [
-            K("reader_mm.cpp", used, "reader", ct,
-              args={c: [a.buffer_address(), b.buffer_address(), Kt, Nt, s, n] for c, s, n in work}),
+            K(
+                "reader_mm.cpp",
+                used,
+                "reader",
+                ct,
+                args={
+                    c: [a.buffer_address(), b.buffer_address(), Kt, Nt, s, n] for c, s, n in work
+                },
+            ),
             K("mm.cpp", used, "compute", args={c: [n, Kt] for c, _, n in work}),
-            K("writer_unary.cpp", used, "writer", ttnn.TensorAccessorArgs(out).get_compile_time_args(),
-              args={c: [out.buffer_address(), s, n] for c, s, n in work}),
+            K(
+                "writer_unary.cpp",
+                used,
+                "writer",
+                ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                args={c: [out.buffer_address(), s, n] for c, s, n in work},
+            ),
         ],
         [CB(0, used, 2), CB(1, used, 2), CB(16, used, 2)],
     )
@@ -270,24 +360,73 @@ def test_reuse_multicast_matmul(device, via):
     a_h, b_h = torch.randn(M, K_).to(torch.bfloat16), torch.randn(K_, N).to(torch.bfloat16)
     a, b, out = tiles(device, a_h), tiles(device, b_h), tiles(device, torch.zeros(M, N))
     cores = grid(gx, gy)
-    noc = {(x, y): device.worker_core_from_logical_core(CoreCoord(x, y)) for x in range(gx) for y in range(gy)}
+    noc = {
+        (x, y): device.worker_core_from_logical_core(CoreCoord(x, y))
+        for x in range(gx)
+        for y in range(gy)
+    }
     in0_args, in1_args = {}, {}
     for x in range(gx):
         for y in range(gy):
             c = CoreCoord(x, y)
             row0, row1 = noc[(1 % gx, y)], noc[(gx - 1, y)]
-            in0_args[c] = [a.buffer_address(), Kt, bw, pm, y * pm, int(x == 0), noc[(0, y)].x, noc[(0, y)].y,
-                           row0.x, row0.y, row1.x, row1.y, gx - 1]
+            in0_args[c] = [
+                a.buffer_address(),
+                Kt,
+                bw,
+                pm,
+                y * pm,
+                int(x == 0),
+                noc[(0, y)].x,
+                noc[(0, y)].y,
+                row0.x,
+                row0.y,
+                row1.x,
+                row1.y,
+                gx - 1,
+            ]
             col0, col1 = noc[(x, 1 % gy)], noc[(x, gy - 1)]
-            in1_args[c] = [b.buffer_address(), out.buffer_address(), Kt, N // 32, bw, pm, pn, y * pm, x * pn,
-                           int(y == 0), noc[(x, 0)].x, noc[(x, 0)].y, col0.x, col0.y, col1.x, col1.y, gy - 1]
+            in1_args[c] = [
+                b.buffer_address(),
+                out.buffer_address(),
+                Kt,
+                N // 32,
+                bw,
+                pm,
+                pn,
+                y * pm,
+                x * pn,
+                int(y == 0),
+                noc[(x, 0)].x,
+                noc[(x, 0)].y,
+                col0.x,
+                col0.y,
+                col1.x,
+                col1.y,
+                gy - 1,
+            ]
     spec = Spec(
         [
-            K("mcast_in0.cpp", cores, "reader", [0, 1, *ttnn.TensorAccessorArgs(a).get_compile_time_args()], args=in0_args),
+            K(
+                "mcast_in0.cpp",
+                cores,
+                "reader",
+                [0, 1, *ttnn.TensorAccessorArgs(a).get_compile_time_args()],
+                args=in0_args,
+            ),
             K("mm_block.cpp", cores, "compute", [Kt // bw, bw, pm, pn]),
-            K("mcast_in1_writer.cpp", cores, "writer",
-              [2, 3, *ttnn.TensorAccessorArgs(b).get_compile_time_args(), *ttnn.TensorAccessorArgs(out).get_compile_time_args()],
-              args=in1_args),
+            K(
+                "mcast_in1_writer.cpp",
+                cores,
+                "writer",
+                [
+                    2,
+                    3,
+                    *ttnn.TensorAccessorArgs(b).get_compile_time_args(),
+                    *ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                ],
+                args=in1_args,
+            ),
         ],
         [CB(0, cores, 2 * pm * bw), CB(1, cores, 2 * bw * pn), CB(16, cores, pm * pn)],
         [(cores, 0), (cores, 0), (cores, 0), (cores, 0)],
@@ -317,12 +456,26 @@ def test_sharded_relu_in_place_of_the_shards(device, via):
     spec = Spec(
         [
             K("sharded_reader.cpp", cores, "reader", args=args),
-            K("eltwise_sfpu.cpp", cores, "compute", [per_core], {"SFPU_OP_CHAIN_0": "relu_tile_init(); relu_tile(0);"}),
+            K(
+                "eltwise_sfpu.cpp",
+                cores,
+                "compute",
+                [per_core],
+                {"SFPU_OP_CHAIN_0": "relu_tile_init(); relu_tile(0);"},
+            ),
             K("sharded_writer.cpp", cores, "writer", args=args),
         ],
         [
-            CB(0, cores, per_core, page_size=in_cb.format_descriptors[0].page_size, buffer=x.buffer),
-            CB(16, cores, per_core, page_size=out_cb.format_descriptors[0].page_size, buffer=out.buffer),
+            CB(
+                0, cores, per_core, page_size=in_cb.format_descriptors[0].page_size, buffer=x.buffer
+            ),
+            CB(
+                16,
+                cores,
+                per_core,
+                page_size=out_cb.format_descriptors[0].page_size,
+                buffer=out.buffer,
+            ),
         ],
     )
     run(spec, [x, out], via)
@@ -334,8 +487,11 @@ def test_sharded_relu_in_place_of_the_shards(device, via):
 
 def int_tensor(device, value, memory_config=None):
     return ttnn.from_torch(
-        torch.tensor([[value]], dtype=torch.int32), dtype=ttnn.int32, device=device,
-        layout=ttnn.ROW_MAJOR_LAYOUT, memory_config=memory_config or ttnn.DRAM_MEMORY_CONFIG,
+        torch.tensor([[value]], dtype=torch.int32),
+        dtype=ttnn.int32,
+        device=device,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+        memory_config=memory_config or ttnn.DRAM_MEMORY_CONFIG,
     )
 
 
@@ -344,7 +500,12 @@ def test_add_integers_on_riscv_with_raw_l1_pointers(device, via, capsys):
     a, b, out = int_tensor(device, 14), int_tensor(device, 7), int_tensor(device, 0)
     l1 = [int_tensor(device, 0, ttnn.L1_MEMORY_CONFIG) for _ in range(3)]
     core = CoreRangeSet([CoreRange(CoreCoord(2, 1), CoreCoord(2, 1))])
-    args = [a.buffer_address(), b.buffer_address(), out.buffer_address(), *(t.buffer_address() for t in l1)]
+    args = [
+        a.buffer_address(),
+        b.buffer_address(),
+        out.buffer_address(),
+        *(t.buffer_address() for t in l1),
+    ]
     spec = Spec([K("add_ints.cpp", core, "reader", args={CoreCoord(2, 1): args})], [])
     run(spec, [a, b, *l1, out], via)
     assert ttnn.to_torch(out).item() == 21
@@ -358,7 +519,13 @@ def test_dprint_prefixes_each_processor_like_the_dprint_server(device, via, caps
     spec = Spec(
         [
             K("hello.cpp", cores, "writer", args={CoreCoord(x, 0): [0xAB + x] for x in range(2)}),
-            K("hello.cpp", cores, "compute", defines={"HELLO_COMPUTE": "1"}, args={CoreCoord(x, 0): [x] for x in range(2)}),
+            K(
+                "hello.cpp",
+                cores,
+                "compute",
+                defines={"HELLO_COMPUTE": "1"},
+                args={CoreCoord(x, 0): [x] for x in range(2)},
+            ),
         ],
         [],
     )

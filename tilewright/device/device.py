@@ -130,7 +130,10 @@ class Device:
         l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
         options: EngineOptions | None = None,
     ) -> None:
+        from tilewright.device.blas import use_one_blas_thread
         from tilewright.target import board_preset, capacity_table, kernel_slots
+
+        use_one_blas_thread()  # block math: one BLAS thread per process (device/blas.py)
 
         if system_desc is None:
             system_desc = board_preset("n150").system_desc

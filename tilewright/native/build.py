@@ -55,6 +55,7 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 # undefined symbol is a link error naming it, not a load-time surprise.
 _BASE_FLAGS = (
     "-std=c++20",
+    "-g1",  # line tables: a native fault is reported at its source line (addr2line)
     "-fPIC",
     "-shared",
     "-fvisibility=hidden",

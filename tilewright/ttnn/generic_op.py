@@ -27,7 +27,7 @@ import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum, IntEnum
+from enum import Enum
 from typing import Any
 
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet, as_core_range_set
@@ -271,9 +271,15 @@ def _kernel_entry(desc: KernelDescriptor, index: int, base_dir: str | None):
         raise _error(f"kernel {index}: kernel_source must be a file path or C++ source text")
     kind = desc.source_type
     if kind is None:
-        kind = SourceType.SOURCE_CODE if "\n" in text or "kernel_main" in text else SourceType.FILE_PATH
+        kind = (
+            SourceType.SOURCE_CODE
+            if "\n" in text or "kernel_main" in text
+            else SourceType.FILE_PATH
+        )
     if kind == SourceType.SOURCE_CODE:
-        return NativeKernel(source=text, name=f"kernel{index}", include_paths=(base_dir,) if base_dir else ())
+        return NativeKernel(
+            source=text, name=f"kernel{index}", include_paths=(base_dir,) if base_dir else ()
+        )
     candidates = [text] if os.path.isabs(text) else [os.path.join(os.getcwd(), text)]
     if base_dir and not os.path.isabs(text):
         candidates.append(os.path.join(base_dir, text))
@@ -290,10 +296,13 @@ def _kernel_config(desc: KernelDescriptor, index: int):
     cfg = desc.config
     ct = tuple(int(a) for a in desc.compile_time_args)
     defines = tuple(
-        (str(k), str(v)) for k, v in (desc.defines.items() if isinstance(desc.defines, dict) else desc.defines)
+        (str(k), str(v))
+        for k, v in (desc.defines.items() if isinstance(desc.defines, dict) else desc.defines)
     )
     named = desc.named_compile_time_args
-    named = tuple((str(k), int(v)) for k, v in (named.items() if isinstance(named, dict) else named))
+    named = tuple(
+        (str(k), int(v)) for k, v in (named.items() if isinstance(named, dict) else named)
+    )
     if isinstance(cfg, ComputeConfigDescriptor):
         return ComputeConfig(
             MathFidelity(int(cfg.math_fidelity)),
@@ -305,7 +314,9 @@ def _kernel_config(desc: KernelDescriptor, index: int):
             named,
         )
     if isinstance(cfg, DataMovementConfigDescriptor):
-        return DataMovementConfig(DataMovementProcessor(int(cfg.processor)), NOC(int(cfg.noc)), ct, defines, named)
+        return DataMovementConfig(
+            DataMovementProcessor(int(cfg.processor)), NOC(int(cfg.noc)), ct, defines, named
+        )
     raise _error(
         f"kernel {index}: config must be a ReaderConfigDescriptor, WriterConfigDescriptor, "
         f"DataMovementConfigDescriptor or ComputeConfigDescriptor, got {type(cfg).__name__}"
@@ -321,7 +332,9 @@ def _check_cbs(cbs: Sequence[CBDescriptor]) -> list[tuple[CoreRangeSet, CBDescri
             raise _error(f"cbs[{i}]: a CBDescriptor needs at least one CBFormatDescriptor")
         repeated = sorted({x for x in indices if indices.count(x) > 1})
         if repeated:
-            raise _error(f"cbs[{i}]: circular buffer index {repeated[0]} is used twice in one CBDescriptor")
+            raise _error(
+                f"cbs[{i}]: circular buffer index {repeated[0]} is used twice in one CBDescriptor"
+            )
         for f in cb.format_descriptors:
             if f.page_size <= 0 or cb.total_size % f.page_size:
                 raise _error(
@@ -346,7 +359,10 @@ def build_program(desc: ProgramDescriptor, base_dir: str | None = None) -> Progr
         raise _error(f"generic_op needs a ttnn.ProgramDescriptor, got {type(desc).__name__}")
     program = Program("generic_op")
     for cores, cb in _check_cbs(desc.cbs):
-        formats = {int(f.buffer_index): _data_format(f.data_format, "CBFormatDescriptor") for f in cb.format_descriptors}
+        formats = {
+            int(f.buffer_index): _data_format(f.data_format, "CBFormatDescriptor")
+            for f in cb.format_descriptors
+        }
         cfg = CircularBufferConfig(int(cb.total_size), formats)
         for f in cb.format_descriptors:
             cfg.set_page_size(int(f.buffer_index), int(f.page_size))
@@ -359,7 +375,9 @@ def build_program(desc: ProgramDescriptor, base_dir: str | None = None) -> Progr
         raise _error(f"{len(desc.semaphores)} semaphores; a core has {NUM_SEMAPHORES}")
     for i, sem in enumerate(desc.semaphores):
         # ids as CreateSemaphore hands them out: the lowest free id on those cores
-        program.create_semaphore(_cores(sem.core_ranges, f"semaphores[{i}]"), int(sem.initial_value))
+        program.create_semaphore(
+            _cores(sem.core_ranges, f"semaphores[{i}]"), int(sem.initial_value)
+        )
     for i, kd in enumerate(desc.kernels):
         cores = _cores(kd.core_ranges, f"kernels[{i}]")
         handle = program.create_kernel(_kernel_entry(kd, i, base_dir), cores, _kernel_config(kd, i))
@@ -379,7 +397,9 @@ def build_program(desc: ProgramDescriptor, base_dir: str | None = None) -> Progr
             program.set_runtime_args(handle, coord, args)
         if common:
             if len(common) > MAX_RUNTIME_ARGS:
-                raise _error(f"kernels[{i}] ({name}): {len(common)} common runtime args; at most {MAX_RUNTIME_ARGS}")
+                raise _error(
+                    f"kernels[{i}] ({name}): {len(common)} common runtime args; at most {MAX_RUNTIME_ARGS}"
+                )
             program.set_common_runtime_args(handle, common)
     _check_processors(program)
     return program
@@ -390,12 +410,18 @@ def _check_processors(program: Program) -> None:
 
     def processor(k) -> str:
         cfg = k.config
-        return "compute" if isinstance(cfg, ComputeConfig) else DataMovementProcessor(int(cfg.processor)).name
+        return (
+            "compute"
+            if isinstance(cfg, ComputeConfig)
+            else DataMovementProcessor(int(cfg.processor)).name
+        )
 
     kernels = program.kernels
     for i, a in enumerate(kernels):
         for b in kernels[i + 1 :]:
-            if processor(a) == processor(b) and any(ra.intersects(rb) for ra in a.cores for rb in b.cores):
+            if processor(a) == processor(b) and any(
+                ra.intersects(rb) for ra in a.cores for rb in b.cores
+            ):
                 raise _error(
                     f"kernels {a.name!r} and {b.name!r} both run on {processor(a)} of overlapping cores",
                     hint="a core runs one kernel per processor",
@@ -412,7 +438,9 @@ def generic_op(io_tensors: Sequence, program_descriptor: ProgramDescriptor):
         raise _error("generic_op's tensors must all be on one device")
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
-    base_dir = os.path.dirname(os.path.abspath(caller.f_code.co_filename)) if caller is not None else None
+    base_dir = (
+        os.path.dirname(os.path.abspath(caller.f_code.co_filename)) if caller is not None else None
+    )
     program = build_program(program_descriptor, base_dir)
     device = tensors[-1].device()
     device.command_queue.enqueue_program(program)

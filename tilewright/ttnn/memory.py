@@ -144,7 +144,14 @@ def _split_over_set(cores: CoreRangeSet, units: int, row_wise: bool):
     all_cores = _coords_to_set(used)
     if rem == 0:
         return num_cores, all_cores, all_cores, CoreRangeSet([]), per, 0
-    return num_cores, all_cores, _coords_to_set(used[:rem]), _coords_to_set(used[rem:]), per + 1, per
+    return (
+        num_cores,
+        all_cores,
+        _coords_to_set(used[:rem]),
+        _coords_to_set(used[rem:]),
+        per + 1,
+        per,
+    )
 
 
 def _coords_to_set(coords) -> CoreRangeSet:

@@ -26,7 +26,9 @@ struct Loc {
 };
 
 #define TW_HERE ::tw::Loc{__builtin_FILE(), __builtin_LINE()}
-#define TW_LOC ::tw::Loc loc = TW_HERE
+// Copy-list-initialised: GCC evaluates the builtins at the call site only in this form
+// (`Loc{...}` as a default argument would name the header line).
+#define TW_LOC ::tw::Loc loc = {__builtin_FILE(), __builtin_LINE()}
 
 /** A pointer as the 32-bit L1 address kernels use (L1 is identity-mapped). */
 template <typename T>
