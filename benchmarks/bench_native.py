@@ -190,28 +190,29 @@ def builds() -> tuple[float, float]:
     """(seconds for one kernel, seconds for a 3-kernel program) in a fresh cache (child process)."""
     import subprocess
 
-    code = r"""
+    paths = [
+        str(KERNELS / n)
+        for n in ("reader_binary.cpp", "reader_unary.cpp", "eltwise_binary.cpp", "writer_unary.cpp")
+    ]
+    code = f"""
 import json, time, sys
-sys.path.insert(0, %r)
+sys.path.insert(0, {str(ROOT)!r})
+from concurrent.futures import ThreadPoolExecutor
 from tilewright.native.kernels import NativeKernel, BuildConfig
 from tilewright.native import runtime
 runtime.library()
-k = NativeKernel(%r)
-t = time.perf_counter(); k.library(BuildConfig("data_movement", (0, 2048, 0, 2048), (), (), 0)); one = time.perf_counter() - t
-from concurrent.futures import ThreadPoolExecutor
-ks = [(NativeKernel(%r), BuildConfig("data_movement", (0, 2048), (), (), 0)),
-      (NativeKernel(%r), BuildConfig("compute", (), (), (), 0, (4, 0, 0))),
-      (NativeKernel(%r), BuildConfig("data_movement", (0, 2048), (), (), 1))]
+k = NativeKernel({paths[0]!r})
 t = time.perf_counter()
-with ThreadPoolExecutor() as pool: list(pool.map(lambda kc: kc[0].library(kc[1]), ks))
+k.library(BuildConfig("data_movement", (0, 2048, 0, 2048), (), (), 0))
+one = time.perf_counter() - t
+ks = [(NativeKernel({paths[1]!r}), BuildConfig("data_movement", (0, 2048), (), (), 0)),
+      (NativeKernel({paths[2]!r}), BuildConfig("compute", (), (), (), 0, (4, 0, 0))),
+      (NativeKernel({paths[3]!r}), BuildConfig("data_movement", (0, 2048), (), (), 1))]
+t = time.perf_counter()
+with ThreadPoolExecutor() as pool:
+    list(pool.map(lambda kc: kc[0].library(kc[1]), ks))
 print(json.dumps([one, time.perf_counter() - t]))
-""" % (
-        str(ROOT),
-        str(KERNELS / "reader_binary.cpp"),
-        str(KERNELS / "reader_unary.cpp"),
-        str(KERNELS / "eltwise_binary.cpp"),
-        str(KERNELS / "writer_unary.cpp"),
-    )
+"""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, XDG_CACHE_HOME=cache)
         # the runtime library is built first (once per cache), outside the timing

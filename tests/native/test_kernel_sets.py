@@ -67,10 +67,12 @@ def run(spec: Spec, tensors, via: str) -> None:
     if via == "generic_op":
         kernels = []
         for k in spec.kernels:
-            config = {
-                "reader": ttnn.ReaderConfigDescriptor,
-                "writer": ttnn.WriterConfigDescriptor,
-            }.get(k.kind, lambda: ttnn.ComputeConfigDescriptor(fp32_dest_acc_en=k.fp32))()
+            if k.kind == "reader":
+                config = ttnn.ReaderConfigDescriptor()
+            elif k.kind == "writer":
+                config = ttnn.WriterConfigDescriptor()
+            else:
+                config = ttnn.ComputeConfigDescriptor(fp32_dest_acc_en=k.fp32)
             rt = ttnn.RuntimeArgs()
             for c, a in k.args.items():
                 rt[c.x][c.y] = a

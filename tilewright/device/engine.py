@@ -265,7 +265,7 @@ class KernelRun:
         self.args = args
         self.greenlet: greenlet | None = None
         self.native = native  # a native kernel (its ``driver`` runs it), None for Python
-        self.state: RunState | None = None  # this run's entry in the launch's run table
+        self.state = RunState()  # this run's entry in the launch's run table (set per launch)
         self.waiting_on: tuple[Waitable, object] | None = None
         self.clock = 0
         self.index = -1
@@ -462,8 +462,9 @@ class Engine:
         self._head, self._tail, self._mask, self._spins, self._live = 0, n, cap - 1, 0, n
         natives = [r for r in runs if r.native is not None]
         if natives:
-            self.driver = natives[0].native.driver
-            self.driver.attach(self, natives)
+            driver: NativeDriver = getattr(natives[0].native, "driver")  # noqa: B009 - a protocol
+            self.driver = driver
+            driver.attach(self, natives)
 
     def run(self, runs: Iterable[KernelRun]) -> LaunchResult:
         """Run kernels to completion (or raise the first kernel error / a deadlock)."""
@@ -492,12 +493,19 @@ class Engine:
         result = LaunchResult()
         for r in runs:
             st = r.state
-            if r.native is None:
-                cycles, blocked, waits, ops = r.clock, r.stats_blocked, r.stats_waits, r.stats_ops
+            if r.native is None or st is None:
+                cycles, blocked_cycles, waits, ops = (
+                    r.clock,
+                    r.stats_blocked,
+                    r.stats_waits,
+                    r.stats_ops,
+                )
             else:
-                cycles, blocked, waits, ops = st.clock, st.blocked, st.waits, st.ops
+                cycles, blocked_cycles, waits, ops = st.clock, st.blocked, st.waits, st.ops
                 r.clock = cycles
-            result.stats.append(RunStats(r.place, r.name, r.slot, cycles, blocked, waits, ops))
+            result.stats.append(
+                RunStats(r.place, r.name, r.slot, cycles, blocked_cycles, waits, ops)
+            )
         result.makespan = max((s.cycles for s in result.stats), default=0)
         if self.tracer is not None:
             self.tracer.end_launch(result.makespan)
@@ -558,10 +566,10 @@ class Engine:
         ACTIVE.run = None
         if status == FAILED:
             run = self.runs[j]
-            exc = driver.error(j)
+            error = driver.error(j)
             self._abort(self.runs)
-            _annotate(exc, run)
-            raise exc
+            _annotate(error, run)
+            raise error
 
     def _abort(self, runs: list[KernelRun]) -> None:
         """Unwind every suspended kernel (runs its ``finally`` blocks) after a failure."""

@@ -169,7 +169,8 @@ def _prepare_native(device, program: Program) -> dict[int, object]:
     specs = [k for k in program.kernels if getattr(k.entry, "native_kernel", False)]
     if not specs:
         return {}
-    return type(specs[0].entry).prepare_program(device, specs)
+    prepare = getattr(type(specs[0].entry), "prepare_program")  # noqa: B009 - duck-typed hook
+    return prepare(device, specs)
 
 
 def _place_kernels(device, program: Program) -> list[_Placement]:

@@ -290,14 +290,15 @@ def c_header() -> str:
         lines.append("};")
     for struct in _STRUCTS:
         lines.append(f"struct tw_{struct.__name__} {{")
-        for name, ctype in struct._fields_:
-            lines.append(f"    {_c_field(name, ctype)}")
+        for field in struct._fields_:
+            lines.append(f"    {_c_field(field[0], field[1])}")
         lines.append("};")
         lines.append(
             f"static_assert(sizeof(tw_{struct.__name__}) == {ctypes.sizeof(struct)}, "
             f'"tw_{struct.__name__} layout");'
         )
-        for name, _ in struct._fields_:
+        for field in struct._fields_:
+            name = field[0]
             offset = getattr(struct, name).offset
             lines.append(
                 f"static_assert(offsetof(tw_{struct.__name__}, {name}) == {offset}, "

@@ -16,11 +16,15 @@ The Python-facing interface is the one ``tilewright.compiler.extern`` has always
 from __future__ import annotations
 
 import ctypes
+from typing import TYPE_CHECKING
 
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.errors import KernelError, NativeBuildError
 from tilewright.native import accessors, requests
 from tilewright.native.driver import NATIVE_WAIT, Status, driver_for, run_error
+
+if TYPE_CHECKING:
+    from tilewright.device.engine import KernelRun
 
 __all__ = [
     "NativeLibrary",
@@ -79,7 +83,9 @@ class NativeCall:
 
     __slots__ = ("run", "entry", "observer", "token", "title")
 
-    def __init__(self, run, entry: int, observer, token, title: str | None = None) -> None:
+    def __init__(
+        self, run: KernelRun, entry: int, observer, token, title: str | None = None
+    ) -> None:
         self.run = run
         self.entry = entry
         self.observer = observer
@@ -150,7 +156,7 @@ def invoke(call: NativeCall, argv, result) -> int:
     """
     run = call.run
     engine = ACTIVE.engine
-    if engine is None or ACTIVE.run is not run:
+    if engine is None or run is None or ACTIVE.run is not run:
         raise KernelError("native code is called from inside its kernel")
     _new_launch_check()
     driver = driver_for(engine)

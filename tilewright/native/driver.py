@@ -115,7 +115,8 @@ class Driver(NativeDriver):
         self.engine = engine
         self.cengine = self.rt.engine_new(ctypes.byref(engine.header))
         for run in runs:
-            self.runs[run.index] = self._new_run(run, run.native.entry, native=True)
+            entry = getattr(run.native, "entry")  # noqa: B009 - kernels.NativeRun
+            self.runs[run.index] = self._new_run(run, entry, native=True)
 
     def _new_run(self, run: KernelRun, entry: int, *, native: bool) -> _Native:
         ctx = run.kernel_context()
@@ -260,9 +261,9 @@ _WAIT_VERBS = {WaitKind.CB_RESERVE: "reserve", WaitKind.CB_WAIT: "wait"}
 def describe_native_wait(run: KernelRun) -> tuple[str, SourceLoc | None]:
     """What a blocked native run waits for, and the C++ line that waits."""
     st = run.state
-    kind = st.wait_kind if st is not None else WaitKind.NONE
+    kind = st.wait_kind
     loc = None
-    if st is not None and st.src_file:
+    if st.src_file:
         loc = SourceLoc(ctypes.string_at(st.src_file).decode("utf-8", "replace"), st.src_line)
     if kind in _WAIT_VERBS:
         cb = run.core.cbs[st.wait_obj]

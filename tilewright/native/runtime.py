@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 from tilewright.device import costs
 from tilewright.device.device import NUM_SEMAPHORES
@@ -179,12 +180,19 @@ class Runtime:
             "twrt_test_decode": (i32, [u32, vp, vp]),
             "twrt_test_encode": (i32, [u32, vp, vp]),
         }
+        self._fns: dict[str, Any] = {}
         for name, (restype, argtypes) in sig.items():
             fn = getattr(lib, name)
             fn.restype = restype
             fn.argtypes = argtypes
-            setattr(self, name[5:], fn)  # twrt_resume -> self.resume
+            self._fns[name[5:]] = fn  # twrt_resume -> self.resume
         _bind_sgemm(self)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_fns"][name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 _LOCK = threading.Lock()

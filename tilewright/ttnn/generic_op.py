@@ -359,7 +359,7 @@ def build_program(desc: ProgramDescriptor, base_dir: str | None = None) -> Progr
         raise _error(f"generic_op needs a ttnn.ProgramDescriptor, got {type(desc).__name__}")
     program = Program("generic_op")
     for cores, cb in _check_cbs(desc.cbs):
-        formats = {
+        formats: dict[int, object] = {
             int(f.buffer_index): _data_format(f.data_format, "CBFormatDescriptor")
             for f in cb.format_descriptors
         }

@@ -1052,8 +1052,8 @@ def _sfpu_param(name: str, kinds: tuple[str, ...], compute):
     return fn
 
 
-for _cpp, (_kinds, _compute) in SFPU_UNARY_PARAM.items():
-    globals()[_cpp] = _sfpu_param(_cpp, _kinds, _compute)
+for _cpp, (_kinds, _param_compute) in SFPU_UNARY_PARAM.items():
+    globals()[_cpp] = _sfpu_param(_cpp, _kinds, _param_compute)
     globals()[_cpp + "_init"] = sfpu_init
 
 binop_with_scalar_tile_init = sfpu_init
