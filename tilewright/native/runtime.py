@@ -98,11 +98,31 @@ def _sfpu_header() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _erf_header() -> str:
+    """The coefficients of device/ops/special.py's erf (float64, exact repr)."""
+    from tilewright.device.ops import special
+
+    coeffs = special._COEFFS  # noqa: SLF001 - the one table both engines evaluate
+    rows = ["    {" + ", ".join(float(v).hex() for v in row) + "}," for row in coeffs]
+    lines = [
+        "// Generated from tilewright/device/ops/special.py -- do not edit.",
+        "#pragma once",
+        f"#define TW_ERF_WIDTH {special._WIDTH!r}",  # noqa: SLF001
+        f"#define TW_ERF_PIECES {special._PIECES}",  # noqa: SLF001
+        f"#define TW_ERF_DEGREE {special._DEGREE}",  # noqa: SLF001
+        f"static const double kErfCoeffs[{coeffs.shape[0]}][{coeffs.shape[1]}] = {{",
+        *rows,
+        "};",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _generated() -> dict[str, str]:
     return {
         "twrt_layout.h": c_header(),
         "twrt_costs.h": _costs_header(),
         "twrt_sfpu_ops.h": _sfpu_header(),
+        "twrt_erf.h": _erf_header(),
     }
 
 

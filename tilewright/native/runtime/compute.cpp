@@ -12,6 +12,7 @@
 
 #include "twrt.h"
 #include "twrt_formats.h"
+#include "twrt_erf.h"
 #include "twrt_sfpu_ops.h"
 
 namespace twrt {
@@ -437,11 +438,26 @@ int32_t iparam(uint32_t bits) { return int32_t(bits); }
 // float32 loops (docs/cpp-kernels.md, "Numerics").
 float d1(double (*fn)(double), float x) { return float(fn(double(x))); }
 
-float erf_f(float x) { return float(std::erf(double(x))); }
+// numpy's maximum / minimum: NaN in either operand propagates; ties (+0 / -0) give the second.
+float np_max(float a, float b) { return (a > b || std::isnan(a)) ? a : b; }
+float np_min(float a, float b) { return (a < b || std::isnan(a)) ? a : b; }
 
-// numpy's maximum / minimum: NaN in either operand propagates; ties keep the first.
-float np_max(float a, float b) { return (a >= b || std::isnan(a)) ? a : b; }
-float np_min(float a, float b) { return (a <= b || std::isnan(a)) ? a : b; }
+// The error function of tilewright/device/ops/special.py, operation for operation: a
+// piecewise polynomial in float64 whose coefficients are generated from that module
+// (twrt_erf.h), so erf, erfc and gelu agree with the Python engine bit for bit.
+double poly_erf(double x) {
+    if (std::isnan(x)) return x;
+    double mag = std::fabs(x);
+    double scaled = mag * (1.0 / TW_ERF_WIDTH);
+    int piece = scaled < TW_ERF_PIECES ? int(scaled) : TW_ERF_PIECES;
+    double t = piece == TW_ERF_PIECES ? 0.0 : (mag - piece * TW_ERF_WIDTH) * (2.0 / TW_ERF_WIDTH) - 1.0;
+    double result = kErfCoeffs[0][piece];
+    for (int row = 1; row <= TW_ERF_DEGREE; ++row) {
+        result *= t;
+        result += kErfCoeffs[row][piece];
+    }
+    return std::copysign(result, x);
+}
 
 float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
     switch (op) {
@@ -451,7 +467,10 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
         case TW_SFPU_rsqrt: return 1.0f / std::sqrt(x);
         case TW_SFPU_recip: return 1.0f / x;
         case TW_SFPU_relu: return np_max(x, 0.0f);
-        case TW_SFPU_gelu: return float(0.5 * double(x) * (1.0 + std::erf(double(x) * std::sqrt(0.5))));
+        case TW_SFPU_gelu: {
+            double w = double(x);
+            return float(0.5 * w * (1.0 + poly_erf(w * std::sqrt(0.5))));
+        }
         case TW_SFPU_sigmoid: return 1.0f / (1.0f + d1(std::exp, -x));
         case TW_SFPU_tanh: return d1(std::tanh, x);
         case TW_SFPU_sin: return d1(std::sin, x);
@@ -478,8 +497,8 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
         case TW_SFPU_signbit: return std::signbit(x) ? 1.0f : 0.0f;
         case TW_SFPU_trunc: return std::trunc(x);
         case TW_SFPU_frac: return x - std::trunc(x);
-        case TW_SFPU_erf: return erf_f(x);
-        case TW_SFPU_erfc: return float(std::erfc(double(x)));
+        case TW_SFPU_erf: return float(poly_erf(double(x)));
+        case TW_SFPU_erfc: return float(1.0 - poly_erf(double(x)));
         case TW_SFPU_leaky_relu:
         case TW_SFPU_prelu: return x >= 0 ? x : x * fparam(p0);
         case TW_SFPU_elu: return x > 0 ? x : fparam(p0) * d1(std::expm1, x);
