@@ -138,6 +138,8 @@ def test_deadlock_inside_native_code_is_reported_and_unwound(device):
     assert "kernel stuck (ncrisc)" in str(info.value) and "cb_wait_front(cb 0, 1)" in str(
         info.value
     )
+    assert "0 of 1 pages filled" in str(info.value)
+    assert f"blocked at {CPP / 'deadlock.cpp'}:14" in str(info.value)  # the C++ line that waits
     # The engine unwound the native frames (GreenletExit through the C++): the device still runs.
     test_many_kernels_blocked_inside_native_code_at_once(device)
 
