@@ -177,3 +177,24 @@ def test_kernel_source_as_text_and_split_work_over_a_core_range_set(device):
     )
     ttnn.generic_op([l1, values], desc)
     assert ttnn.to_torch(values).reshape(-1)[::8].tolist() == [30, 31, 22, 23]
+
+
+def test_an_api_tilewright_lacks_is_named_in_the_build_error(out):
+    from tilewright.errors import NativeBuildError
+
+    source = "#include <cstdint>\nvoid kernel_main() {\n    llk_unpack_tilizeA_B_init(0, 1);\n}\n"
+    desc = ttnn.ProgramDescriptor(
+        kernels=[
+            ttnn.KernelDescriptor(
+                kernel_source=source,
+                core_ranges=cores(0, 0, 0, 0),
+                config=ttnn.ReaderConfigDescriptor(),
+            )
+        ]
+    )
+    with pytest.raises(NativeBuildError) as info:
+        ttnn.generic_op([out], desc)
+    assert (
+        "llk_unpack_tilizeA_B_init is not declared: not a tt-metal kernel API Tilewright provides"
+        in str(info.value)
+    )

@@ -288,6 +288,7 @@ def _parse_deps(text: str, source_path: str) -> list[str]:
 
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘](.+?)['’]")
+_UNDECLARED = re.compile(r"[`'‘](\w+)['’] was not declared in this scope")
 
 
 def _build_error(source, proc, what, loc, cache: Path, primary, src_path) -> NativeBuildError:
@@ -304,7 +305,18 @@ def _build_error(source, proc, what, loc, cache: Path, primary, src_path) -> Nat
         messages = messages.replace(str(src_path), str(kept))
     numbered = "\n".join(f"{i:4d} | {line}" for i, line in enumerate(source.splitlines(), 1))
     missing = sorted(set(_UNDEFINED.findall(messages)))
-    if missing:
+    undeclared = sorted(set(_UNDECLARED.findall(messages)))
+    if undeclared and not missing:
+        head = (
+            f"C++ build of {what} failed: {', '.join(undeclared)} "
+            f"{'is' if len(undeclared) == 1 else 'are'} not declared: not a tt-metal kernel API "
+            "Tilewright provides (or a name the kernel forgot to declare)"
+        )
+        hint = (
+            "docs/cpp-kernels.md lists the kernel API Tilewright emulates; LLK-level (llk_*) "
+            "functions and a few helpers are not provided"
+        )
+    elif missing:
         head = (
             f"C++ build of {what} failed: undefined symbol(s) {', '.join(missing)} "
             "(declared but never defined)"
