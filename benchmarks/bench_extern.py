@@ -15,6 +15,7 @@ Run: ``.venv/bin/python benchmarks/bench_extern.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -25,6 +26,7 @@ import time
 from tilewright import native, ttl, ttnn
 from tilewright.lang.extern import glue
 from tilewright.native import build as nbuild
+from tilewright.native import toolchain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE_07 = os.path.join(os.path.dirname(HERE), "examples", "07_extern_reader")
@@ -54,7 +56,7 @@ def reader_source(index: int) -> str:
 
 
 def bench_builds(cache: str) -> tuple[float, float]:
-    opts = nbuild.replace(native.OPTIONS, cache_dir=cache)
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=cache)
     cold, lookup = [], []
     for i in range(BUILDS):
         src = reader_source(i)
@@ -124,7 +126,7 @@ def main() -> None:
         json.dumps(
             {
                 "benchmark": "extern",
-                "compiler": nbuild.compiler_identity(
+                "compiler": toolchain.compiler_identity(
                     native.OPTIONS.resolved_compiler()
                 ).splitlines()[1],
                 "cold_build_s": round(cold, 3),

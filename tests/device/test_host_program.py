@@ -241,7 +241,7 @@ def test_semaphores_multicast_and_barrier(device):
 def test_noc_addresses_name_their_chip_and_cross_chip_access_is_an_error():
     from tilewright.device.device import Mesh
     from tilewright.device.kernel_api import get_noc_addr, noc_async_read
-    from tilewright.device.noc import decode_unicast, noc_chip
+    from tilewright.device.noc import chip_tag, decode_unicast, noc_chip_tag
     from tilewright.errors import NocError
     from tilewright.target import board_preset
 
@@ -252,18 +252,28 @@ def test_noc_addresses_name_their_chip_and_cross_chip_access_is_an_error():
 
         def kernel():
             addr = get_noc_addr(1, 0, 0x20000)  # hand-given coords, on this kernel's chip
-            seen["chip"] = noc_chip(addr)
+            seen["tag"] = noc_chip_tag(addr)
             seen["xyl"] = decode_unicast(addr)
-            remote = addr & ~(0xF << 60) | ((0 + 1) << 60)  # name chip 0 explicitly
+            remote = addr & ~(0xF << 60) | (chip_tag(0) << 60)  # name chip 0 explicitly
             noc_async_read(remote, 0x20000, 32)
 
         program = Program()
         program.create_kernel(kernel, ttnn.CoreCoord(0, 0), ReaderDataMovementConfig())
         with pytest.raises(NocError, match="targets chip 0 from chip 1"):
             chip1.command_queue.enqueue_program(program)
-        assert seen == {"chip": 1, "xyl": (1, 0, 0x20000)}
+        assert seen == {"tag": chip_tag(1), "xyl": (1, 0, 0x20000)}
+
     finally:
         mesh.close()
+
+
+def test_chip_tags_name_every_chip_they_stand_for():
+    from tilewright.device.noc import chip_tag, chips_with_tag
+
+    assert [chip_tag(c) for c in (0, 1, 14, 15, 16, 31)] == [1, 2, 15, 1, 2, 2]
+    assert chips_with_tag(chip_tag(1), 2) == "chip 1"
+    assert chips_with_tag(chip_tag(1), 32) == "chip 1, 16 or 31"
+    assert chips_with_tag(chip_tag(3), 32) == "chip 3 or 18"
 
 
 def test_common_runtime_args_and_compile_time_args(device):

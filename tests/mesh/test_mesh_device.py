@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import torch
 
 from tilewright import ttnn
 from tilewright.device import session
-from tilewright.device.program import DataMovementConfig, Program
+from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
+from tilewright.device.program import Program
 from tilewright.device.topology import MeshError
 from tilewright.errors import DeviceError
 
@@ -151,32 +155,39 @@ def test_chips_share_one_engine_and_name_their_chip():
         assert a.place_prefix == "chip 0 " and b.mesh is mesh
 
 
-def test_galaxy_l1_beyond_the_low_range_refuses_native_code():
-    """32 chips x 64 cores of L1 do not fit below 2 GiB: later chips' L1 lies elsewhere,
-    Python kernels still run there, native code is refused with the chip named."""
-    from tilewright.native import bridge
-
-    seen = []
-
-    def kernel():
-        from tilewright.device.engine import ACTIVE
-
-        seen.append(ACTIVE.run.core.device.device_id)
-        bridge.prepare(None)  # the first thing a native entry does
-
+def test_native_kernels_run_on_every_chip_of_a_galaxy(capsys):
+    """32 chips x 64 cores of L1 (> 2 GiB) fit, and native code runs on the last chips too:
+    each chip's core sees its own L1 through the identity window (raw pointers)."""
+    kernel = Path(__file__).resolve().parents[1] / "native" / "kernels" / "add_ints.cpp"
     mesh = ttnn.open_mesh_device()
     try:
-        high = [d for d in mesh.get_devices() if not d.l1.low]
-        assert high, "the default mesh should exhaust the low L1 range"
-        chip = high[0]
-        program = Program("native probe")
-        program.create_kernel(kernel, (0, 0), DataMovementConfig())
-        with pytest.raises(
-            DeviceError,
-            match=f"native code cannot run on chip {chip.device_id}: its L1 lies above 2 GiB",
-        ):
-            chip.command_queue.enqueue_program(program)
-        assert seen == [chip.device_id]
+        assert mesh.get_num_devices() == 32
+        for chip in (mesh.get_devices()[-1], mesh.get_devices()[17]):
+            kw = dict(dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=chip)
+            a = ttnn.from_torch(torch.tensor([[chip.device_id]], dtype=torch.int32), **kw)
+            b = ttnn.from_torch(torch.tensor([[1000]], dtype=torch.int32), **kw)
+            out = ttnn.from_torch(torch.tensor([[0]], dtype=torch.int32), **kw)
+            l1 = [
+                ttnn.from_torch(
+                    torch.zeros(1, 1, dtype=torch.int32),
+                    memory_config=ttnn.L1_MEMORY_CONFIG,
+                    **kw,
+                )
+                for _ in range(3)
+            ]
+            core = CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(0, 0))])
+            rt = ttnn.RuntimeArgs()
+            rt[0][0] = [t.buffer_address() for t in (a, b, out, *l1)]
+            desc = ttnn.KernelDescriptor(
+                kernel_source=str(kernel),
+                core_ranges=core,
+                runtime_args=rt,
+                config=ttnn.ReaderConfigDescriptor(),
+            )
+            ttnn.generic_op([a, b, *l1, out], ttnn.ProgramDescriptor(kernels=[desc]))
+            assert ttnn.to_torch(out).item() == chip.device_id + 1000
+            text = capsys.readouterr().out
+            assert f"{chip.device_id}:(0, 0):NC: Adding integers" in text
     finally:
         ttnn.close_mesh_device(mesh)
 

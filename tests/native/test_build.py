@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -51,20 +52,20 @@ def test_flags_and_include_paths_are_part_of_the_key(tmp_path):
     src = source_including("value.hpp")
     a = native.build_shared_object(src, include_paths=[tmp_path])
     b = native.build_shared_object(
-        src, include_paths=[tmp_path], options=nbuild.replace(native.OPTIONS, opt_level="-O2")
+        src, include_paths=[tmp_path], options=dataclasses.replace(native.OPTIONS, opt_level="-O2")
     )
     assert a.key != b.key
 
 
 def test_cache_dir_follows_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    opts = nbuild.BuildOptions()
+    opts = native.BuildOptions()
     assert opts.resolved_cache_dir() == tmp_path / "xdg" / "tilewright" / "native"
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert str(nbuild.BuildOptions().resolved_cache_dir()).endswith(
+    assert str(native.BuildOptions().resolved_cache_dir()).endswith(
         os.path.join(".cache", "tilewright", "native")
     )
-    assert nbuild.BuildOptions(cache_dir="/x").resolved_cache_dir().as_posix() == "/x"
+    assert native.BuildOptions(cache_dir="/x").resolved_cache_dir().as_posix() == "/x"
 
 
 def test_build_error_has_compiler_messages_source_and_location(tmp_path):
@@ -91,7 +92,7 @@ def test_undefined_symbol_is_named(tmp_path):
 
 
 def test_missing_compiler_is_reported(monkeypatch):
-    opts = nbuild.BuildOptions(compiler="/nonexistent/c++")
+    opts = native.BuildOptions(compiler="/nonexistent/c++")
     with pytest.raises(NativeBuildError, match="cannot run the C\\+\\+ compiler"):
         native.build_shared_object("int x;", options=opts)
 
@@ -99,3 +100,44 @@ def test_missing_compiler_is_reported(monkeypatch):
 def test_dependency_file_parsing():
     text = "out.so: /a/src.cpp /inc/a.h \\\n /inc/b\\ c.h /inc/a.h\n"
     assert nbuild._parse_deps(text, "/a/src.cpp") == ["/inc/a.h", "/inc/b c.h"]
+
+
+def test_one_runtime_per_process_across_cache_directories(tmp_path, device):
+    """Kernel objects built after ``configure(cache_dir=...)`` link against the runtime
+    already loaded (its fibers and current run are process globals): a second copy
+    would crash the first native call that asks the runtime for its run."""
+    import torch
+
+    from tilewright import ttnn
+    from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
+    from tilewright.native import runtime
+
+    first = runtime.library()
+    previous = native.OPTIONS.cache_dir
+    native.configure(cache_dir=str(tmp_path / "elsewhere"))
+    try:
+        assert runtime.library() is first
+        kernel = Path(__file__).resolve().parent / "kernels" / "add_ints.cpp"
+        kw = dict(dtype=ttnn.uint32, layout=ttnn.ROW_MAJOR_LAYOUT, device=device)
+        a, b, out = (
+            ttnn.from_torch(torch.tensor([[v]], dtype=torch.int32), **kw) for v in (5, 6, 0)
+        )
+        l1 = [
+            ttnn.from_torch(
+                torch.zeros(1, 1, dtype=torch.int32), memory_config=ttnn.L1_MEMORY_CONFIG, **kw
+            )
+            for _ in range(3)
+        ]
+        rt = ttnn.RuntimeArgs()
+        rt[0][0] = [t.buffer_address() for t in (a, b, out, *l1)]
+        desc = ttnn.KernelDescriptor(
+            kernel_source=str(kernel),
+            core_ranges=CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(0, 0))]),
+            runtime_args=rt,
+            config=ttnn.ReaderConfigDescriptor(),
+        )
+        ttnn.generic_op([a, b, *l1, out], ttnn.ProgramDescriptor(kernels=[desc]))
+        assert ttnn.to_torch(out).item() == 11
+        assert any((tmp_path / "elsewhere").rglob("*.so"))  # the kernel was built there
+    finally:
+        native.configure(cache_dir=previous)

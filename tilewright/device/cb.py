@@ -15,39 +15,66 @@ What the hardware silently corrupts is an error here: reserving more pages than
 exist (would block forever), pushing or popping past the FIFO's end (pushes in one
 cycle must sum to the page count), pushing more pages than are free, popping pages
 that were never pushed.
+
+The state is a :class:`~tilewright.device.shared.CBState` in shared memory: native
+kernels (``tilewright/native/runtime``) run the same protocol on the same fields and
+wait on the same lists, with the same messages (:data:`CB_ERRORS`).
 """
 
 from __future__ import annotations
 
-from tilewright.device.engine import ACTIVE, WaitQueue
+from tilewright.device.engine import ACTIVE, SharedQueue
+from tilewright.device.shared import NO_RUN, CBState
 from tilewright.errors import DFBContractError, KernelError
 
-__all__ = ["CircularBuffer"]
+__all__ = ["CircularBuffer", "CB_ERRORS", "cb_error"]
 
 _MASK16 = 0xFFFF
+_NO_FORMAT = 0xFF
 
 
-class CircularBuffer:
-    """The runtime state of one circular-buffer index on one core."""
+CB_ERRORS: dict[int, str] = {
+    1: "cb_reserve_back({cb}, {n}) can never succeed: the buffer has only {pages} pages",
+    2: (
+        "cb_push_back({cb}, {n}) overflows the buffer: {filled} of {pages} pages are already filled"
+    ),
+    3: (
+        "cb_push_back({cb}, {n}) crosses the end of the FIFO: pushes must sum to exactly "
+        "{pages} pages per cycle (write pointer {ptr:#x}, limit {limit:#x})"
+    ),
+    4: "cb_wait_front({cb}, {n}) can never succeed: the buffer has only {pages} pages",
+    5: "cb_pop_front({cb}, {n}) pops pages that were never pushed: only {filled} pages are filled",
+    6: (
+        "cb_pop_front({cb}, {n}) crosses the end of the FIFO: pops must sum to exactly "
+        "{pages} pages per cycle (read pointer {ptr:#x}, limit {limit:#x})"
+    ),
+}
+"""Protocol errors by code (the native runtime reports the same codes)."""
 
+
+def cb_error(code: int, cb: str, n: int, pages: int, filled: int, ptr: int, limit: int) -> str:
+    """The message of protocol error ``code`` on the CB named ``cb``."""
+    return CB_ERRORS[code].format(cb=cb, n=n, pages=pages, filled=filled, ptr=ptr, limit=limit)
+
+
+class CircularBuffer(CBState):
+    """The runtime state of one circular-buffer index on one core.
+
+    ``CircularBuffer(core, index, ...)`` owns its state (tests, standalone use);
+    :meth:`in_shared` places it in a device's shared CB table.
+    """
+
+    # Slots, not an instance dict: attribute and field access both stay fast (~3x).
     __slots__ = (
         "core",
         "index",
         "name",
-        "fifo_addr",
-        "fifo_size",
-        "fifo_limit",
-        "num_pages",
-        "page_size",
         "data_format",
         "tile",
-        "received",
-        "acked",
-        "wr_ptr",
-        "rd_ptr",
-        "pack_counter",
-        "back_q",
+        "_front",
+        "_back",
         "front_q",
+        "back_q",
     )
 
     def __init__(
@@ -61,23 +88,53 @@ class CircularBuffer:
         tile=None,
         name: str | None = None,
     ) -> None:
+        super().__init__()
+        self._setup(core, index, fifo_addr, fifo_size, page_size, data_format, tile, name)
+
+    @classmethod
+    def in_shared(cls, table, offset: int, *args, **kwargs) -> CircularBuffer:
+        """A CB whose state is the ``CBState`` at byte ``offset`` of ``table``."""
+        cb = cls.from_buffer(table, offset)
+        cb._setup(*args, **kwargs)
+        return cb
+
+    def _setup(
+        self,
+        core,
+        index: int,
+        fifo_addr: int,
+        fifo_size: int,
+        page_size: int,
+        data_format=None,
+        tile=None,
+        name: str | None = None,
+    ) -> None:
         self.core = core
         self.index = index
         self.name = name or f"cb {index}"
+        self.data_format = data_format
+        self.tile = tile
         self.fifo_addr = fifo_addr
         self.fifo_size = fifo_size
         self.page_size = page_size
-        self.num_pages = fifo_size // page_size
-        self.fifo_limit = fifo_addr + self.num_pages * page_size
-        self.data_format = data_format
-        self.tile = tile
-        self.received = 0
-        self.acked = 0
-        self.wr_ptr = fifo_addr
-        self.rd_ptr = fifo_addr
+        self.num_pages = self._pages = fifo_size // page_size
+        self.fifo_limit = self._limit = fifo_addr + self._pages * page_size
+        self._base = fifo_addr
+        self._page_size = page_size
+        self.format_code = _NO_FORMAT if data_format is None else int(data_format)
+        if tile is not None:
+            self.tile_h, self.tile_w, self.tile_faces = tile.height, tile.width, tile.num_faces
+        else:
+            self.tile_h, self.tile_w, self.tile_faces = 32, 32, 4
+        self.received = self.acked = 0
+        self.wr_ptr = self.rd_ptr = fifo_addr
         self.pack_counter = 0
-        self.back_q = WaitQueue()
-        self.front_q = WaitQueue()
+        self._front = self.front_waiters  # cached views: a nested field access builds one
+        self._back = self.back_waiters
+        self._front.head = self._front.tail = self._back.head = self._back.tail = NO_RUN
+        self.front_q = SharedQueue(self._front)
+        self.back_q = SharedQueue(self._back)
+        self.configured = 1
 
     # -- occupancy -----------------------------------------------------------------------
 
@@ -89,15 +146,18 @@ class CircularBuffer:
     def pages_free(self) -> int:
         return self.num_pages - ((self.received - self.acked) & _MASK16)
 
+    def _error(self, code: int, n: int, ptr: int = 0) -> DFBContractError:
+        return DFBContractError(
+            cb_error(code, self.name, n, self.num_pages, self.pages_filled, ptr, self.fifo_limit)
+        )
+
     # -- producer ------------------------------------------------------------------------
 
     def reserve_back(self, n: int) -> None:
-        if n > self.num_pages:
-            raise DFBContractError(
-                f"cb_reserve_back({self.name}, {n}) can never succeed: "
-                f"the buffer has only {self.num_pages} pages"
-            )
-        while self.num_pages - ((self.received - self.acked) & _MASK16) < n:
+        num_pages = self._pages
+        if n > num_pages:
+            raise self._error(1, n)
+        while num_pages - ((self.received - self.acked) & _MASK16) < n:
             engine = ACTIVE.engine  # not current_engine(): a call less on the hot path
             if engine is None:
                 raise KernelError(f"cb_reserve_back({self.name}, {n}) waits outside a kernel")
@@ -105,34 +165,25 @@ class CircularBuffer:
 
     def push_back(self, n: int) -> None:
         filled = (self.received - self.acked) & _MASK16
-        if filled + n > self.num_pages:
-            raise DFBContractError(
-                f"cb_push_back({self.name}, {n}) overflows the buffer: "
-                f"{filled} of {self.num_pages} pages are already filled"
-            )
-        wr = self.wr_ptr + n * self.page_size
-        if wr == self.fifo_limit:
-            wr = self.fifo_addr
-        elif wr > self.fifo_limit:
-            raise DFBContractError(
-                f"cb_push_back({self.name}, {n}) crosses the end of the FIFO: pushes must "
-                f"sum to exactly {self.num_pages} pages per cycle (write pointer "
-                f"{self.wr_ptr:#x}, limit {self.fifo_limit:#x})"
-            )
+        if filled + n > self._pages:
+            raise self._error(2, n)
+        wr = self.wr_ptr + n * self._page_size
+        limit = self._limit
+        if wr == limit:
+            wr = self._base
+        elif wr > limit:
+            raise self._error(3, n, self.wr_ptr)
         self.wr_ptr = wr
         self.received = (self.received + n) & _MASK16
         self.pack_counter = 0
-        if self.front_q.waiters:
+        if self._front.head != NO_RUN:
             self.front_q.wake()
 
     # -- consumer ------------------------------------------------------------------------
 
     def wait_front(self, n: int) -> None:
-        if n > self.num_pages:
-            raise DFBContractError(
-                f"cb_wait_front({self.name}, {n}) can never succeed: "
-                f"the buffer has only {self.num_pages} pages"
-            )
+        if n > self._pages:
+            raise self._error(4, n)
         while ((self.received - self.acked) & _MASK16) < n:
             engine = ACTIVE.engine  # not current_engine(): a call less on the hot path
             if engine is None:
@@ -142,22 +193,16 @@ class CircularBuffer:
     def pop_front(self, n: int) -> None:
         filled = (self.received - self.acked) & _MASK16
         if n > filled:
-            raise DFBContractError(
-                f"cb_pop_front({self.name}, {n}) pops pages that were never pushed: "
-                f"only {filled} pages are filled"
-            )
-        rd = self.rd_ptr + n * self.page_size
-        if rd == self.fifo_limit:
-            rd = self.fifo_addr
-        elif rd > self.fifo_limit:
-            raise DFBContractError(
-                f"cb_pop_front({self.name}, {n}) crosses the end of the FIFO: pops must "
-                f"sum to exactly {self.num_pages} pages per cycle (read pointer "
-                f"{self.rd_ptr:#x}, limit {self.fifo_limit:#x})"
-            )
+            raise self._error(5, n)
+        rd = self.rd_ptr + n * self._page_size
+        limit = self._limit
+        if rd == limit:
+            rd = self._base
+        elif rd > limit:
+            raise self._error(6, n, self.rd_ptr)
         self.rd_ptr = rd
         self.acked = (self.acked + n) & _MASK16
-        if self.back_q.waiters:
+        if self._back.head != NO_RUN:
             self.back_q.wake()
 
     # -- diagnostics ---------------------------------------------------------------------

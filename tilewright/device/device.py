@@ -1,7 +1,7 @@
 """Chips and their Tensix cores, built from a system descriptor.
 
 ``Device`` is one chip: a worker grid (the descriptor's ``grid_size``), every
-worker's L1 as real bytes below 2 GiB, DRAM channels as sparse byte stores, the
+worker's L1 as real bytes (one shared-memory object per chip), DRAM channels as sparse byte stores, the
 allocators (DRAM bottom-up; L1 top-down above the program circular buffers; an
 L1_SMALL region at the top of L1), the engine and a command queue.  ``Mesh`` holds
 the chips of a multi-chip descriptor.
@@ -24,8 +24,9 @@ import numpy as np
 
 from tilewright.device.allocator import FreeListAllocator
 from tilewright.device.coords import CoreCoord
-from tilewright.device.engine import Engine, EngineOptions, WaitQueue
+from tilewright.device.engine import Engine, EngineOptions, SharedQueue
 from tilewright.device.memory import DramChannels, L1Arena
+from tilewright.device.shared import DeviceShared
 from tilewright.errors import DeviceError
 
 __all__ = [
@@ -60,7 +61,7 @@ class Core:
         "l1",
         "host_base",
         "cbs",
-        "watchers",
+        "state",
         "cb_top",
     )
 
@@ -71,22 +72,34 @@ class Core:
         self.noc_x = noc_x
         self.noc_y = noc_y
         self.l1 = device.l1.slot(index)
-        self.host_base = device.l1.host_base(index)
+        # Native code sees local L1 address a at pointer a (the identity window, see
+        # memory.py): the pointer of local address 0 is 0.
+        self.host_base = 0
         self.cbs: list = [None] * device.num_cbs
-        # L1 word address -> WaitQueue of kernels waiting for that word to change
-        # (semaphore waits); any write into a watched range wakes it.
-        self.watchers: dict[int, WaitQueue] = {}
+        # NoC coordinates and the L1 words kernels wait on (semaphores), shared with
+        # native code; any write into a watched word wakes its waiters.
+        self.state = device.shared.core_state(index)
+        self.state.noc_x, self.state.noc_y = noc_x, noc_y
+        self.state.logical_x, self.state.logical_y = logical.x, logical.y
         self.cb_top = device.l1_unreserved_base
 
     def l1_words(self, addr: int, count: int = 1) -> np.ndarray:
         """A uint32 view of ``count`` words at local address ``addr``."""
         return self.l1[addr : addr + 4 * count].view(np.uint32)
 
+    def watch(self, addr: int) -> SharedQueue:
+        """The wait list of the L1 word at ``addr`` (a semaphore wait)."""
+        return SharedQueue(self.device.shared.watch(self.index, addr))
+
     def notify_write(self, start: int, end: int) -> None:
         """Wake kernels watching any word in ``[start, end)`` (called after every write)."""
-        if self.watchers:
-            for addr in [a for a in self.watchers if start <= a < end]:
-                self.watchers.pop(addr).wake()
+        state = self.state
+        if state.n_watch:
+            for entry in state.watch:
+                if entry.active and start <= entry.addr < end:
+                    entry.active = 0
+                    state.n_watch -= 1
+                    SharedQueue(entry.waiters).wake()
 
     def describe_wait(self, detail) -> str:
         return str(detail)
@@ -117,7 +130,10 @@ class Device:
         l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
         options: EngineOptions | None = None,
     ) -> None:
+        from tilewright.device.blas import use_one_blas_thread
         from tilewright.target import board_preset, capacity_table, kernel_slots
+
+        use_one_blas_thread()  # block math: one BLAS thread per process (device/blas.py)
 
         if system_desc is None:
             system_desc = board_preset("n150").system_desc
@@ -151,6 +167,7 @@ class Device:
 
         num_cores = self.grid_x * self.grid_y
         self.l1 = L1Arena(num_cores, cd.l1_size)
+        self.shared = DeviceShared(num_cores, cd.num_cbs)
         self.dram = DramChannels(cd.num_dram_channels, cd.dram_channel_size)
         off_y, off_x = cd.coord_translation_offsets.y, cd.coord_translation_offsets.x
         self.cores: list[Core] = []
@@ -172,11 +189,14 @@ class Device:
         self.dram_allocator = FreeListAllocator(
             "DRAM", cd.dram_unreserved_base, cd.dram_unreserved_end, self.dram_alignment
         )
+        # tt-metal's L1 banks allocate at the DRAM alignment (reference §3.1), so an L1
+        # buffer can be the target of a DRAM read of its first bytes.
+        buffer_align = max(self.l1_alignment, self.dram_alignment)
         self.l1_allocator = FreeListAllocator(
-            "L1", cd.l1_unreserved_base, cd.l1_size - l1_small_size, self.l1_alignment
+            "L1", cd.l1_unreserved_base, cd.l1_size - l1_small_size, buffer_align
         )
         self.l1_small_allocator = FreeListAllocator(
-            "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, self.l1_alignment
+            "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, buffer_align
         )
         self.engine = Engine(options)
         self.closed = False
@@ -259,13 +279,13 @@ class Device:
         return len(self.cores)
 
     def resolve_local(self, core: Core, addr: int) -> int:
-        """Turn an L1 address in host form (native pointer) into a local address."""
-        if addr < self.l1_size:
+        """Check a local L1 address (native pointers are local addresses too)."""
+        if 0 <= addr < self.l1_size:
             return addr
-        hit = self.l1.owner_of_host_address(addr)
-        if hit is None:
-            raise DeviceError(f"address {addr:#x} is neither a local L1 address nor an L1 pointer")
-        return hit[1]
+        raise DeviceError(
+            f"address {addr:#x} is not an L1 address of core {core.logical} "
+            f"(L1 is {self.l1_size} B)"
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from tilewright.device.engine import ACTIVE, current_run
-from tilewright.device.noc import LOCAL_MASK
+from tilewright.device.noc import LOCAL_MASK, chip_tag, chips_with_tag, noc_chip_tag
 from tilewright.device.transfer import NOC_LATENCY, noc_copy, resolve
 from tilewright.errors import NocError
 
@@ -226,10 +226,11 @@ def _charge(run, cycles: int, name: str, args: dict) -> None:
 
 def _check_chip_tag(noc_addr: int, dst: Device, what: str) -> int:
     """A destination NoC address may name its chip; it must be the destination."""
-    tag = (noc_addr >> 60) & 0xF
-    if tag and tag - 1 != dst.chip:
+    tag = noc_chip_tag(noc_addr)
+    if tag and tag != chip_tag(dst.chip):
+        named = chips_with_tag(tag, len(dst.system_desc.chip_desc_indices))
         raise FabricError(
-            f"{what}: NoC address {noc_addr:#x} names chip {tag - 1}, but the packet goes to "
+            f"{what}: NoC address {noc_addr:#x} names {named}, but the packet goes to "
             f"chip {dst.device_id}"
         )
     return noc_addr & ((0xFFF << 36) | LOCAL_MASK)

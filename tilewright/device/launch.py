@@ -145,6 +145,7 @@ def prepare_launch(device, program: Program, *, place_word: str = "core") -> lis
     try:
         _setup_circular_buffers(device, program)
         _setup_semaphores(device, program)
+        natives = _prepare_native(device, program)
         runs = []
         by_core: dict[int, list[_Placement]] = {}
         for p in placements:
@@ -162,6 +163,7 @@ def prepare_launch(device, program: Program, *, place_word: str = "core") -> lis
                     (),
                     context=ctx,
                     place=f"{prefix}{place_word} ({core.logical.x}, {core.logical.y})",
+                    native=natives.get(p.kernel.handle),
                 )
                 runs.append(run)
         return runs
@@ -174,7 +176,21 @@ def release_launch(device) -> None:
     """Reset per-launch core state after a launch (finished or failed)."""
     for core in device.cores:
         core.cb_top = device.l1_unreserved_base
-        core.watchers.clear()
+        core.cbs = [None] * device.num_cbs
+    device.shared.reset()
+
+
+def _prepare_native(device, program: Program) -> dict[int, object]:
+    """Build the program's native (C++) kernels, in parallel; kernel handle -> native run.
+
+    A kernel entry is native when it says so (``native_kernel``, tilewright.native's
+    NativeKernel); the device layer only asks it to prepare itself.
+    """
+    specs = [k for k in program.kernels if getattr(k.entry, "native_kernel", False)]
+    if not specs:
+        return {}
+    prepare = getattr(type(specs[0].entry), "prepare_program")  # noqa: B009 - duck-typed hook
+    return prepare(device, specs)
 
 
 def _place_kernels(device, program: Program) -> list[_Placement]:
@@ -258,7 +274,9 @@ def _setup_circular_buffers(device, program: Program) -> None:
                     raise DeviceError(
                         f"circular buffer index {index} is configured twice on core {core.logical}"
                     )
-                core.cbs[index] = CircularBuffer(
+                core.cbs[index] = CircularBuffer.in_shared(
+                    device.shared.cbs,
+                    device.shared.cb_offset(core.index, index),
                     core,
                     index,
                     addr,

@@ -1,18 +1,13 @@
 """Device memory as real bytes: every core's L1 and every DRAM channel.
 
 L1
-    All worker cores' L1s live in one anonymous mapping in the low 2 GiB of the
-    process (``MAP_32BIT`` on x86-64), one *slot* per core.  A core's local L1
-    address ``a`` is the byte ``slot_base + a``; because ``slot_base + a < 2**31``,
-    native code (external C++) can treat the 32-bit value ``slot_base + a`` as a
-    pointer, exactly as kernels treat L1 addresses on hardware.  Python sees each
-    slot as a ``numpy.uint8`` view.  Pages are created on first touch, so L1 that is
-    never written costs nothing.
-
-    The low range is small (Linux places ``MAP_32BIT`` mappings in one GiB), so large
-    meshes exhaust it.  Further arenas then go anywhere (``L1Arena.low`` is False): Python
-    kernels run on them as usual; native code, which needs 32-bit pointers, is refused
-    there with an error naming the chip (:meth:`L1Arena.require_pointer_form`).
+    All worker cores' L1s of a device are one shared memory object (a ``memfd``), one
+    64 KiB-aligned *slot* per core, mapped once anywhere in the process (no 2 GiB
+    limit: meshes of many chips fit).  Python sees each slot as a ``numpy.uint8``
+    view.  Native kernels see their own core's L1 at its *identity* addresses too:
+    the native runtime maps the running core's slot at virtual address = local L1
+    address (``NATIVE_WINDOW``), so a local L1 address is a pointer, as on hardware
+    (docs/cpp-kernels.md).  Untouched pages cost nothing.
 
 DRAM
     One anonymous ``MAP_NORESERVE`` mapping per channel (bank), created on first
@@ -24,23 +19,19 @@ from __future__ import annotations
 
 import ctypes
 import mmap
-import platform
+import os
 
 import numpy as np
 
 from tilewright.errors import DeviceError
 
-__all__ = ["L1Arena", "DramChannels", "host_address_of"]
+__all__ = ["L1Arena", "DramChannels", "host_address_of", "NATIVE_WINDOW_BASE"]
 
-# Closed L1 arenas by (size, low), ready for the next device: the low 2 GiB are a scarce
-# address range, and numpy views that outlive a device would keep its mapping alive,
-# so arenas are recycled (their pages dropped) instead of unmapped.
-_ARENA_POOL: dict[tuple[int, bool], list[mmap.mmap]] = {}
-
-_MAP_32BIT = 0x40  # linux/mman.h, x86-64 only
 _MAP_NORESERVE = 0x4000
 _SLOT_ALIGN = 1 << 16
-_LOW_LIMIT = 1 << 31
+NATIVE_WINDOW_BASE = 1 << 16
+"""Lowest L1 address native code can dereference: Linux keeps the first pages of the
+address space unmapped (``vm.mmap_min_addr``); L1 below it is the firmware region."""
 
 
 def host_address_of(buf: mmap.mmap) -> int:
@@ -48,73 +39,33 @@ def host_address_of(buf: mmap.mmap) -> int:
     return ctypes.addressof(ctypes.c_char.from_buffer(buf))
 
 
-def _map_low(size: int) -> mmap.mmap:
-    """An anonymous mapping that lies entirely below 2 GiB."""
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
-    if platform.machine() in ("x86_64", "AMD64"):
-        flags |= _MAP_32BIT
+def _shared_memory(size: int) -> tuple[mmap.mmap, int]:
+    """A shared mapping of ``size`` bytes and its memfd (-1 where memfd does not exist)."""
+    memfd = getattr(os, "memfd_create", None)
+    if memfd is None:  # not Linux: Python kernels work, native kernels need Linux
+        return mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS), -1
+    fd = memfd("tilewright-l1", getattr(os, "MFD_CLOEXEC", 1))
     try:
-        m = mmap.mmap(-1, size, flags=flags)
-    except OSError as exc:  # pragma: no cover - depends on the host's address space
-        raise DeviceError(f"cannot map {size} B of L1 below 2 GiB: {exc}") from exc
-    base = host_address_of(m)
-    if base + size > _LOW_LIMIT:
-        # Not x86-64, or the kernel ignored MAP_32BIT: L1 pointers would not fit in
-        # 32 bits.  Python kernels still work; native code must not cast addresses.
-        m.close()
-        raise DeviceError(
-            f"L1 arena of {size} B landed at {base:#x}, above 2 GiB; "
-            "native kernels need MAP_32BIT (x86-64 Linux)"
-        )
-    return m
-
-
-def _map_anywhere(size: int) -> mmap.mmap:
-    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
-    try:
-        return mmap.mmap(-1, size, flags=flags)
-    except OSError as exc:  # pragma: no cover - depends on the host's address space
-        raise DeviceError(f"cannot map {size} B of L1: {exc}") from exc
-
-
-def _take_arena(size: int) -> tuple[mmap.mmap, bool]:
-    """A mapping of ``size`` bytes and whether it lies below 2 GiB (preferred)."""
-    pooled = _ARENA_POOL.get((size, True))
-    if pooled:
-        return pooled.pop(), True
-    if size < _LOW_LIMIT:
-        try:
-            return _map_low(size), True
-        except DeviceError:  # the low range is exhausted (or the host has no MAP_32BIT)
-            pass
-    pooled = _ARENA_POOL.get((size, False))
-    return (pooled.pop() if pooled else _map_anywhere(size)), False
+        os.ftruncate(fd, size)
+        return mmap.mmap(fd, size, flags=mmap.MAP_SHARED), fd
+    except OSError as exc:
+        os.close(fd)
+        raise DeviceError(f"cannot create {size} B of L1 memory: {exc}") from exc
 
 
 class L1Arena:
-    """The L1 memories of ``num_cores`` cores, ``l1_size`` bytes each (below 2 GiB if possible)."""
+    """The L1 memories of ``num_cores`` cores, ``l1_size`` bytes each."""
 
-    __slots__ = ("l1_size", "slot_size", "num_cores", "_map", "base", "view", "low")
+    __slots__ = ("l1_size", "slot_size", "num_cores", "_map", "fd", "base", "view")
 
     def __init__(self, num_cores: int, l1_size: int) -> None:
         self.l1_size = l1_size
         self.slot_size = -(-l1_size // _SLOT_ALIGN) * _SLOT_ALIGN
         self.num_cores = num_cores
-        m, self.low = _take_arena(self.slot_size * num_cores)
+        m, self.fd = _shared_memory(self.slot_size * num_cores)
         self._map: mmap.mmap | None = m  # None once closed
         self.base = host_address_of(m)
         self.view = np.frombuffer(m, dtype=np.uint8)
-
-    def require_pointer_form(self, where: str) -> None:
-        """Raise unless native code may use this L1's host addresses as 32-bit pointers."""
-        if not self.low:
-            raise DeviceError(
-                f"native code cannot run on {where}: its L1 lies above 2 GiB, so L1 addresses "
-                "are not valid 32-bit pointers there (the low 2 GiB of the process hold the L1 "
-                "of the first chips opened only); run Python kernels on this chip, or open fewer "
-                "chips",
-                rule="native-l1-window",
-            )
 
     def slot(self, index: int) -> np.ndarray:
         """The L1 of core ``index`` as a uint8 view of length ``l1_size``."""
@@ -122,25 +73,23 @@ class L1Arena:
         return self.view[start : start + self.l1_size]
 
     def host_base(self, index: int) -> int:
-        """Process address of local L1 address 0 of core ``index``."""
+        """Process address of local L1 address 0 of core ``index`` (the permanent mapping)."""
         return self.base + index * self.slot_size
 
-    def owner_of_host_address(self, addr: int) -> tuple[int, int] | None:
-        """(core index, local address) for a process address inside the arena."""
-        off = addr - self.base
-        if 0 <= off < self.slot_size * self.num_cores:
-            index, local = divmod(off, self.slot_size)
-            return index, local
-        return None
-
     def close(self) -> None:
-        """Drop the contents (pages go back to the OS, reads give zeros) and recycle the range."""
+        """Drop the contents (the pages go back to the OS; views left behind read zeros)."""
         self.view = np.empty(0, dtype=np.uint8)
         m, self._map = self._map, None
         if m is None:
             return
-        m.madvise(mmap.MADV_DONTNEED)
-        _ARENA_POOL.setdefault((len(m), self.low), []).append(m)
+        m.madvise(mmap.MADV_REMOVE if self.fd >= 0 else mmap.MADV_DONTNEED)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        try:
+            m.close()
+        except BufferError:  # numpy views still alive: the mapping goes with the last one
+            pass
 
 
 class DramChannels:

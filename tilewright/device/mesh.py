@@ -10,9 +10,9 @@ runs every chip's kernels together in one launch; a program enqueued on one chip
 command queue runs that chip alone.
 
 Chips are cheap until used: L1 and DRAM pages exist only once written, so a 32-chip
-Galaxy opens in milliseconds.  The L1 of the first chips lies below 2 GiB (where native
-code can use L1 addresses as pointers); once that range is exhausted, further chips'
-L1 is placed elsewhere and native code on them is refused (``memory.L1Arena``).
+Galaxy opens in milliseconds.  Native kernels run on every chip (each chip's L1 is a
+shared-memory object; the native runtime maps the running core's L1 at its identity
+addresses, ``memory.L1Arena``).
 
 Sub-meshes (:meth:`MeshDevice.create_submesh`) are views of a rectangle of their parent:
 they share its chips, engine and fabric.

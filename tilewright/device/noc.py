@@ -9,11 +9,14 @@ Workers use *translated* coordinates: logical ``(x, y)`` plus the descriptor's
 ``coord_translation_offsets`` (18, 18 on Wormhole).  DRAM banks get coordinates
 outside the worker rectangle (``Device.dram_noc_coord``).
 
-Bits 60..63 (unused by unicast and multicast encodings) carry the chip: 0 means "the
-issuing chip" (what hand-built addresses give), ``chip + 1`` names one.  Addresses
-the kernel API builds name their chip; a NoC transaction stays on its chip, so a NoC
-access to another chip is an error (cross-chip traffic goes over the fabric,
-``device.fabric``).
+Bits 60..63 (unused by unicast and multicast encodings) carry a *chip tag* (an
+emulator addition; hardware addresses have no chip): 0 means "the issuing chip" (what
+hand-built addresses give), ``chip % 15 + 1`` names one.  Addresses the kernel API
+builds carry their chip's tag; a NoC transaction stays on its chip, so a NoC access
+with another chip's tag is an error (cross-chip traffic goes over the fabric,
+``device.fabric``).  Four bits name 15 chips exactly; in larger systems a tag stands
+for every chip ``c`` with ``c % 15`` equal (chips 1, 16 and 31 of a Galaxy), so an
+address built on one of them and used on another of them goes unnoticed.
 
 Local addresses may also be given in *host form*: a process address inside the L1
 arena, which is what native code sees for pointers (see ``memory.L1Arena``).
@@ -25,7 +28,9 @@ from __future__ import annotations
 __all__ = [
     "LOCAL_MASK",
     "CHIP_SHIFT",
-    "noc_chip",
+    "chip_tag",
+    "noc_chip_tag",
+    "chips_with_tag",
     "noc_xy_addr",
     "noc_multicast_addr",
     "decode_unicast",
@@ -40,13 +45,29 @@ _COORD_MASK = 0x3F
 def noc_xy_addr(x: int, y: int, addr: int, chip: int | None = None) -> int:
     """Unicast NoC address of ``addr`` on the node at NoC coordinate (x, y) (of ``chip``)."""
     base = ((y & _COORD_MASK) << 42) | ((x & _COORD_MASK) << 36) | (addr & LOCAL_MASK)
-    return base if chip is None else base | ((chip + 1) << CHIP_SHIFT)
+    return base if chip is None else base | (chip_tag(chip) << CHIP_SHIFT)
 
 
-def noc_chip(noc_addr: int) -> int | None:
-    """The chip a NoC address names, or None for "the issuing chip"."""
-    tag = (noc_addr >> CHIP_SHIFT) & 0xF
-    return tag - 1 if tag else None
+CHIP_TAGS = 15
+"""Distinct chip tags (4 bits, 0 reserved for "the issuing chip")."""
+
+
+def chip_tag(chip: int) -> int:
+    """The tag a NoC address built on ``chip`` carries in bits 60..63 (never 0)."""
+    return chip % CHIP_TAGS + 1
+
+
+def noc_chip_tag(noc_addr: int) -> int:
+    """The chip tag of a NoC address (0: the issuing chip)."""
+    return (noc_addr >> CHIP_SHIFT) & 0xF
+
+
+def chips_with_tag(tag: int, num_chips: int) -> str:
+    """The chips of a ``num_chips``-chip system that ``tag`` names, for messages."""
+    chips = [str(c) for c in range(tag - 1, max(num_chips, tag), CHIP_TAGS)]
+    if len(chips) == 1:
+        return f"chip {chips[0]}"
+    return f"chip {', '.join(chips[:-1])} or {chips[-1]}"
 
 
 def noc_multicast_addr(x0: int, y0: int, x1: int, y1: int, addr: int) -> int:

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilewright.device.buffer import FEW_PAGES
-from tilewright.device.noc import decode_multicast, decode_unicast, noc_chip
+from tilewright.device.noc import (
+    chip_tag,
+    chips_with_tag,
+    decode_multicast,
+    decode_unicast,
+    noc_chip_tag,
+)
 from tilewright.errors import NocError
 
 if TYPE_CHECKING:
@@ -56,12 +62,16 @@ def transfer_cycles(size: int) -> int:
 def check_chip(device: Device, chip: int | None, target: str, what: str) -> None:
     """A transfer issued on ``device`` reaches only its own chip (None: the issuing chip)."""
     if chip is not None and chip != device.chip:
-        raise NocError(
-            f"{what}: {target} targets chip {chip} from chip {device.chip}; a NoC "
-            "transaction stays on its chip",
-            hint="reach another chip over the fabric (tilewright.device.fabric: "
-            "fabric_unicast_noc_unicast_write / fabric_unicast_noc_unicast_atomic_inc)",
-        )
+        raise _cross_chip(device, target, f"chip {chip}", what)
+
+
+def _cross_chip(device: Device, target: str, chips: str, what: str) -> NocError:
+    return NocError(
+        f"{what}: {target} targets {chips} from chip {device.chip}; a NoC "
+        "transaction stays on its chip",
+        hint="reach another chip over the fabric (tilewright.device.fabric: "
+        "fabric_unicast_noc_unicast_write / fabric_unicast_noc_unicast_atomic_inc)",
+    )
 
 
 def check_range(device: Device, owner: Core | int, start: int, end: int, what: str) -> None:
@@ -105,7 +115,14 @@ def resolve(
     x, y, local = decode_unicast(noc_addr)
     if size <= 0:
         raise NocError(f"{what}: transfer size must be positive, got {size}")
-    check_chip(device, noc_chip(noc_addr), f"NoC address {noc_addr:#x}", what)
+    tag = noc_chip_tag(noc_addr)
+    if tag and tag != chip_tag(device.chip):
+        raise _cross_chip(
+            device,
+            f"NoC address {noc_addr:#x}",
+            chips_with_tag(tag, len(device.system_desc.chip_desc_indices)),
+            what,
+        )
     core = device.core_at_noc(x, y)
     if core is not None:
         local = device.resolve_local(core, local)

@@ -31,87 +31,27 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilewright.errors import NativeBuildError, SourceLoc
-
-__all__ = [
-    "BuildOptions",
-    "BuildResult",
-    "OPTIONS",
-    "configure",
-    "include_dir",
-    "build_shared_object",
-    "compiler_identity",
-]
-
-INCLUDE_DIR = Path(__file__).resolve().parent / "include"
-
-# Why each flag: C++20 (designated initializers of InterleavedAddrGen{.bank_base_address
-# = ...}); -fvisibility=hidden so every object keeps its own bridge pointer and exports
-# only its entry points; -fpermissive so tt-metal code written for 32-bit RISC-V
-# (`(uint32_t)pointer`) compiles with a warning instead of an error; -z defs so an
-# undefined symbol is a link error naming it, not a load-time surprise.
-_BASE_FLAGS = (
-    "-std=c++20",
-    "-fPIC",
-    "-shared",
-    "-fvisibility=hidden",
-    "-fvisibility-inlines-hidden",
-    "-fpermissive",
-    "-Wno-int-to-pointer-cast",
-    "-Wl,-z,defs",
+from tilewright.native import toolchain
+from tilewright.native.runtime import library
+from tilewright.native.toolchain import (
+    BASE_FLAGS,
+    INCLUDE_DIR,
+    BuildOptions,
+    compiler_identity,
 )
 
+__all__ = [
+    "BuildResult",
+    "build_shared_object",
+]
 
-@dataclass(frozen=True, slots=True)
-class BuildOptions:
-    """How native code is built (one options object; environment read only for defaults)."""
-
-    cache_dir: str | None = None
-    """Cache directory; None: $XDG_CACHE_HOME/tilewright/native or ~/.cache/tilewright/native."""
-    compiler: str | None = None
-    """C++ compiler command; None: $CXX, else c++, g++ or clang++ from PATH."""
-    opt_level: str = "-O1"
-    extra_flags: tuple[str, ...] = ()
-    timeout: float = 300.0
-    """Seconds a single compilation may take."""
-
-    def resolved_cache_dir(self) -> Path:
-        if self.cache_dir:
-            return Path(self.cache_dir)
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        return Path(base) / "tilewright" / "native"
-
-    def resolved_compiler(self) -> str:
-        cmd = self.compiler or os.environ.get("CXX")
-        if cmd:
-            return cmd
-        for name in ("c++", "g++", "clang++"):
-            found = shutil.which(name)
-            if found:
-                return found
-        raise NativeBuildError(
-            "no C++ compiler found for external C++ functions",
-            hint="install g++ (or clang++), or set CXX / tilewright.native.configure(compiler=...)",
-        )
-
-
-OPTIONS = BuildOptions()
-
-
-def configure(**changes) -> BuildOptions:
-    """Change the build options (e.g. ``configure(cache_dir=tmp)`` in tests); returns them."""
-    global OPTIONS
-    OPTIONS = replace(OPTIONS, **changes)
-    _VERIFIED.clear()
-    return OPTIONS
-
-
-def include_dir() -> str:
-    """Directory of Tilewright's tt-metal kernel-API emulation headers."""
-    return str(INCLUDE_DIR)
+_VERIFIED: dict[tuple[str, str], str] = {}
+"""(cache directory, primary key) -> object path verified in this process."""
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,28 +61,6 @@ class BuildResult:
     cached: bool
     seconds: float
     command: tuple[str, ...] = field(default=())
-
-
-_COMPILER_IDS: dict[str, str] = {}
-_VERIFIED: dict[str, str] = {}  # primary key -> object path verified in this process
-_FILE_HASHES: dict[tuple[str, int, int], str] = {}
-
-
-def compiler_identity(compiler: str) -> str:
-    """The compiler's ``--version`` banner (memoized): part of every cache key."""
-    ident = _COMPILER_IDS.get(compiler)
-    if ident is None:
-        try:
-            out = subprocess.run(
-                [compiler, "--version"], check=False, capture_output=True, text=True, timeout=60
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise NativeBuildError(
-                f"cannot run the C++ compiler {compiler!r}: {exc}",
-                hint="install g++ or set CXX to a working C++ compiler",
-            ) from None
-        ident = _COMPILER_IDS[compiler] = f"{compiler}\n{out.stdout.strip()}"
-    return ident
 
 
 def _file_hash(path: str) -> str | None:
@@ -160,12 +78,22 @@ def _file_hash(path: str) -> str | None:
 
 
 def _flags(opts: BuildOptions, include_paths) -> list[str]:
-    flags = [opts.opt_level, *_BASE_FLAGS, *opts.extra_flags]
+    runtime = library()
+    flags = [opts.opt_level, *BASE_FLAGS, *opts.extra_flags]
     # Tilewright's headers come first so their API names (api/dataflow/dataflow_api.h, ...)
-    # win over a real tt-metal tree that may sit on a user include path.
+    # win over a real tt-metal tree that may sit on a user include path; then the headers
+    # generated for the runtime library every object links against (its path names its
+    # content hash, so a new runtime is a new cache key).
     flags.append(f"-I{INCLUDE_DIR}")
+    flags.append(f"-I{runtime.directory}")
     flags.extend(f"-I{p}" for p in include_paths)
     return flags
+
+
+def _link_args() -> list[str]:
+    """Link inputs after the source: the runtime library, found again through the rpath."""
+    runtime = library()
+    return [str(runtime.path), f"-Wl,-rpath,{runtime.directory}"]
 
 
 def build_shared_object(
@@ -177,26 +105,28 @@ def build_shared_object(
     options: BuildOptions | None = None,
 ) -> BuildResult:
     """Compile ``source`` into a shared object (or reuse the cached one); return its path."""
-    opts = options or OPTIONS
+    opts = options or toolchain.OPTIONS
     start = time.perf_counter()
     compiler = opts.resolved_compiler()
     flags = _flags(opts, [str(p) for p in include_paths])
+    link = _link_args()
     primary = hashlib.sha256(
-        "\0".join([source, compiler_identity(compiler), *flags]).encode()
+        "\0".join([source, compiler_identity(compiler), *flags, *link]).encode()
     ).hexdigest()
-    verified = _VERIFIED.get(primary)
+    cache = opts.resolved_cache_dir()
+    key = (str(cache), primary)
+    verified = _VERIFIED.get(key)
     if verified is not None and os.path.exists(verified):
         return BuildResult(verified, primary, True, time.perf_counter() - start)
-    cache = opts.resolved_cache_dir()
     bucket = cache / primary[:2]
     manifest_path = bucket / f"{primary}.json"
     cached = _lookup(manifest_path)
     if cached is not None:
-        _VERIFIED[primary] = cached
+        _VERIFIED[key] = cached
         return BuildResult(cached, primary, True, time.perf_counter() - start)
     bucket.mkdir(parents=True, exist_ok=True)
-    path, command = _compile(source, compiler, flags, bucket, primary, what, loc, opts, cache)
-    _VERIFIED[primary] = path
+    path, command = _compile(source, compiler, flags, link, bucket, primary, what, loc, opts, cache)
+    _VERIFIED[key] = path
     return BuildResult(path, primary, False, time.perf_counter() - start, tuple(command))
 
 
@@ -214,14 +144,14 @@ def _lookup(manifest_path: Path) -> str | None:
     return str(obj)
 
 
-def _compile(source, compiler, flags, bucket: Path, primary, what, loc, opts, cache: Path):
+def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, opts, cache: Path):
     work = Path(tempfile.mkdtemp(prefix="build-", dir=bucket))
     try:
         src = work / "extern_call.cpp"
         src.write_text(source)
         obj = work / "out.so"
         dep_file = work / "deps.d"
-        command = [compiler, *flags, "-MMD", "-MF", str(dep_file), "-o", str(obj), str(src)]
+        command = [compiler, *flags, "-MMD", "-MF", str(dep_file), "-o", str(obj), str(src), *link]
         try:
             # LC_ALL=C: plain ASCII quotes in diagnostics, whatever the user's locale.
             proc = subprocess.run(
@@ -272,6 +202,7 @@ def _parse_deps(text: str, source_path: str) -> list[str]:
 
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘](.+?)['’]")
+_UNDECLARED = re.compile(r"[`'‘](\w+)['’] was not declared in this scope")
 
 
 def _build_error(source, proc, what, loc, cache: Path, primary, src_path) -> NativeBuildError:
@@ -288,7 +219,18 @@ def _build_error(source, proc, what, loc, cache: Path, primary, src_path) -> Nat
         messages = messages.replace(str(src_path), str(kept))
     numbered = "\n".join(f"{i:4d} | {line}" for i, line in enumerate(source.splitlines(), 1))
     missing = sorted(set(_UNDEFINED.findall(messages)))
-    if missing:
+    undeclared = sorted(set(_UNDECLARED.findall(messages)))
+    if undeclared and not missing:
+        head = (
+            f"C++ build of {what} failed: {', '.join(undeclared)} "
+            f"{'is' if len(undeclared) == 1 else 'are'} not declared: not a tt-metal kernel API "
+            "Tilewright provides (or a name the kernel forgot to declare)"
+        )
+        hint = (
+            "docs/cpp-kernels.md lists the kernel API Tilewright emulates; LLK-level (llk_*) "
+            "functions and a few helpers are not provided"
+        )
+    elif missing:
         head = (
             f"C++ build of {what} failed: undefined symbol(s) {', '.join(missing)} "
             "(declared but never defined)"

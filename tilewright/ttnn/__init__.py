@@ -49,6 +49,22 @@ from tilewright.ttnn.device import (  # noqa: F401
 from tilewright.ttnn.distributed import *  # noqa: F401,F403
 from tilewright.ttnn.distributed import __all__ as _distributed_all
 from tilewright.ttnn.distributed import from_numpy, from_torch, to_device, to_torch  # noqa: F401
+from tilewright.ttnn.generic_op import (  # noqa: F401
+    CBDescriptor,
+    CBFormatDescriptor,
+    ComputeConfigDescriptor,
+    DataMovementConfigDescriptor,
+    KernelDescriptor,
+    MathFidelity,
+    ProgramDescriptor,
+    ReaderConfigDescriptor,
+    RuntimeArgs,
+    SemaphoreDescriptor,
+    TensorAccessorArgs,
+    WriterConfigDescriptor,
+    cb_descriptor_from_sharded_tensor,
+    generic_op,
+)
 from tilewright.ttnn.memory import (  # noqa: F401
     create_sharded_memory_config,
     num_cores_to_corerangeset,
@@ -102,6 +118,20 @@ __all__ = [
     "rand_like",
     "create_sharded_memory_config",
     "num_cores_to_corerangeset",
+    "generic_op",
+    "ProgramDescriptor",
+    "KernelDescriptor",
+    "CBDescriptor",
+    "CBFormatDescriptor",
+    "SemaphoreDescriptor",
+    "ComputeConfigDescriptor",
+    "ReaderConfigDescriptor",
+    "WriterConfigDescriptor",
+    "DataMovementConfigDescriptor",
+    "RuntimeArgs",
+    "TensorAccessorArgs",
+    "MathFidelity",
+    "cb_descriptor_from_sharded_tensor",
     "split_work_to_cores",
     "GetNumAvailableDevices",
     "get_num_devices",

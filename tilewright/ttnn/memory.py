@@ -107,12 +107,16 @@ def split_work_to_cores(grid, units: int, row_wise: bool = False):
     Group 1 cores take one unit more than group 2 cores when the work does not
     divide evenly (ttnn ``split_work_to_cores``).
     """
+    if isinstance(grid, CoreRangeSet):
+        return _split_over_set(grid, units, row_wise)
     if isinstance(grid, CoreGrid):
         grid_size = CoreCoord(grid.x, grid.y)
     elif isinstance(grid, CoreCoord):
         grid_size = grid
     else:
-        raise DeviceError("split_work_to_cores takes a CoreCoord grid size or a ttnn.CoreGrid")
+        raise DeviceError(
+            "split_work_to_cores takes a CoreCoord grid size, a ttnn.CoreGrid or a CoreRangeSet"
+        )
     total = grid_size.x * grid_size.y
     if units <= 0:
         empty = CoreRangeSet([])
@@ -126,6 +130,28 @@ def split_work_to_cores(grid, units: int, row_wise: bool = False):
     g1 = _coords_to_set(cores[:rem])
     g2 = _coords_to_set(cores[rem:])
     return num_cores, all_cores, g1, g2, per + 1, per
+
+
+def _split_over_set(cores: CoreRangeSet, units: int, row_wise: bool):
+    """split_work_to_cores over the cores of a CoreRangeSet, in its own order."""
+    coords = cores.cores(row_wise=row_wise)
+    if units <= 0 or not coords:
+        empty = CoreRangeSet([])
+        return 0, empty, empty, empty, 0, 0
+    num_cores = min(units, len(coords))
+    per, rem = divmod(units, num_cores)
+    used = coords[:num_cores]
+    all_cores = _coords_to_set(used)
+    if rem == 0:
+        return num_cores, all_cores, all_cores, CoreRangeSet([]), per, 0
+    return (
+        num_cores,
+        all_cores,
+        _coords_to_set(used[:rem]),
+        _coords_to_set(used[rem:]),
+        per + 1,
+        per,
+    )
 
 
 def _coords_to_set(coords) -> CoreRangeSet:

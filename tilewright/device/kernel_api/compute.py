@@ -32,6 +32,7 @@ from tilewright.device.formats import (
 from tilewright.device.formats.dataformat import as_data_format, format_name
 from tilewright.device.kernel_api.dataflow import api_state, circular_buffer
 from tilewright.device.ops import get_op
+from tilewright.device.ops.special import erf as _erf
 from tilewright.errors import KernelError
 
 __all__ = [
@@ -952,9 +953,28 @@ SFPU_UNARY = {
 }
 """C++ SFPU function name -> op registry name (no parameters)."""
 
+SFPU_UNARY_SPECIAL = {
+    "erf_tile": lambda x: _erf(x),
+    "erfc_tile": lambda x: 1.0 - _erf(x),
+}
+"""SFPU ops without a ``ttl.math`` registry entry (float64 reference, rounded to float32)."""
+
 for _cpp, _op_name in SFPU_UNARY.items():
     globals()[_cpp] = _sfpu(_op_name)
     globals()[_cpp].__name__ = _cpp
+    globals()[_cpp + "_init"] = sfpu_init
+
+
+def _special(name: str, compute):
+    def fn(idst: int, *args, **kwargs) -> None:
+        _sfpu_apply(idst, lambda x: compute(x.astype(np.float64)).astype(np.float32))
+
+    fn.__name__ = name
+    return fn
+
+
+for _cpp, _compute in SFPU_UNARY_SPECIAL.items():
+    globals()[_cpp] = _special(_cpp, _compute)
     globals()[_cpp + "_init"] = sfpu_init
 
 
@@ -1006,6 +1026,13 @@ SFPU_UNARY_PARAM: dict[str, tuple[tuple[str, ...], object]] = {
     "mul_unary_tile": (("f",), _binop_scalar("mul")),
     "div_unary_tile": (("f",), _binop_scalar("div")),
     "rsub_unary_tile": (("f",), _binop_scalar("rsub")),
+    # tt-metal's SFPU forms: hardtanh / clamp (min, max); threshold keeps x > t, else value
+    # (torch / ttnn semantics); selu (scale, alpha); celu (alpha, 1 / alpha).
+    "hardtanh_tile": (("f", "f"), lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
+    "clamp_tile": (("f", "f"), lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
+    "threshold_tile": (("f", "f"), lambda x, t, v: np.where(x > t, x, v)),
+    "selu_tile": (("f", "f"), lambda x, scale, alpha: _op_impl("selu")(x, scale, alpha)),
+    "celu_tile": (("f", "f"), lambda x, alpha, recip: _op_impl("celu")(x, alpha, recip)),
 }
 """C++ SFPU functions with parameters: name -> (parameter kinds, compute(x, *params)).
 
@@ -1025,12 +1052,14 @@ def _sfpu_param(name: str, kinds: tuple[str, ...], compute):
     return fn
 
 
-for _cpp, (_kinds, _compute) in SFPU_UNARY_PARAM.items():
-    globals()[_cpp] = _sfpu_param(_cpp, _kinds, _compute)
+for _cpp, (_kinds, _param_compute) in SFPU_UNARY_PARAM.items():
+    globals()[_cpp] = _sfpu_param(_cpp, _kinds, _param_compute)
     globals()[_cpp + "_init"] = sfpu_init
 
 binop_with_scalar_tile_init = sfpu_init
 rounding_op_tile_init = sfpu_init
 
-__all__ += [name for c in (*SFPU_UNARY, *SFPU_UNARY_PARAM) for name in (c, c + "_init")]
+__all__ += [
+    name for c in (*SFPU_UNARY, *SFPU_UNARY_SPECIAL, *SFPU_UNARY_PARAM) for name in (c, c + "_init")
+]
 __all__ += ["binop_with_scalar_tile_init", "rounding_op_tile_init"]

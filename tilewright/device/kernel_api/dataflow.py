@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tilewright.device import costs
-from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
+from tilewright.device.engine import ACTIVE, current_engine
 from tilewright.device.formats import TILE_32x32, tile_size_bytes
 from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
 from tilewright.device.transfer import multicast_targets, noc_copy, resolve, transfer_cycles
@@ -663,10 +663,7 @@ def wait_word(core: Core, local: int, op: str, value: int) -> None:
         current = int(word[0])
         if current == value if op == "eq" else current >= value:
             return
-        queue = core.watchers.get(local)
-        if queue is None:
-            queue = core.watchers[local] = WaitQueue()
-        current_engine().block(queue, _SEM_WAIT, (core, local, op, value))
+        current_engine().block(core.watch(local), _SEM_WAIT, (core, local, op, value))
 
 
 def noc_semaphore_set(sem_addr: int, value: int) -> None:

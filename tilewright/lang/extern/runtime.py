@@ -182,7 +182,9 @@ class Binding:
             dfbs[i] for i in variant.inspected if getattr(dfbs[i], "share_guard", None) is not None
         )
         self.token = (site.id, run.core.logical.x, run.core.logical.y)
-        self.native = bridge.prepare(self.lib, observer=self.monitor.observe, token=self.token)
+        self.native = bridge.prepare(
+            self.lib, observer=self.monitor.observe, token=self.token, title=self.site.title
+        )
         from tilewright.native import isolate
 
         isolate.announce(site)
@@ -487,7 +489,9 @@ class Binding:
         sig[pos] = True
         self.signature = tuple(sig)
         self._build()  # the same call with an int64_t parameter (another cached object)
-        self.native = bridge.prepare(self.lib, observer=self.monitor.observe, token=self.token)
+        self.native = bridge.prepare(
+            self.lib, observer=self.monitor.observe, token=self.token, title=self.site.title
+        )
         return v
 
     def _record_condition(self, value: int) -> None:

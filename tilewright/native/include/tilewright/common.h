@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "tilewright/bridge.h"
+#include "tilewright/runtime.h"
 
 #ifndef FORCE_INLINE
 #define FORCE_INLINE inline __attribute__((always_inline))
@@ -22,6 +23,9 @@
 #endif
 #ifndef KERNEL_BUILD
 #define KERNEL_BUILD 1
+#endif
+#ifndef NOC_INDEX
+#define NOC_INDEX 0
 #endif
 
 namespace tt {
@@ -66,32 +70,32 @@ using DataFormat = tt::DataFormat;
 
 constexpr uint32_t NUM_CIRCULAR_BUFFERS = 64;
 
-/** The NoC this kernel issues on (tt-metal: a per-RISC global). */
-inline uint8_t noc_index = 0;
+/** The NoC this kernel issues on (tt-metal: a per-RISC constant from the kernel's config). */
+constexpr uint8_t noc_index = NOC_INDEX;
 
 namespace tw {
 /** `my_x[noc]` / `my_y[noc]`: this core's NoC coordinates. */
 struct NocCoord {
-    const char* name;
-    uint32_t operator[](uint32_t noc) const { return static_cast<uint32_t>(tw::call(name, noc)); }
+    bool y;
+    uint32_t operator[](uint32_t noc) const { return y ? twrt_my_noc_y(noc) : twrt_my_noc_x(noc); }
 };
 }  // namespace tw
 
-inline const tw::NocCoord my_x{"my_x"};
-inline const tw::NocCoord my_y{"my_y"};
+inline constexpr tw::NocCoord my_x{false};
+inline constexpr tw::NocCoord my_y{true};
 
-inline uint32_t get_absolute_logical_x() { return static_cast<uint32_t>(tw::call("get_absolute_logical_x")); }
-inline uint32_t get_absolute_logical_y() { return static_cast<uint32_t>(tw::call("get_absolute_logical_y")); }
-inline uint32_t get_relative_logical_x() { return static_cast<uint32_t>(tw::call("get_relative_logical_x")); }
-inline uint32_t get_relative_logical_y() { return static_cast<uint32_t>(tw::call("get_relative_logical_y")); }
+inline uint32_t get_absolute_logical_x() { return twrt_logical_x(); }
+inline uint32_t get_absolute_logical_y() { return twrt_logical_y(); }
+inline uint32_t get_relative_logical_x() { return twrt_logical_x(); }
+inline uint32_t get_relative_logical_y() { return twrt_logical_y(); }
 
 // -- runtime and compile-time arguments -------------------------------------------------
 
 /** Per-core runtime argument `arg_idx` reinterpreted as T (4-byte types). */
 template <typename T>
-inline T get_arg_val(int arg_idx) {
+inline T get_arg_val(int arg_idx, TW_LOC) {
     static_assert(sizeof(T) == 4, "runtime arguments are 4-byte values");
-    const uint32_t word = static_cast<uint32_t>(tw::call("get_arg_val", arg_idx));
+    const uint32_t word = twrt_arg(arg_idx, loc);
     T out;
     __builtin_memcpy(&out, &word, 4);
     return out;
@@ -99,18 +103,16 @@ inline T get_arg_val(int arg_idx) {
 
 /** Common (all-core) runtime argument `arg_idx` reinterpreted as T. */
 template <typename T>
-inline T get_common_arg_val(int arg_idx) {
+inline T get_common_arg_val(int arg_idx, TW_LOC) {
     static_assert(sizeof(T) == 4, "runtime arguments are 4-byte values");
-    const uint32_t word = static_cast<uint32_t>(tw::call("get_common_arg_val", arg_idx));
+    const uint32_t word = twrt_common_arg(arg_idx, loc);
     T out;
     __builtin_memcpy(&out, &word, 4);
     return out;
 }
 
-/** L1 address (host form) of runtime argument `arg_idx`. */
-inline uint32_t get_arg_addr(int arg_idx) { return static_cast<uint32_t>(tw::call("get_arg_addr", arg_idx)); }
-inline uint32_t get_common_arg_addr(int arg_idx) {
-    return static_cast<uint32_t>(tw::call("get_common_arg_addr", arg_idx));
-}
+/** L1 address of runtime argument `arg_idx` (a pointer in native code, as on hardware). */
+inline uint32_t get_arg_addr(int arg_idx) { return twrt_arg_addr(arg_idx); }
+inline uint32_t get_common_arg_addr(int arg_idx) { return twrt_common_arg_addr(arg_idx); }
 
 #include "api/compile_time_args.h"

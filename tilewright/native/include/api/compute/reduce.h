@@ -16,19 +16,20 @@
 namespace ckernel {
 
 template <PoolType reduce_type = REDUCE_OP, ReduceDim reduce_dim = REDUCE_DIM, bool enforce_fp32_accumulation = false>
-inline void reduce_init(uint32_t icb, uint32_t icb_scaler, uint32_t ocb) {
-    detail::init(icb, icb_scaler, ocb);
+inline void reduce_init(uint32_t icb, uint32_t icb_scaler, uint32_t ocb, TW_LOC) {
+    detail::init(loc);
 }
 
 template <PoolType reduce_type = REDUCE_OP, ReduceDim reduce_dim = REDUCE_DIM, bool enforce_fp32_accumulation = false>
-inline void reduce_tile(uint32_t icb, uint32_t icb_scaler, uint32_t itile, uint32_t itile_scaler, uint32_t idst) {
-    tw::call("reduce_tile", icb, icb_scaler, itile, itile_scaler, idst, static_cast<int>(reduce_type),
-             static_cast<int>(reduce_dim));
+inline void reduce_tile(uint32_t icb, uint32_t icb_scaler, uint32_t itile, uint32_t itile_scaler, uint32_t idst,
+                        TW_LOC) {
+    twrt_reduce_tile(static_cast<int>(reduce_type), static_cast<int>(reduce_dim), icb, icb_scaler, itile, itile_scaler,
+                     idst, loc);
 }
 
 template <bool enforce_fp32_accumulation = false>
-inline void reduce_uninit() {
-    detail::init();
+inline void reduce_uninit(TW_LOC) {
+    detail::init(loc);
 }
 
 }  // namespace ckernel

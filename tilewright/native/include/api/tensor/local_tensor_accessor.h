@@ -1,8 +1,8 @@
 // api/tensor/local_tensor_accessor.h -- LocalTensorAccessor<T>: a tensor's node-local L1 region.
 //
 // For a sharded L1 tensor this is the local shard (pages row-major, each at the L1
-// alignment).  Constructed from the region's L1 base address (host form, as every L1
-// address native code sees); usable on data-movement and compute kernels.
+// alignment).  Constructed from the region's L1 base address (a pointer: L1 is mapped at
+// its own addresses while the kernel runs); usable on data-movement and compute kernels.
 #pragma once
 
 #include <cstdint>

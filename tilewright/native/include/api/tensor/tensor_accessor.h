@@ -1,10 +1,10 @@
 // api/tensor/tensor_accessor.h -- TensorAccessor: page id -> NoC address of a device tensor.
 //
-// A handle to the Python TensorAccessor of the running kernel (interleaved DRAM/L1 and
-// sharded L1 tensors; tilewright.device.kernel_api.accessor holds the address math of
-// tt-metal digest §3.2-3.3).  Built either from TensorAccessorArgs (tt-metal style) or by
-// the generated code of ttl.call_extern_func for a tensor function argument.
-// Handles are valid for the duration of the external call that created or received them.
+// The accessor's description (interleaved DRAM/L1, or sharded L1 with its shard shape and
+// banks) is decoded once, when it is built, from the kernel's compile-time args
+// (TensorAccessorArgs, the encoding of tilewright.device.kernel_api.accessor) or, for a
+// tensor passed to an external call, from the tensor itself; address math then runs in
+// the native runtime with the digest §3.2 / §3.3 rules.
 #pragma once
 
 #include <cstddef>
@@ -24,23 +24,27 @@ template <typename DSpecT>
 struct TensorAccessor {
     using DSpec = DSpecT;
 
-    TensorAccessor(tw::HandleTag, int32_t handle) : handle_(handle) {}
+    TensorAccessor(tw::HandleTag, int64_t handle, TW_LOC) { twrt_accessor_from_handle(&acc_, handle, loc); }
 
     template <std::size_t CTA_OFFSET, std::size_t CRTA_OFFSET>
     TensorAccessor(const TensorAccessorArgs<CTA_OFFSET, CRTA_OFFSET>&, std::size_t bank_base_address,
-                   uint32_t page_size = 0)
-        : handle_(static_cast<int32_t>(
-              tw::call("TensorAccessor", CTA_OFFSET, CRTA_OFFSET, bank_base_address, page_size))) {}
+                   uint32_t page_size = 0, TW_LOC) {
+        uint32_t words[64];
+        const uint32_t n = tw::accessor_words(CTA_OFFSET, words, 64, loc);
+        twrt_accessor_init(&acc_, words, n, static_cast<uint32_t>(bank_base_address), page_size, loc);
+    }
 
-    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
-        return static_cast<uint64_t>(tw::call("accessor.get_noc_addr", handle_, page_id, offset, noc));
+    uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index, TW_LOC) const {
+        (void)noc;
+        return twrt_accessor_page_addr(&acc_, page_id, offset, loc);
     }
-    uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t noc = noc_index) const {
-        return static_cast<uint64_t>(tw::call("accessor.get_shard_noc_addr", handle_, shard_id, offset, noc));
+    uint64_t get_shard_noc_addr(uint32_t shard_id, uint32_t offset = 0, uint8_t noc = noc_index, TW_LOC) const {
+        (void)noc;
+        return twrt_accessor_shard_addr(&acc_, shard_id, offset, loc);
     }
-    uint32_t get_aligned_page_size() const { return query(1); }
-    uint32_t page_size_bytes() const { return query(0); }
-    uint32_t get_bank_base_address() const { return query(2); }
+    uint32_t get_aligned_page_size() const { return acc_.aligned_page_size; }
+    uint32_t page_size_bytes() const { return acc_.page_size; }
+    uint32_t get_bank_base_address() const { return acc_.base; }
 
     bool is_local_bank(uint32_t virtual_x, uint32_t virtual_y, uint8_t noc = noc_index) const {
         return virtual_x == my_x[noc] && virtual_y == my_y[noc];
@@ -55,11 +59,10 @@ struct TensorAccessor {
         return is_local_addr(get_shard_noc_addr(shard_id, 0, noc), noc);
     }
 
-    int32_t handle() const { return handle_; }
+    const tw_accessor* raw() const { return &acc_; }
 
 private:
-    uint32_t query(int what) const { return static_cast<uint32_t>(tw::call("accessor.query", handle_, what)); }
-    int32_t handle_;
+    tw_accessor acc_;
 };
 
 template <std::size_t C, std::size_t R>
@@ -68,8 +71,8 @@ template <std::size_t C, std::size_t R>
 TensorAccessor(const TensorAccessorArgs<C, R>&, std::size_t, uint32_t) -> TensorAccessor<TensorAccessorArgs<C, R>>;
 
 namespace tw {
-/** The accessor generated code passes for a tensor function argument (handle from Python). */
-inline TensorAccessor<RuntimeDistribution> accessor_arg(int64_t handle) {
-    return TensorAccessor<RuntimeDistribution>(HandleTag{}, static_cast<int32_t>(handle));
+/** The accessor generated code passes for a tensor function argument. */
+inline TensorAccessor<RuntimeDistribution> accessor_arg(int64_t handle, TW_LOC) {
+    return TensorAccessor<RuntimeDistribution>(HandleTag{}, handle, loc);
 }
 }  // namespace tw

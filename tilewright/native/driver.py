@@ -1,0 +1,304 @@
+"""The engine's native driver: native kernel runs as fibers of the runtime library.
+
+One :class:`Driver` per engine (``driver_for(engine)``).  For a launch it creates the
+runtime's engine over the launch's shared run table and ready ring, one runtime run
+per native kernel run (its core, arguments, compute configuration and entry point),
+and then answers the engine's :class:`~tilewright.device.engine.NativeDriver` calls:
+``resume`` runs native fibers back to back in C++, ``serve`` executes a request a
+native kernel made (:mod:`.requests`), ``error`` turns a failed run's record into the
+exception Python raises, ``describe_wait`` explains a blocked native run in a deadlock
+report.
+
+Python kernels that call native code (``ttl.call_extern_func``) run it as a *hosted*
+run on the same runtime engine (:meth:`Driver.hosted`): it blocks, wakes and reports
+exactly like a native kernel, and its Python kernel waits in the engine meanwhile.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import weakref
+from typing import TYPE_CHECKING
+
+from tilewright.device.cb import cb_error
+from tilewright.device.engine import NativeDriver
+from tilewright.device.noc import chips_with_tag
+from tilewright.device.shared import DeviceInfo, WaitKind
+from tilewright.errors import (
+    DeadlockError,
+    DFBContractError,
+    FormatError,
+    KernelError,
+    NativeCrashError,
+    NocError,
+    SourceLoc,
+    TilewrightError,
+)
+from tilewright.native import faults, requests
+from tilewright.native.runtime import Runtime, library
+
+if TYPE_CHECKING:
+    from tilewright.device.engine import Engine, KernelRun
+
+__all__ = ["Driver", "driver_for", "device_info", "Status"]
+
+
+class Status:
+    """Fiber states reported by the runtime (twrt.h ``Status``)."""
+
+    RUNNING = 0
+    BLOCKED = 1
+    DONE = 2
+    REQUEST = 3
+    FAILED = 4
+
+
+_ERROR_CLASSES: dict[int, type[TilewrightError]] = {
+    1: KernelError,
+    2: DFBContractError,
+    3: NocError,
+    4: DeadlockError,
+    5: NativeCrashError,
+    6: FormatError,
+    7: KernelError,
+}
+
+
+_SERIALS = itertools.count(1)
+
+
+def device_info(device) -> DeviceInfo:
+    """The device's ``DeviceInfo`` for native code (filled on first use)."""
+    info: DeviceInfo = device.shared.info
+    if info.l1_size:
+        return info
+    # The identity window remembers which device it shows by serial: a closed device's
+    # DeviceInfo address (and memfd number) can be reused by the next device.
+    info.serial = next(_SERIALS)
+    info.chip = device.chip
+    info.l1_size = device.l1_size
+    info.l1_slot = device.l1.slot_size
+    info.l1_base = device.l1.base
+    info.l1_fd = device.l1.fd
+    info.l1_alignment = device.l1_alignment
+    info.dram_alignment = device.dram_alignment
+    info.num_dram = device.num_dram_channels
+    info.dram_size = device.dram.size
+    info.dram_noc_y = device.dram_noc_coord(0)[1]
+    info.sem_base = device.semaphore_address(0)
+    for i in range(64 * 64):
+        info.noc_map[i] = -1
+    for core in device.cores:
+        info.noc_map[core.noc_y * 64 + core.noc_x] = core.index
+    for bank in range(device.num_dram_channels):
+        x, y = device.dram_noc_coord(bank)
+        info.noc_map[y * 64 + x] = -2 - bank
+    return info
+
+
+class _Native:
+    """A native run's runtime handle and what keeps its memory alive."""
+
+    __slots__ = ("handle", "keep")
+
+    def __init__(self, handle: int, keep: tuple) -> None:
+        self.handle = handle
+        self.keep = keep
+
+
+class Driver(NativeDriver):
+    """Runs the native kernels of one engine's launches."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine_ref = weakref.ref(engine)
+        self.rt: Runtime = library()
+        self.cengine: int | None = None
+        self.runs: dict[int, _Native] = {}  # run index -> runtime run (native and hosted)
+        self.engine: Engine | None = None
+
+    # -- the engine protocol -----------------------------------------------------------------
+
+    def attach(self, engine: Engine, runs: list[KernelRun]) -> None:
+        self.engine = engine
+        self.cengine = self.rt.engine_new(ctypes.byref(engine.header))
+        for run in runs:
+            entry = getattr(run.native, "entry")  # noqa: B009 - kernels.NativeRun
+            self.runs[run.index] = self._new_run(run, entry, native=True)
+
+    def _new_run(self, run: KernelRun, entry: int, *, native: bool) -> _Native:
+        ctx = run.kernel_context()
+        device = ctx.device
+        info = device_info(device)
+        handle = self.rt.run_new(
+            self.cengine, run.index, ctypes.byref(info), run.core.index, int(native)
+        )
+        cta = (ctypes.c_uint32 * max(1, len(ctx.compile_args)))(*ctx.compile_args)
+        self.rt.run_args(
+            handle,
+            ctx.rta_addr,
+            len(ctx.args),
+            ctx.crta_addr,
+            len(ctx.common_args),
+            ctypes.cast(cta, ctypes.c_void_p),
+            len(ctx.compile_args),
+            int(ctx.noc),
+        )
+        cfg = ctx.compute
+        if cfg is not None:
+            self.rt.run_compute(
+                handle,
+                int(cfg.fp32_dest_acc_en),
+                int(cfg.dst_full_sync_en),
+                int(cfg.math_approx_mode),
+                int(cfg.math_fidelity),
+            )
+        argv = (ctypes.c_int64 * 1)()
+        result = ctypes.c_int64(0)
+        if native:
+            if self.rt.run_start(handle, entry, argv, ctypes.byref(result)) != 0:
+                raise KernelError(f"{run.label}: cannot allocate a native stack")
+        return _Native(handle, (cta, argv, result))
+
+    def resume(self, index: int) -> tuple[int, int]:
+        packed = self.rt.resume(self.cengine, index)
+        return packed >> 32, packed & 0xFFFFFFFF
+
+    def serve(self, index: int) -> None:
+        engine = self.engine
+        if engine is None:  # pragma: no cover - serve follows attach
+            raise KernelError("a native request outside a launch")
+        requests.serve(self.rt, self.runs[index].handle, engine.runs[index])
+
+    def error(self, index: int) -> BaseException:
+        engine = self.engine
+        if engine is None:  # pragma: no cover
+            return KernelError("a native kernel failed outside a launch")
+        return run_error(self.rt, self.runs[index].handle, engine.runs[index])
+
+    def describe_wait(self, run: KernelRun) -> tuple[str, SourceLoc | None]:
+        return describe_native_wait(run)
+
+    def detach(self) -> None:
+        for native in self.runs.values():
+            self.rt.run_free(native.handle)
+        self.runs.clear()
+        if self.cengine is not None:
+            self.rt.engine_free(self.cengine)
+            self.cengine = None
+        engine = self.engine
+        self.engine = None
+        if engine is not None and _DRIVERS.get(engine) is self:
+            del _DRIVERS[engine]
+
+    # -- hosted runs (native code called by a Python kernel) ------------------------------------
+
+    def hosted(self, run: KernelRun, observe: bool) -> int:
+        """The runtime run for native code called by Python run ``run``."""
+        native = self.runs.get(run.index)
+        if native is None:
+            native = self.runs[run.index] = self._new_run(run, 0, native=False)
+        self.rt.run_observe(native.handle, int(observe))
+        return native.handle
+
+
+_DRIVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def driver_for(engine: Engine) -> Driver:
+    """The engine's native driver, attached to its running launch if needed."""
+    driver = _DRIVERS.get(engine)
+    if driver is None:
+        driver = _DRIVERS[engine] = Driver(engine)
+    if engine.running and engine.driver is None:
+        engine.driver = driver
+        driver.attach(engine, [])
+    return driver
+
+
+# -- errors and waits ----------------------------------------------------------------------------
+
+
+def _cb_name(run: KernelRun, index: int) -> str:
+    cbs = getattr(run.core, "cbs", None) or []
+    cb = cbs[index] if 0 <= index < len(cbs) else None
+    return cb.name if cb is not None else f"cb {index}"
+
+
+def _names(text: str, run: KernelRun, cb: int) -> str:
+    import re
+
+    if cb >= 0:
+        text = text.replace("{cb}", _cb_name(run, cb))
+    text = re.sub(r"\{cb:(\d+)\}", lambda m: _cb_name(run, int(m.group(1))), text)
+    num_chips = len(run.core.device.system_desc.chip_desc_indices)
+    return re.sub(r"\{chip:(\d+)\}", lambda m: chips_with_tag(int(m.group(1)), num_chips), text)
+
+
+def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None) -> BaseException:
+    """The exception of a native run that failed (its error record, in Python's words);
+    ``title`` names the external call a hosted run was making."""
+    cls, cb, line = ctypes.c_int32(), ctypes.c_int32(), ctypes.c_int32()
+    file = ctypes.c_char_p()
+    raw = rt.run_error(
+        handle, ctypes.byref(cls), ctypes.byref(cb), ctypes.byref(file), ctypes.byref(line)
+    )
+    text = (raw or b"").decode("utf-8", "replace")
+    loc = SourceLoc(file.value.decode(), line.value) if file.value else None
+    kind = cls.value
+    if kind == 5:
+        return faults.fault_error(rt, handle, run, title)
+    if text.startswith("#cb "):
+        code, n, ptr = (int(v) for v in text.split()[1:4])
+        state = run.core.cbs[cb.value] if run.core.cbs[cb.value] is not None else None
+        pages = state.num_pages if state is not None else 0
+        filled = state.pages_filled if state is not None else 0
+        limit = state.fifo_limit if state is not None else 0
+        text = cb_error(code, _cb_name(run, cb.value), n, pages, filled, ptr, limit)
+    else:
+        text = _names(text, run, cb.value)
+    if kind == 4:
+        text = f"deadlock: {run.label} {text}: {describe_native_wait(run)[0]}"
+    if kind == 7:
+        text = f"a C++ exception escaped native kernel {run.name}: {text}"
+    err = _ERROR_CLASSES.get(kind, KernelError)(text, loc=loc)
+    return err
+
+
+_WAIT_VERBS = {WaitKind.CB_RESERVE: "reserve", WaitKind.CB_WAIT: "wait"}
+
+
+def describe_native_wait(run: KernelRun) -> tuple[str, SourceLoc | None]:
+    """What a blocked native run waits for, and the C++ line that waits."""
+    st = run.state
+    kind = st.wait_kind
+    loc = None
+    if st.src_file:
+        loc = SourceLoc(ctypes.string_at(st.src_file).decode("utf-8", "replace"), st.src_line)
+    if kind in _WAIT_VERBS:
+        cb = run.core.cbs[st.wait_obj]
+        if cb is None:
+            return f"circular buffer {st.wait_obj} (not configured)", loc
+        return cb.describe_wait((_WAIT_VERBS[kind], st.wait_a)), loc
+    if kind in (WaitKind.SEM_EQ, WaitKind.SEM_GE):
+        current = int(run.core.l1_words(st.wait_obj)[0])
+        rel = "==" if kind == WaitKind.SEM_EQ else ">="
+        return (
+            f"noc_semaphore_wait at L1 {st.wait_obj:#x}: waits for value {rel} {st.wait_a}, "
+            f"value is {current}",
+            loc,
+        )
+    return "waiting", loc
+
+
+class NativeWait:
+    """The wait of a Python kernel blocked inside native code (an external call)."""
+
+    __slots__ = ()
+
+    def describe_wait(self, run) -> str:
+        text, loc = describe_native_wait(run)
+        return f"{text} (in native code at {loc})" if loc is not None else text
+
+
+NATIVE_WAIT = NativeWait()

@@ -1,0 +1,124 @@
+"""Reports of native faults: a SIGSEGV / SIGBUS / SIGFPE / SIGILL inside a native kernel.
+
+The runtime's signal handler stops the faulting fiber and records the signal, the
+faulting address and the program counter (runtime/window.cpp).  :func:`fault_error`
+turns that into a :class:`~tilewright.errors.NativeCrashError` naming the kernel, the
+core, what the address is (outside L1, the firmware region, not an L1 address at all)
+and the C++ source line: ``addr2line`` on the kernel object when it is available, else
+the last kernel-API call the kernel made.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import signal
+import subprocess
+
+from tilewright.device.memory import NATIVE_WINDOW_BASE
+from tilewright.errors import NativeCrashError, SourceLoc
+
+__all__ = ["fault_error", "source_line"]
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [
+        ("dli_fname", ctypes.c_char_p),
+        ("dli_fbase", ctypes.c_void_p),
+        ("dli_sname", ctypes.c_char_p),
+        ("dli_saddr", ctypes.c_void_p),
+    ]
+
+
+def _dladdr(pc: int) -> tuple[str, int] | None:
+    try:
+        libc = ctypes.CDLL(None)
+        dladdr = libc.dladdr
+    except (OSError, AttributeError):
+        return None
+    info = _DlInfo()
+    dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    if not dladdr(ctypes.c_void_p(pc), ctypes.byref(info)) or not info.dli_fname:
+        return None
+    return info.dli_fname.decode(), pc - (info.dli_fbase or 0)
+
+
+def source_line(pc: int) -> SourceLoc | None:
+    """The C++ file and line of a program counter in a kernel object (addr2line), if known."""
+    found = _dladdr(pc)
+    tool = shutil.which("addr2line")
+    if found is None or tool is None:
+        return None
+    path, offset = found
+    try:
+        out = subprocess.run(
+            [tool, "-e", path, "-i", hex(offset)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    for line in out.splitlines():
+        file, _, lno = line.rpartition(":")
+        lno = lno.split()[0] if lno else ""
+        if file and file != "??" and lno.isdigit() and int(lno) > 0:
+            return SourceLoc(file, int(lno))
+    return None
+
+
+def _what(addr: int, l1_size: int) -> str:
+    if addr < NATIVE_WINDOW_BASE:
+        return (
+            f"below {NATIVE_WINDOW_BASE:#x}: a null pointer, or L1's firmware region, which native "
+            "code cannot use"
+        )
+    if addr < l1_size:
+        return "inside L1 but not mapped for this core"
+    if addr < 1 << 32:
+        return f"beyond the {l1_size} B of L1 (L1 addresses are 0..{l1_size - 1:#x})"
+    return "not an L1 address (a host pointer or a corrupted value)"
+
+
+def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashError:
+    """The error of a native run that faulted (``title``: the external call it was running)."""
+    signo, addr, pc = ctypes.c_int32(), ctypes.c_uint64(), ctypes.c_uint64()
+    last_file, last_line = ctypes.c_char_p(), ctypes.c_int32()
+    rt.run_fault(
+        handle,
+        ctypes.byref(signo),
+        ctypes.byref(addr),
+        ctypes.byref(pc),
+        ctypes.byref(last_file),
+        ctypes.byref(last_line),
+    )
+    try:
+        name = signal.Signals(signo.value).name
+        desc = signal.strsignal(signo.value) or name
+    except ValueError:
+        name = desc = f"signal {signo.value}"
+    l1_size = run.core.device.l1_size
+    line = source_line(pc.value)
+    after = ""
+    if line is None and last_file.value:
+        line = SourceLoc(last_file.value.decode("utf-8", "replace"), last_line.value)
+        after = "after the kernel-API call at "
+    fault = f"{name} ({desc}) at address {addr.value:#x}, {_what(addr.value, l1_size)}"
+    node = f"({run.core.logical.x}, {run.core.logical.y})"
+    hint = (
+        "L1 addresses (runtime arguments, get_write_ptr, get_semaphore) are pointers only on the "
+        "core that owns them; check pointer arithmetic and bounds"
+    )
+    if title is not None:  # an external call: located at the Python call, the C++ line named
+        where = f" ({after}{line})" if line is not None else ""
+        return NativeCrashError(
+            f"{title} crashed with {fault} on node {node}{where}", rule="native-fault", hint=hint
+        )
+    where = f" ({after.rstrip()})" if after else ""
+    return NativeCrashError(
+        f"native kernel {run.name} on core {node} faulted with {fault}{where}",
+        loc=line,
+        rule="native-fault",
+        hint=hint,
+    )

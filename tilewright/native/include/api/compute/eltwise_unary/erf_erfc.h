@@ -1,0 +1,3 @@
+// api/compute/eltwise_unary/erf_erfc.h -- see sfpu.h.
+#pragma once
+#include "api/compute/eltwise_unary/sfpu.h"

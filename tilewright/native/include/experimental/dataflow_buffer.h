@@ -1,0 +1,3 @@
+// experimental/dataflow_buffer.h -- see tilewright/cb_object.h.
+#pragma once
+#include "tilewright/cb_object.h"

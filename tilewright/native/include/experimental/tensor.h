@@ -1,0 +1,3 @@
+// experimental/tensor.h -- see api/dataflow/objects.h.
+#pragma once
+#include "api/dataflow/dataflow_api.h"

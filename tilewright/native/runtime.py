@@ -1,0 +1,302 @@
+"""The native runtime library (libtwrt): its build, its loading and its C interface.
+
+``libtwrt.so`` implements the tt-metal kernel API for native kernels (sources in
+``runtime/``).  It is built once per build cache, keyed by the hash of its sources,
+of the headers generated here from the Python tables that are the single source of
+truth (``device/shared.py`` layouts, ``device/costs.py`` cycle costs, the SFPU op
+list) and of the compiler; every kernel object links against it.
+
+:func:`library` builds (or finds) and loads it and returns a :class:`Runtime` with
+the C functions bound; the first call also tells it which BLAS ``sgemm`` numpy uses,
+so tile matmuls round exactly as numpy's do.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from tilewright.device import costs
+from tilewright.device.device import NUM_SEMAPHORES
+from tilewright.device.shared import DeviceInfo, EngineHeader, c_header
+from tilewright.device.transfer import NOC_BYTES_PER_CYCLE, NOC_LATENCY
+from tilewright.errors import NativeBuildError
+from tilewright.native import toolchain
+from tilewright.native.toolchain import compiler_identity, include_dir
+
+__all__ = ["Runtime", "library", "SFPU_OPS", "generated_dir"]
+
+SOURCE_DIR = Path(__file__).resolve().parent / "runtime"
+SOURCES = (
+    "fiber.cpp",
+    "window.cpp",
+    "sched.cpp",
+    "dataflow.cpp",
+    "formats.cpp",
+    "compute.cpp",
+    "layout.cpp",
+)
+
+SFPU_OPS = (
+    # no parameters
+    "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu", "sigmoid", "tanh", "sin", "cos",
+    "tan", "abs", "negative", "square", "exp2", "expm1", "log1p", "floor", "ceil", "sign",
+    "silu", "asin", "acos", "atan", "asinh", "acosh", "atanh", "hardsigmoid", "softsign",
+    "signbit", "trunc", "frac", "erf", "erfc",
+    # parameters (float bits, or an int)
+    "leaky_relu", "elu", "prelu", "relu_max", "relu_min", "rsub", "power", "power_iterative",
+    "round", "add_unary", "sub_unary", "mul_unary", "div_unary", "rsub_unary", "softplus",
+    "hardtanh", "clamp", "threshold", "selu", "celu",
+)  # fmt: skip
+"""SFPU unary ops the native runtime implements (``<name>_tile`` in the kernel API)."""
+
+_FLAGS = (
+    "-std=c++20",
+    "-O2",
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-ffp-contract=off",  # float arithmetic as numpy's: one rounding per operation
+    "-fno-math-errno",
+    "-Wall",
+    "-Wno-unused-function",
+)
+
+
+def _costs_header() -> str:
+    names = {
+        "CB_OP": costs.CB_OP,
+        "SEMAPHORE_OP": costs.SEMAPHORE_OP,
+        "TILE_COPY": costs.TILE_COPY,
+        "TILE_ELTWISE": costs.TILE_ELTWISE,
+        "TILE_SFPU": costs.TILE_SFPU,
+        "TILE_MATMUL": costs.TILE_MATMUL,
+        "TILE_REDUCE": costs.TILE_REDUCE,
+        "NOC_LATENCY": NOC_LATENCY,
+        "NOC_BYTES_PER_CYCLE": NOC_BYTES_PER_CYCLE,
+    }
+    lines = ["// Generated from tilewright/device/costs.py -- do not edit.", "#pragma once"]
+    lines += [f"#define TW_COST_{k} {v}" for k, v in names.items()]
+    lines.append(f"#define TW_NUM_SEMAPHORES {NUM_SEMAPHORES}")
+    return "\n".join(lines) + "\n"
+
+
+def _sfpu_header() -> str:
+    lines = [
+        "// Generated from tilewright/native/runtime.py SFPU_OPS -- do not edit.",
+        "#pragma once",
+    ]
+    lines.append("enum tw_sfpu_op : int {")
+    lines += [f"    TW_SFPU_{name} = {i}," for i, name in enumerate(SFPU_OPS)]
+    lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+def _erf_header() -> str:
+    """The coefficients of device/ops/special.py's erf (float64, exact repr)."""
+    from tilewright.device.ops import special
+
+    coeffs = special._COEFFS  # noqa: SLF001 - the one table both engines evaluate
+    rows = ["    {" + ", ".join(float(v).hex() for v in row) + "}," for row in coeffs]
+    lines = [
+        "// Generated from tilewright/device/ops/special.py -- do not edit.",
+        "#pragma once",
+        f"#define TW_ERF_WIDTH {special._WIDTH!r}",  # noqa: SLF001
+        f"#define TW_ERF_PIECES {special._PIECES}",  # noqa: SLF001
+        f"#define TW_ERF_DEGREE {special._DEGREE}",  # noqa: SLF001
+        f"static const double kErfCoeffs[{coeffs.shape[0]}][{coeffs.shape[1]}] = {{",
+        *rows,
+        "};",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _generated() -> dict[str, str]:
+    return {
+        "twrt_layout.h": c_header(),
+        "twrt_costs.h": _costs_header(),
+        "twrt_sfpu_ops.h": _sfpu_header(),
+        "twrt_erf.h": _erf_header(),
+    }
+
+
+def _key(compiler: str) -> str:
+    h = hashlib.sha256()
+    h.update(compiler_identity(compiler).encode())
+    h.update("\0".join(_FLAGS).encode())
+    for name, text in sorted(_generated().items()):
+        h.update(name.encode() + b"\0" + text.encode())
+    for path in sorted(SOURCE_DIR.iterdir()):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    runtime_h = Path(include_dir()) / "tilewright" / "runtime.h"
+    h.update(runtime_h.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def generated_dir() -> Path:
+    """Directory of the generated headers of the current runtime (on kernels' include path)."""
+    return library().directory
+
+
+class Runtime:
+    """The loaded runtime library with its C functions bound."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.directory = path.parent
+        try:
+            lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+        except OSError as exc:
+            raise NativeBuildError(f"cannot load the native runtime {path}: {exc}") from None
+        self.lib = lib
+        vp, i32, i64, u32 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64, ctypes.c_uint32
+        sig = {
+            "twrt_engine_new": (vp, [ctypes.POINTER(EngineHeader)]),
+            "twrt_engine_free": (None, [vp]),
+            "twrt_run_new": (vp, [vp, i32, ctypes.POINTER(DeviceInfo), i32, i32]),
+            "twrt_run_args": (None, [vp, u32, u32, u32, u32, vp, u32, u32]),
+            "twrt_run_compute": (None, [vp, i32, i32, i32, i32]),
+            "twrt_run_observe": (None, [vp, i32]),
+            "twrt_run_start": (i32, [vp, vp, vp, vp]),
+            "twrt_run_free": (None, [vp]),
+            "twrt_resume": (i64, [vp, i32]),
+            "twrt_call": (i32, [vp]),
+            "twrt_run_request": (
+                ctypes.c_char_p,
+                [vp, ctypes.POINTER(i32), ctypes.POINTER(i64)],
+            ),
+            "twrt_run_reply": (None, [vp, i64]),
+            "twrt_run_error": (
+                ctypes.c_char_p,
+                [
+                    vp,
+                    ctypes.POINTER(i32),
+                    ctypes.POINTER(i32),
+                    ctypes.POINTER(ctypes.c_char_p),
+                    ctypes.POINTER(i32),
+                ],
+            ),
+            "twrt_run_fault": (
+                None,
+                [
+                    vp,
+                    ctypes.POINTER(i32),
+                    ctypes.POINTER(ctypes.c_uint64),
+                    ctypes.POINTER(ctypes.c_uint64),
+                    ctypes.POINTER(ctypes.c_char_p),
+                    ctypes.POINTER(i32),
+                ],
+            ),
+            "twrt_run_rc": (i32, [vp]),
+            "twrt_run_dst": (ctypes.POINTER(ctypes.c_float), [vp]),
+            "twrt_set_sgemm": (None, [vp, i32]),
+            "twrt_window_range": (ctypes.c_uint64, []),
+            "twrt_test_decode": (i32, [u32, vp, vp]),
+            "twrt_test_encode": (i32, [u32, vp, vp]),
+        }
+        self._fns: dict[str, Any] = {}
+        for name, (restype, argtypes) in sig.items():
+            fn = getattr(lib, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+            self._fns[name[5:]] = fn  # twrt_resume -> self.resume
+        _bind_sgemm(self)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_fns"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+_LOCK = threading.Lock()
+_RUNTIMES: dict[str, Runtime] = {}
+"""Compiler -> the one runtime library loaded in this process for it."""
+
+
+def library() -> Runtime:
+    """The runtime library (built on first use, then loaded once per process).
+
+    One instance per process: the fibers, the current run and the identity window are
+    its globals, so a kernel object linked against a second copy (e.g. one built in
+    another cache directory after ``configure(cache_dir=...)``) would not see the run it
+    is part of.  Kernel objects link against the loaded copy's file; if that file was
+    removed, an identical copy is built in the current cache to link against (same
+    soname, so the loader binds kernel objects to the instance already loaded).
+    """
+    opts = toolchain.OPTIONS
+    compiler = opts.resolved_compiler()
+    rt = _RUNTIMES.get(compiler)
+    if rt is not None and rt.path.is_file():
+        return rt
+    with _LOCK:
+        rt = _RUNTIMES.get(compiler)
+        if rt is None:
+            rt = _RUNTIMES[compiler] = Runtime(_build(compiler, opts.resolved_cache_dir()))
+        elif not rt.path.is_file():
+            rt.path = _build(compiler, opts.resolved_cache_dir())
+            rt.directory = rt.path.parent
+    return rt
+
+
+def _build(compiler: str, cache: Path) -> Path:
+    digest = _key(compiler)
+    directory = cache / "runtime" / digest
+    target = directory / f"libtwrt-{digest}.so"
+    if target.is_file():
+        return target
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="twrt-", dir=directory.parent))
+    try:
+        for name, text in _generated().items():
+            (work / name).write_text(text)
+        for name in os.listdir(SOURCE_DIR):
+            shutil.copy(SOURCE_DIR / name, work / name)
+        out = work / target.name
+        command = [
+            compiler,
+            *_FLAGS,
+            f"-Wl,-soname,{target.name}",
+            f"-I{work}",
+            f"-I{include_dir()}",
+            "-o",
+            str(out),
+            *[str(work / s) for s in SOURCES],
+        ]
+        proc = subprocess.run(
+            command, capture_output=True, text=True, check=False, env=dict(os.environ, LC_ALL="C")
+        )
+        if proc.returncode != 0:
+            raise NativeBuildError(
+                f"building the native runtime failed (compiler exit status {proc.returncode}):\n"
+                f"{proc.stderr or proc.stdout}",
+                hint="the runtime needs a C++20 compiler for x86-64 Linux (g++ >= 11 or clang >= 14)",
+            )
+        try:
+            os.replace(work, directory)  # atomic: a concurrent build of the same key may win
+        except OSError:
+            if not target.is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+# -- numpy's sgemm ---------------------------------------------------------------------------
+
+
+def _bind_sgemm(rt: Runtime) -> None:
+    """Give the runtime the sgemm numpy's matmul calls (same kernels, same rounding)."""
+    from tilewright.device.blas import numpy_sgemm
+
+    found = numpy_sgemm()
+    if found is not None:
+        address, ilp64 = found
+        rt.set_sgemm(address, ilp64)

@@ -1,0 +1,550 @@
+// compute.cpp -- the compute kernel API: DST, unpack -> math / SFPU -> pack.
+//
+// Same semantics, order of operations and messages as device/kernel_api/compute.py:
+// DST holds 16 tiles of float32 values, rounded to bf16 (round to nearest even) on every
+// write unless fp32_dest_acc_en; unpack decodes the CB's format, pack encodes into the
+// output CB's format at the next sequential slot (formats.cpp, bit-identical to the
+// Python codecs).  Float arithmetic follows numpy's float32 order: elementwise ops are
+// single IEEE operations (built with -ffp-contract=off), reductions replay numpy's
+// pairwise summation, and tile matmuls call the same BLAS sgemm numpy uses.
+#include <cinttypes>
+#include <cmath>
+
+#include "twrt.h"
+#include "twrt_formats.h"
+#include "twrt_erf.h"
+#include "twrt_sfpu_ops.h"
+
+namespace twrt {
+
+namespace {
+
+constexpr int kDstTiles = 16;
+constexpr int kTile = 1024;
+
+using Sgemm = void (*)(int, int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                       float, float*, int64_t);
+using Sgemm32 = void (*)(int, int, int, int32_t, int32_t, int32_t, float, const float*, int32_t, const float*,
+                         int32_t, float, float*, int32_t);
+void* g_sgemm = nullptr;
+int g_sgemm_ilp64 = 0;
+
+Run* compute_run(tw::Loc loc) {
+    Run* r = cur();
+    note(r, loc);
+    if (!r->kind_compute)
+        fail(r, ERR_KERNEL, loc,
+             "this kernel is a data-movement kernel; the compute API runs on compute kernels");
+    return r;
+}
+
+int capacity(Run* r) {
+    int n = r->dst_full_sync ? kDstTiles : kDstTiles / 2;
+    return r->fp32_dest_acc ? n / 2 : n;
+}
+
+const char* py_bool(int v) { return v ? "True" : "False"; }
+
+void check_dst(Run* r, int64_t idst, tw::Loc loc) {
+    int cap = capacity(r);
+    if (idst < 0 || idst >= cap)
+        fail(r, ERR_KERNEL, loc,
+             "DST index %" PRId64 " is out of range: this compute kernel has %d DST tiles per acquire "
+             "(fp32_dest_acc_en=%s, dst_full_sync_en=%s)",
+             idst, cap, py_bool(r->fp32_dest_acc), py_bool(r->dst_full_sync));
+}
+
+float* dst_tile(Run* r, uint32_t idst) { return r->dst + size_t(idst) * kTile; }
+
+void clear_dst(Run* r) {
+    // Acquire / release zero DST; only tiles written since the last clear need it.
+    for (uint32_t m = r->dst_dirty; m; m &= m - 1) std::memset(dst_tile(r, __builtin_ctz(m)), 0, kTile * 4);
+    r->dst_dirty = 0;
+}
+
+void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
+    check_dst(r, idst, loc);
+    r->dst_dirty |= 1u << idst;
+    float* d = dst_tile(r, idst);
+    if (r->fp32_dest_acc) {
+        if (d != values) std::memcpy(d, values, kTile * 4);
+    } else {
+        for (int i = 0; i < kTile; ++i) d[i] = round_bf16(values[i]);
+    }
+}
+
+void check_tile_shape(Run* r, int32_t cb, const tw_CBState* c, tw::Loc loc) {
+    if (c->tile_h != 32 || c->tile_w != 32)
+        fail_cb(r, ERR_KERNEL, cb, loc, "the compute API here handles 32x32 tiles; {cb} has a %ux%u tile", c->tile_h,
+                c->tile_w);
+}
+
+void check_page(Run* r, int32_t cb, const tw_CBState* c, tw::Loc loc) {
+    int32_t size = tile_bytes(c->format_code);
+    if (size < 0) fail_cb(r, ERR_FORMAT, cb, loc, "data format %u of {cb} has no tile form", c->format_code);
+    if (uint32_t(size) != c->page_size)
+        fail_cb(r, ERR_FORMAT, cb, loc, "decode_block(format %u): 1x1 tiles of %d bytes need %d bytes, got %u",
+                c->format_code, size, size, c->page_size);
+}
+
+/** Tile `itile` (relative to the read pointer) of CB `cb` as row-major float32. */
+void unpack(Run* r, int32_t cb, uint32_t itile, float* out, tw::Loc loc) {
+    tw_CBState* c = cb_of(r, cb, loc);
+    uint32_t filled = (c->received - c->acked) & 0xFFFF;
+    if (itile >= filled)
+        fail_cb(r, ERR_KERNEL, cb, loc, "tile %u of {cb} is not available: %u pages are waited at the front", itile,
+                filled);
+    check_tile_shape(r, cb, c, loc);
+    check_page(r, cb, c, loc);
+    decode_tile(c->format_code, r->l1 + c->rd_ptr + size_t(itile) * c->page_size, out);
+}
+
+void pack_int_error(Run* r, uint32_t fmt, int32_t index, float value, tw::Loc loc) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    const int64_t args[3] = {fmt, index, bits};
+    request(r, "pack_int_error", 3, args, loc);
+    fail(r, ERR_FORMAT, loc, "value at device index %d cannot be stored in format %u", index, fmt);
+}
+
+uint32_t slot_addr(Run* r, int32_t cb, tw_CBState* c, uint32_t slot, const char* what, tw::Loc loc) {
+    if (slot >= c->num_pages)
+        fail_cb(r, ERR_KERNEL, cb, loc, "%s into {cb}: tile slot %u is beyond its %u pages", what, slot, c->num_pages);
+    uint32_t addr = c->wr_ptr + slot * c->page_size;
+    if (addr + c->page_size > c->fifo_limit) addr -= c->num_pages * c->page_size;
+    return addr;
+}
+
+void pack_values(Run* r, int32_t cb, uint32_t slot, const float* values, const char* what, tw::Loc loc) {
+    tw_CBState* c = cb_of(r, cb, loc);
+    uint32_t addr = slot_addr(r, cb, c, slot, what, loc);
+    check_tile_shape(r, cb, c, loc);
+    check_page(r, cb, c, loc);
+    uint8_t* mem = r->l1 + addr;
+    float sum[kTile];
+    if (r->l1_acc) {
+        decode_tile(c->format_code, mem, sum);
+        for (int i = 0; i < kTile; ++i) sum[i] = sum[i] + values[i];
+        values = sum;
+    }
+    int32_t bad = encode_tile(c->format_code, values, mem);
+    if (bad >= 0) {
+        // device order index -> the row-major value
+        int face = bad / 256, rr = (bad % 256) / 16, cc = bad % 16;
+        pack_int_error(r, c->format_code, bad, values[((face / 2) * 16 + rr) * 32 + (face % 2) * 16 + cc], loc);
+    }
+}
+
+}  // namespace
+
+void pack_tile_values(Run* r, int32_t cb, uint32_t slot, const float* values, const char* what, tw::Loc loc) {
+    pack_values(r, cb, slot, values, what, loc);
+}
+
+namespace {
+
+void transpose(const float* in, float* out) {
+    for (int i = 0; i < 32; ++i)
+        for (int j = 0; j < 32; ++j) out[j * 32 + i] = in[i * 32 + j];
+}
+
+// C = A @ B for 32x32 row-major tiles, as numpy's matmul computes it.
+void tile_matmul(const float* a, const float* b, float* c) {
+    if (g_sgemm != nullptr) {
+        if (g_sgemm_ilp64)
+            reinterpret_cast<Sgemm>(g_sgemm)(101, 111, 111, 32, 32, 32, 1.0f, a, 32, b, 32, 0.0f, c, 32);
+        else
+            reinterpret_cast<Sgemm32>(g_sgemm)(101, 111, 111, 32, 32, 32, 1.0f, a, 32, b, 32, 0.0f, c, 32);
+        return;
+    }
+    for (int i = 0; i < 32; ++i) {
+        for (int j = 0; j < 32; ++j) {
+            double s = 0;
+            for (int k = 0; k < 32; ++k) s += double(a[i * 32 + k]) * double(b[k * 32 + j]);
+            c[i * 32 + j] = float(s);
+        }
+    }
+}
+
+// numpy's float32 pairwise summation (n elements, stride in floats).
+float pairwise_sum(const float* a, int n, int stride) {
+    if (n < 8) {
+        float res = -0.0f;
+        for (int i = 0; i < n; ++i) res += a[i * stride];
+        return res;
+    }
+    if (n <= 128) {
+        float r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j * stride];
+        int i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[(i + j) * stride];
+        float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i * stride];
+        return res;
+    }
+    int n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2, stride) + pairwise_sum(a + n2 * stride, n - n2, stride);
+}
+
+float nan_max(float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return std::nanf("");
+    return a > b ? a : b;
+}
+
+}  // namespace
+
+}  // namespace twrt
+
+using namespace twrt;
+
+TW_EXPORT void twrt_set_sgemm(void* fn, int32_t ilp64) {
+    g_sgemm = fn;
+    g_sgemm_ilp64 = ilp64;
+}
+
+TW_EXPORT void twrt_dst_acquire(tw::Loc loc) { clear_dst(compute_run(loc)); }
+
+TW_EXPORT void twrt_dst_release(tw::Loc loc) { clear_dst(compute_run(loc)); }
+
+TW_EXPORT void twrt_dst_check(tw::Loc loc) { compute_run(loc); }
+
+TW_EXPORT void twrt_check_cb(int32_t cb, tw::Loc loc) { cb_of(cur(), cb, loc); }
+
+// what: 0 plain init, 1 copy_tile_to_dst_init_short(cb=a, transpose=b), 2 mm_init,
+// 3 matmul_block_init(a, b, transpose=c, ct=d, rt=e; kt via twrt_init 4), 5 sfpu init.
+TW_EXPORT void twrt_init(int32_t what, int32_t a, int32_t b, int32_t c, int32_t d, int32_t e, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    if (what == 5) return;
+    r->unpack_transpose = 0;
+    switch (what) {
+        case 1:
+            cb_of(r, a, loc);
+            if (b) r->unpack_transpose = 1;
+            break;
+        case 2:
+            r->mm_block_set = 0;
+            break;
+        case 3:
+            cb_of(r, a, loc);
+            cb_of(r, b, loc);
+            r->mm_block_set = 1;
+            r->mm_transpose = c != 0;
+            r->mm_ct = d;
+            r->mm_rt = e;
+            break;
+        case 4:
+            r->mm_kt = a;
+            break;
+        default:
+            break;
+    }
+}
+
+TW_EXPORT void twrt_copy_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float t[kTile], u[kTile];
+    unpack(r, int32_t(cb), itile, t, loc);
+    if (r->unpack_transpose) {
+        transpose(t, u);
+        write_dst(r, idst, u, loc);
+    } else {
+        write_dst(r, idst, t, loc);
+    }
+    tick(r, TW_COST_TILE_COPY);
+}
+
+TW_EXPORT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1,
+                           uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float a[kTile], b[kTile], out[kTile];
+    unpack(r, int32_t(cb0), t0, a, loc);
+    unpack(r, int32_t(cb1), t1, b, loc);
+    for (int i = 0; i < kTile; ++i) {
+        int row = i / 32, col = i % 32;
+        float bv = bcast == 1 ? b[col] : bcast == 2 ? b[row * 32] : bcast == 3 ? b[0] : b[i];
+        out[i] = op == 0 ? a[i] + bv : op == 1 ? a[i] - bv : a[i] * bv;
+    }
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_ELTWISE);
+}
+
+TW_EXPORT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst, loc);
+    if (reuse == 0)
+        fail(r, ERR_KERNEL, loc,
+             "binary_dest_reuse_tiles needs EltwiseBinaryReuseDestType::DEST_TO_SRCA or DEST_TO_SRCB (NONE reuses "
+             "nothing: use add_tiles / sub_tiles / mul_tiles)");
+    static const char* const names[] = {"ELWMUL", "ELWDIV", "ELWADD", "ELWSUB", "ELWMAXMIN"};
+    if (op != 0 && op != 2 && op != 3)
+        fail(r, ERR_KERNEL, loc, "binary_dest_reuse_tiles: %s is not an FPU binary op (ELWADD, ELWSUB, ELWMUL)",
+             op >= 0 && op < 5 ? names[op] : "?");
+    float t[kTile], out[kTile];
+    unpack(r, int32_t(cb), itile, t, loc);
+    const float* d = dst_tile(r, idst);
+    for (int i = 0; i < kTile; ++i) {
+        float x = reuse == 1 ? d[i] : t[i], y = reuse == 1 ? t[i] : d[i];
+        out[i] = op == 2 ? x + y : op == 3 ? x - y : x * y;
+    }
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_ELTWISE);
+}
+
+TW_EXPORT void twrt_matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
+                                 uint32_t transpose_b, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst, loc);
+    float a[kTile], b[kTile], bt[kTile], p[kTile], out[kTile];
+    unpack(r, int32_t(cb0), t0, a, loc);
+    unpack(r, int32_t(cb1), t1, b, loc);
+    if (transpose_b) transpose(b, bt);
+    tile_matmul(a, transpose_b ? bt : b, p);
+    const float* d = dst_tile(r, idst);
+    for (int i = 0; i < kTile; ++i) out[i] = d[i] + p[i];
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_MATMUL);
+}
+
+TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
+                                 uint32_t transpose_b, uint32_t ct, uint32_t rt, uint32_t kt, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    char what[96];
+    std::snprintf(what, sizeof what, "matmul_block(ct_dim=%u, rt_dim=%u, kt_dim=%u)", ct, rt, kt);
+    if (int32_t(ct) < 1 || int32_t(rt) < 1 || int32_t(kt) < 1)
+        fail(r, ERR_KERNEL, loc, "%s: block dimensions must be at least 1", what);
+    int cap = capacity(r);
+    uint32_t n = ct * rt;
+    if (idst + n > uint32_t(cap))
+        fail(r, ERR_KERNEL, loc,
+             "%s writes DST tiles %u..%u, beyond the %d DST tiles of one acquire (fp32_dest_acc_en=%s, "
+             "dst_full_sync_en=%s)",
+             what, idst, idst + n - 1, cap, py_bool(r->fp32_dest_acc), py_bool(r->dst_full_sync));
+    if (r->mm_block_set && (r->mm_transpose != (transpose_b != 0) || uint32_t(r->mm_ct) != ct ||
+                            uint32_t(r->mm_rt) != rt))
+        fail(r, ERR_KERNEL, loc,
+             "%s, transpose=%d: the last matmul_block_init / mm_block_init configured ct_dim=%d, rt_dim=%d, "
+             "transpose=%d; the hardware runs the configured block (re-init before changing it)",
+             what, transpose_b ? 1 : 0, r->mm_ct, r->mm_rt, r->mm_transpose);
+    static thread_local float btiles[16 * kTile];
+    float tmp[kTile], a[kTile], p[kTile], out[kTile];
+    for (uint32_t c = 0; c < ct; ++c) {
+        unpack(r, int32_t(cb1), t1 + c, transpose_b ? tmp : btiles + c * kTile, loc);
+        if (transpose_b) transpose(tmp, btiles + c * kTile);
+    }
+    for (uint32_t row = 0; row < rt; ++row) {
+        unpack(r, int32_t(cb0), t0 + row * kt, a, loc);
+        for (uint32_t c = 0; c < ct; ++c) {
+            uint32_t d = idst + row * ct + c;
+            tile_matmul(a, btiles + c * kTile, p);
+            const float* dv = dst_tile(r, d);
+            for (int i = 0; i < kTile; ++i) out[i] = dv[i] + p[i];
+            write_dst(r, d, out, loc);
+        }
+    }
+    tick(r, uint64_t(TW_COST_TILE_MATMUL) * n);
+}
+
+TW_EXPORT void twrt_reduce_tile(int32_t pool, int32_t dim, uint32_t cb, uint32_t cbs, uint32_t t, uint32_t ts,
+                                uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst, loc);
+    float a[kTile], s[kTile], d[kTile];
+    unpack(r, int32_t(cb), t, a, loc);
+    unpack(r, int32_t(cbs), ts, s, loc);
+    float scale = s[0];
+    std::memcpy(d, dst_tile(r, idst), sizeof d);
+    bool mx = pool == 2;
+    auto combine = [mx](float x, float y) { return mx ? nan_max(x, y) : x + y; };
+    if (dim == 0) {  // REDUCE_ROW: each row into column 0
+        for (int i = 0; i < 32; ++i) {
+            float red;
+            if (mx) {
+                red = a[i * 32];
+                for (int j = 1; j < 32; ++j) red = nan_max(red, a[i * 32 + j]);
+            } else {
+                red = pairwise_sum(a + i * 32, 32, 1);
+            }
+            d[i * 32] = combine(d[i * 32], red * scale);
+        }
+    } else if (dim == 1) {  // REDUCE_COL: each column into row 0
+        for (int j = 0; j < 32; ++j) {
+            float red = a[j];
+            for (int i = 1; i < 32; ++i) red = mx ? nan_max(red, a[i * 32 + j]) : red + a[i * 32 + j];
+            d[j] = combine(d[j], red * scale);
+        }
+    } else {
+        float red;
+        if (mx) {
+            red = a[0];
+            for (int i = 1; i < kTile; ++i) red = nan_max(red, a[i]);
+        } else {
+            red = pairwise_sum(a, kTile, 1);
+        }
+        d[0] = combine(d[0], red * scale);
+    }
+    write_dst(r, idst, d, loc);
+    tick(r, TW_COST_TILE_REDUCE);
+}
+
+TW_EXPORT void twrt_transpose_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float t[kTile], u[kTile];
+    unpack(r, int32_t(cb), itile, t, loc);
+    transpose(t, u);
+    write_dst(r, idst, u, loc);
+    tick(r, TW_COST_TILE_COPY);
+}
+
+TW_EXPORT void twrt_transpose_dest(uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst, loc);
+    float u[kTile];
+    transpose(dst_tile(r, idst), u);
+    write_dst(r, idst, u, loc);
+    tick(r, TW_COST_TILE_SFPU);
+}
+
+TW_EXPORT void twrt_pack_tile(uint32_t idst, uint32_t cb, uint32_t out_idx, bool out_of_order, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst, loc);
+    tw_CBState* c = cb_of(r, int32_t(cb), loc);
+    uint32_t slot = out_of_order ? out_idx : c->pack_counter;
+    pack_values(r, int32_t(cb), slot, dst_tile(r, idst), "pack_tile", loc);
+    if (!out_of_order) c->pack_counter += 1;
+    tick(r, TW_COST_TILE_COPY);
+}
+
+TW_EXPORT void twrt_pack_l1_acc(uint32_t enable, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    if (enable > 1) fail(r, ERR_KERNEL, loc, "pack_reconfig_l1_acc(%u): the flag must be 0 or 1", enable);
+    r->l1_acc = int32_t(enable);
+}
+
+// -- SFPU ---------------------------------------------------------------------------------------
+
+namespace {
+
+float fparam(uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+int32_t iparam(uint32_t bits) { return int32_t(bits); }
+
+// Transcendental functions are evaluated in double and rounded once to float32: the
+// correctly rounded result in almost every case, within one float32 ulp of numpy's
+// float32 loops (docs/cpp-kernels.md, "Numerics").
+float d1(double (*fn)(double), float x) { return float(fn(double(x))); }
+
+// numpy's maximum / minimum: NaN in either operand propagates; ties (+0 / -0) give the second.
+float np_max(float a, float b) { return (a > b || std::isnan(a)) ? a : b; }
+float np_min(float a, float b) { return (a < b || std::isnan(a)) ? a : b; }
+
+// The error function of tilewright/device/ops/special.py, operation for operation: a
+// piecewise polynomial in float64 whose coefficients are generated from that module
+// (twrt_erf.h), so erf, erfc and gelu agree with the Python engine bit for bit.
+double poly_erf(double x) {
+    if (std::isnan(x)) return x;
+    double mag = std::fabs(x);
+    double scaled = mag * (1.0 / TW_ERF_WIDTH);
+    int piece = scaled < TW_ERF_PIECES ? int(scaled) : TW_ERF_PIECES;
+    double t = piece == TW_ERF_PIECES ? 0.0 : (mag - piece * TW_ERF_WIDTH) * (2.0 / TW_ERF_WIDTH) - 1.0;
+    double result = kErfCoeffs[0][piece];
+    for (int row = 1; row <= TW_ERF_DEGREE; ++row) {
+        result *= t;
+        result += kErfCoeffs[row][piece];
+    }
+    return std::copysign(result, x);
+}
+
+float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
+    switch (op) {
+        case TW_SFPU_exp: return d1(std::exp, x);
+        case TW_SFPU_log: return d1(std::log, x);
+        case TW_SFPU_sqrt: return std::sqrt(x);
+        case TW_SFPU_rsqrt: return 1.0f / std::sqrt(x);
+        case TW_SFPU_recip: return 1.0f / x;
+        case TW_SFPU_relu: return np_max(x, 0.0f);
+        case TW_SFPU_gelu: {
+            double w = double(x);
+            return float(0.5 * w * (1.0 + poly_erf(w * std::sqrt(0.5))));
+        }
+        case TW_SFPU_sigmoid: return 1.0f / (1.0f + d1(std::exp, -x));
+        case TW_SFPU_tanh: return d1(std::tanh, x);
+        case TW_SFPU_sin: return d1(std::sin, x);
+        case TW_SFPU_cos: return d1(std::cos, x);
+        case TW_SFPU_tan: return d1(std::tan, x);
+        case TW_SFPU_abs: return std::fabs(x);
+        case TW_SFPU_negative: return -x;
+        case TW_SFPU_square: return x * x;
+        case TW_SFPU_exp2: return d1(std::exp2, x);
+        case TW_SFPU_expm1: return d1(std::expm1, x);
+        case TW_SFPU_log1p: return d1(std::log1p, x);
+        case TW_SFPU_floor: return std::floor(x);
+        case TW_SFPU_ceil: return std::ceil(x);
+        case TW_SFPU_sign: return std::isnan(x) ? x : x > 0 ? 1.0f : x < 0 ? -1.0f : 0.0f;
+        case TW_SFPU_silu: return x / (1.0f + d1(std::exp, -x));
+        case TW_SFPU_asin: return d1(std::asin, x);
+        case TW_SFPU_acos: return d1(std::acos, x);
+        case TW_SFPU_atan: return d1(std::atan, x);
+        case TW_SFPU_asinh: return d1(std::asinh, x);
+        case TW_SFPU_acosh: return d1(std::acosh, x);
+        case TW_SFPU_atanh: return d1(std::atanh, x);
+        case TW_SFPU_hardsigmoid: return np_min(np_max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+        case TW_SFPU_softsign: return x / (1.0f + std::fabs(x));
+        case TW_SFPU_signbit: return std::signbit(x) ? 1.0f : 0.0f;
+        case TW_SFPU_trunc: return std::trunc(x);
+        case TW_SFPU_frac: return x - std::trunc(x);
+        case TW_SFPU_erf: return float(poly_erf(double(x)));
+        case TW_SFPU_erfc: return float(1.0 - poly_erf(double(x)));
+        case TW_SFPU_leaky_relu:
+        case TW_SFPU_prelu: return x >= 0 ? x : x * fparam(p0);
+        case TW_SFPU_elu: return x > 0 ? x : fparam(p0) * d1(std::expm1, x);
+        case TW_SFPU_relu_max: return np_max(np_min(x, fparam(p0)), 0.0f);
+        case TW_SFPU_relu_min: return np_max(x, fparam(p0));
+        case TW_SFPU_rsub: return fparam(p0) - x;
+        case TW_SFPU_power: return std::pow(x, fparam(p0));  // powf: numpy's float32 power
+        case TW_SFPU_power_iterative: {
+            int32_t n = iparam(p0);
+            return float(std::pow(x, n));
+        }
+        case TW_SFPU_add_unary: return x + fparam(p0);
+        case TW_SFPU_sub_unary: return x - fparam(p0);
+        case TW_SFPU_mul_unary:
+        case TW_SFPU_div_unary: return x * fparam(p0);
+        case TW_SFPU_rsub_unary: return fparam(p0) - x;
+        case TW_SFPU_softplus: {
+            float scaled = x * fparam(p0);
+            return scaled > fparam(p2) ? x : d1(std::log1p, d1(std::exp, scaled)) * fparam(p1);
+        }
+        case TW_SFPU_hardtanh:
+        case TW_SFPU_clamp: return np_min(np_max(x, fparam(p0)), fparam(p1));
+        case TW_SFPU_threshold: return x > fparam(p0) ? x : fparam(p1);
+        case TW_SFPU_selu:
+            return fparam(p0) * (x > 0 ? x : fparam(p1) * d1(std::expm1, x));
+        case TW_SFPU_celu: return x > 0 ? x : fparam(p0) * d1(std::expm1, x * fparam(p1));
+        default: return x;
+    }
+}
+
+}  // namespace
+
+TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, uint32_t p2, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst, loc);
+    float out[kTile];
+    const float* d = dst_tile(r, idst);
+    if (op == TW_SFPU_round) {
+        int32_t decimals = iparam(p0);
+        const int64_t args[2] = {int64_t(reinterpret_cast<uintptr_t>(d)), decimals};
+        // numpy's round (scale, rint, unscale in float32 with its own corner cases): Python does it.
+        request(r, "sfpu_round", 2, args, loc);
+        write_dst(r, idst, d, loc);
+    } else {
+        for (int i = 0; i < kTile; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2);
+        write_dst(r, idst, out, loc);
+    }
+    tick(r, TW_COST_TILE_SFPU);
+}

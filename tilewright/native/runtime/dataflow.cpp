@@ -1,0 +1,593 @@
+// dataflow.cpp -- the data-movement kernel API: identity, arguments, circular buffers,
+// NoC transfers (unicast, multicast, stateful), semaphores and tensor accessors.
+//
+// Semantics and messages are those of the Python kernel API (device/cb.py,
+// device/kernel_api/dataflow.py, device/transfer.py, device/kernel_api/accessor.py).
+#include <cinttypes>
+
+#include "twrt.h"
+
+namespace twrt {
+
+namespace {
+
+constexpr uint64_t kLocalMask = (uint64_t(1) << 36) - 1;
+
+// The chip tag in bits 60..63 (device/noc.py chip_tag): 0 is "the issuing chip".
+inline uint32_t chip_tag(int32_t chip) { return uint32_t(chip % 15) + 1; }
+
+inline uint64_t xy_addr(const tw_DeviceInfo* d, uint32_t x, uint32_t y, uint64_t addr) {
+    return (uint64_t(y & 63) << 42) | (uint64_t(x & 63) << 36) | (addr & kLocalMask) |
+           (uint64_t(chip_tag(d->chip)) << 60);
+}
+
+// CB protocol errors carry their code: Python renders device/cb.py's CB_ERRORS with the
+// CB's name ("#cb <code> <pages> <ptr>").
+[[noreturn]] void cb_protocol_error(Run* r, int32_t cb, int32_t code, int32_t n, uint32_t ptr, tw::Loc loc) {
+    fail_cb(r, ERR_DFB, cb, loc, "#cb %d %d %u", code, n, ptr);
+}
+
+void observe(Run* r, int32_t kind, int32_t cb, int32_t n, tw::Loc loc) {
+    const int64_t args[3] = {kind, cb, n};
+    request(r, "observe", 3, args, loc);
+}
+
+uint32_t word_addr(Run* r, uint32_t addr, tw::Loc loc) {
+    if (addr % 4 || addr + 4 > r->dev->l1_size) fail(r, ERR_NOC, loc, "semaphore address 0x%x is not a valid L1 word", addr);
+    return addr;
+}
+
+tw_WaitList* watch_list(Run* r, uint32_t addr, tw::Loc loc) {
+    tw_CoreState* cs = r->cs;
+    tw_WatchEntry* free_entry = nullptr;
+    for (auto& e : cs->watch) {
+        if (e.active) {
+            if (e.addr == addr) return &e.waiters;
+        } else if (free_entry == nullptr) {
+            free_entry = &e;
+        }
+    }
+    if (free_entry == nullptr)
+        fail(r, ERR_KERNEL, loc, "more than %d distinct L1 words are waited on at once on one core", TW_MAX_WATCH);
+    free_entry->addr = addr;
+    free_entry->active = 1;
+    free_entry->waiters.head = free_entry->waiters.tail = TW_NO_RUN;
+    cs->n_watch += 1;
+    return &free_entry->waiters;
+}
+
+/** A resolved NoC target: memory, local address, owner (core index, or -2 - bank). */
+struct Target {
+    uint8_t* mem;
+    uint64_t local;
+    int32_t owner;
+};
+
+uint8_t* dram_channel(Run* r, int32_t bank, tw::Loc loc) {
+    tw_DeviceInfo* d = r->dev;
+    if (d->dram[bank] == nullptr) {
+        const int64_t args[1] = {bank};
+        request(r, "map_dram", 1, args, loc);
+    }
+    return static_cast<uint8_t*>(d->dram[bank]);
+}
+
+Target resolve(Run* r, uint64_t noc_addr, uint32_t size, const char* what, tw::Loc loc) {
+    tw_DeviceInfo* d = r->dev;
+    uint32_t x = (noc_addr >> 36) & 63, y = (noc_addr >> 42) & 63;
+    uint64_t local = noc_addr & kLocalMask;
+    if (size == 0) fail(r, ERR_NOC, loc, "%s: transfer size must be positive, got 0", what);
+    uint32_t tag = (noc_addr >> 60) & 15;
+    if (tag && tag != chip_tag(d->chip))
+        fail(r, ERR_NOC, loc,
+             "%s: NoC address 0x%" PRIx64 " targets {chip:%u} from chip %d; a NoC transaction stays "
+             "on its chip",
+             what, noc_addr, tag, d->chip);
+    int32_t m = d->noc_map[y * TW_NOC_GRID + x];
+    if (m >= 0) {
+        if (local + size > d->l1_size) {
+            tw_CoreState* cs = static_cast<tw_CoreState*>(d->cores) + m;
+            fail(r, ERR_NOC, loc, "%s: [0x%" PRIx64 ", 0x%" PRIx64 ") is outside the %u B L1 of core (%u, %u)", what,
+                 local, local + size, d->l1_size, cs->logical_x, cs->logical_y);
+        }
+        return {static_cast<uint8_t*>(d->l1_base) + size_t(m) * d->l1_slot, local, m};
+    }
+    if (m <= -2) {
+        int32_t bank = -2 - m;
+        if (local + size > d->dram_size)
+            fail(r, ERR_NOC, loc, "%s: [0x%" PRIx64 ", 0x%" PRIx64 ") is outside DRAM bank %d (%" PRIu64 " B)", what,
+                 local, local + size, bank, d->dram_size);
+        return {dram_channel(r, bank, loc), local, m};
+    }
+    fail(r, ERR_NOC, loc,
+         "%s: NoC address 0x%" PRIx64 " targets (%u, %u), which is neither a worker core nor a DRAM bank", what,
+         noc_addr, x, y);
+}
+
+Target local_target(Run* r, uint32_t addr, uint32_t size, const char* what, tw::Loc loc) {
+    if (size == 0 || uint64_t(addr) + size > r->dev->l1_size)
+        fail(r, ERR_NOC, loc, "%s: local L1 range [0x%x, 0x%" PRIx64 ") is invalid on core (%u, %u)", what, addr,
+             uint64_t(addr) + size, r->cs->logical_x, r->cs->logical_y);
+    return {r->l1, addr, r->core};
+}
+
+void copy(Run* r, const Target& src, const Target& dst, uint32_t size, const char* what, tw::Loc loc) {
+    uint32_t align = (src.owner < 0 || dst.owner < 0) ? r->dev->dram_alignment : r->dev->l1_alignment;
+    if (src.local % align != dst.local % align)
+        fail(r, ERR_NOC, loc,
+             "%s: source 0x%" PRIx64 " and destination 0x%" PRIx64
+             " are not aligned alike modulo %u B (the NoC moves %u-byte words)",
+             what, src.local, dst.local, align, align);
+    std::memmove(dst.mem + dst.local, src.mem + src.local, size);
+    if (dst.owner >= 0) notify_write(r->dev, dst.owner, uint32_t(dst.local), uint32_t(dst.local + size));
+}
+
+/** Cores of a multicast rectangle (tt-metal reach rules); returns the count. */
+int32_t mcast_targets(Run* r, uint64_t mcast, bool include_self, const char* what, int32_t* out, uint32_t* local,
+                      tw::Loc loc) {
+    tw_DeviceInfo* d = r->dev;
+    uint32_t xa = (mcast >> 48) & 63, ya = (mcast >> 54) & 63, xb = (mcast >> 36) & 63, yb = (mcast >> 42) & 63;
+    uint32_t x0 = xa < xb ? xa : xb, x1 = xa < xb ? xb : xa, y0 = ya < yb ? ya : yb, y1 = ya < yb ? yb : ya;
+    *local = uint32_t(mcast & kLocalMask);
+    int32_t n = 0;
+    for (uint32_t y = y0; y <= y1; ++y) {
+        for (uint32_t x = x0; x <= x1; ++x) {
+            int32_t m = d->noc_map[y * TW_NOC_GRID + x];
+            if (m < 0)
+                fail(r, ERR_NOC, loc,
+                     "%s: multicast rectangle (%u, %u)..(%u, %u) includes (%u, %u), which is not a worker core",
+                     what, x0, y0, x1, y1, x, y);
+            if (m == r->core && !include_self) continue;
+            out[n++] = m;
+        }
+    }
+    if (n == 0) fail(r, ERR_NOC, loc, "%s: the multicast rectangle contains only the sender", what);
+    return n;
+}
+
+const char* const kStateKinds[5] = {"read", "read_one_packet", "write", "write_one_packet",
+                                    "write_one_packet_with_trid"};
+
+}  // namespace
+
+tw_CBState* cb_of(Run* r, int32_t cb, tw::Loc loc) {
+    if (cb < 0 || cb >= r->dev->num_cbs || !r->cbs[cb].configured)
+        fail_cb(r, ERR_DFB, -1, loc, "circular buffer %d is not configured on core (%u, %u)", cb, r->cs->logical_x,
+                r->cs->logical_y);
+    return &r->cbs[cb];
+}
+
+void notify_write(tw_DeviceInfo* dev, int32_t core, uint32_t start, uint32_t end) {
+    tw_CoreState* cs = static_cast<tw_CoreState*>(dev->cores) + core;
+    if (cs->n_watch == 0) return;
+    for (auto& e : cs->watch) {
+        if (e.active && e.addr >= start && e.addr < end) {
+            e.active = 0;
+            cs->n_watch -= 1;
+            wake_all(cur(), &e.waiters);
+        }
+    }
+}
+
+}  // namespace twrt
+
+using namespace twrt;
+
+// -- identity, arguments -------------------------------------------------------------------------
+
+TW_EXPORT uint32_t twrt_my_noc_x(uint32_t) { return cur()->cs->noc_x; }
+TW_EXPORT uint32_t twrt_my_noc_y(uint32_t) { return cur()->cs->noc_y; }
+TW_EXPORT uint32_t twrt_logical_x() { return cur()->cs->logical_x; }
+TW_EXPORT uint32_t twrt_logical_y() { return cur()->cs->logical_y; }
+TW_EXPORT uint8_t twrt_noc_index() { return uint8_t(cur()->noc); }
+
+TW_EXPORT uint32_t twrt_arg(int32_t index, tw::Loc loc) {
+    Run* r = cur();
+    if (index < 0 || uint32_t(index) >= r->n_rta)
+        fail(r, ERR_KERNEL, loc, "get_arg_val(%d): the kernel on core (%u, %u) has %u runtime args", index,
+             r->cs->logical_x, r->cs->logical_y, r->n_rta);
+    uint32_t v;
+    std::memcpy(&v, r->l1 + r->rta_addr + 4 * uint32_t(index), 4);
+    return v;
+}
+
+TW_EXPORT uint32_t twrt_common_arg(int32_t index, tw::Loc loc) {
+    Run* r = cur();
+    if (index < 0 || uint32_t(index) >= r->n_crta)
+        fail(r, ERR_KERNEL, loc, "get_common_arg_val(%d): the kernel has %u common runtime args", index, r->n_crta);
+    uint32_t v;
+    std::memcpy(&v, r->l1 + r->crta_addr + 4 * uint32_t(index), 4);
+    return v;
+}
+
+TW_EXPORT uint32_t twrt_arg_addr(int32_t index) { return cur()->rta_addr + 4 * uint32_t(index); }
+TW_EXPORT uint32_t twrt_common_arg_addr(int32_t index) { return cur()->crta_addr + 4 * uint32_t(index); }
+
+TW_EXPORT uint32_t twrt_compile_time_arg(int32_t index, tw::Loc loc) {
+    Run* r = cur();
+    if (index < 0 || uint32_t(index) >= r->n_cta)
+        fail(r, ERR_KERNEL, loc, "get_compile_time_arg_val(%d): the kernel has %u compile-time args", index,
+             r->n_cta);
+    return r->cta[index];
+}
+
+// -- circular buffers --------------------------------------------------------------------------------
+
+TW_EXPORT void twrt_cb_reserve_back(int32_t cb, int32_t n, tw::Loc loc) {
+    Run* r = cur();
+    tw_CBState* c = cb_of(r, cb, loc);
+    tick(r, TW_COST_CB_OP);
+    if (r->observed) observe(r, 0, cb, n, loc);
+    if (uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 1, n, 0, loc);
+    while (c->num_pages - ((c->received - c->acked) & 0xFFFF) < uint32_t(n))
+        wait_on(r, &c->back_waiters, TW_WAITKIND_CB_RESERVE, cb, n, loc);
+}
+
+TW_EXPORT void twrt_cb_push_back(int32_t cb, int32_t n, tw::Loc loc) {
+    Run* r = cur();
+    tw_CBState* c = cb_of(r, cb, loc);
+    tick(r, TW_COST_CB_OP);
+    if (r->observed) observe(r, 1, cb, n, loc);
+    uint32_t filled = (c->received - c->acked) & 0xFFFF;
+    if (filled + uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 2, n, 0, loc);
+    uint32_t wr = c->wr_ptr + uint32_t(n) * c->page_size;
+    if (wr == c->fifo_limit) {
+        wr = c->fifo_addr;
+    } else if (wr > c->fifo_limit) {
+        cb_protocol_error(r, cb, 3, n, c->wr_ptr, loc);
+    }
+    c->wr_ptr = wr;
+    c->received = (c->received + uint32_t(n)) & 0xFFFF;
+    c->pack_counter = 0;
+    if (c->front_waiters.head != TW_NO_RUN) wake_all(r, &c->front_waiters);
+}
+
+TW_EXPORT void twrt_cb_wait_front(int32_t cb, int32_t n, tw::Loc loc) {
+    Run* r = cur();
+    tw_CBState* c = cb_of(r, cb, loc);
+    tick(r, TW_COST_CB_OP);
+    if (r->observed) observe(r, 2, cb, n, loc);
+    if (uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 4, n, 0, loc);
+    while (((c->received - c->acked) & 0xFFFF) < uint32_t(n))
+        wait_on(r, &c->front_waiters, TW_WAITKIND_CB_WAIT, cb, n, loc);
+}
+
+TW_EXPORT void twrt_cb_pop_front(int32_t cb, int32_t n, tw::Loc loc) {
+    Run* r = cur();
+    tw_CBState* c = cb_of(r, cb, loc);
+    tick(r, TW_COST_CB_OP);
+    if (r->observed) observe(r, 3, cb, n, loc);
+    uint32_t filled = (c->received - c->acked) & 0xFFFF;
+    if (uint32_t(n) > filled) cb_protocol_error(r, cb, 5, n, 0, loc);
+    uint32_t rd = c->rd_ptr + uint32_t(n) * c->page_size;
+    if (rd == c->fifo_limit) {
+        rd = c->fifo_addr;
+    } else if (rd > c->fifo_limit) {
+        cb_protocol_error(r, cb, 6, n, c->rd_ptr, loc);
+    }
+    c->rd_ptr = rd;
+    c->acked = (c->acked + uint32_t(n)) & 0xFFFF;
+    if (c->back_waiters.head != TW_NO_RUN) wake_all(r, &c->back_waiters);
+}
+
+TW_EXPORT bool twrt_cb_pages_reservable_at_back(int32_t cb, int32_t n, tw::Loc loc) {
+    Run* r = cur();
+    tw_CBState* c = cb_of(r, cb, loc);
+    auto free_pages = [c] { return c->num_pages - ((c->received - c->acked) & 0xFFFF); };
+    if (free_pages() >= uint32_t(n)) return true;
+    poll_yield(r, TW_WAITKIND_CB_RESERVE, cb, n, loc);
+    return free_pages() >= uint32_t(n);
+}
+
+TW_EXPORT bool twrt_cb_pages_available_at_front(int32_t cb, int32_t n, tw::Loc loc) {
+    Run* r = cur();
+    tw_CBState* c = cb_of(r, cb, loc);
+    auto filled = [c] { return (c->received - c->acked) & 0xFFFF; };
+    if (filled() >= uint32_t(n)) return true;
+    poll_yield(r, TW_WAITKIND_CB_WAIT, cb, n, loc);
+    return filled() >= uint32_t(n);
+}
+
+TW_EXPORT uint32_t twrt_cb_write_ptr(int32_t cb, tw::Loc loc) { return cb_of(cur(), cb, loc)->wr_ptr; }
+TW_EXPORT uint32_t twrt_cb_read_ptr(int32_t cb, tw::Loc loc) { return cb_of(cur(), cb, loc)->rd_ptr; }
+
+TW_EXPORT uint32_t twrt_cb_info(int32_t cb, int32_t what, tw::Loc loc) {
+    tw_CBState* c = cb_of(cur(), cb, loc);
+    switch (what) {
+        case 0: return c->page_size;
+        case 1: return c->num_pages;
+        case 2: return c->fifo_size;
+        case 3: return c->fifo_addr;
+        case 4: return c->tile_bytes ? c->tile_bytes : c->page_size;
+        case 5: return c->tile_h * c->tile_w;
+        case 6: return c->tile_faces;
+        case 7: return c->format_code;
+        case 8: return c->fifo_limit;
+        case 9: return c->received;
+        case 10: return c->acked;
+        default: return 0;
+    }
+}
+
+// -- NoC addresses --------------------------------------------------------------------------------
+
+TW_EXPORT uint64_t twrt_noc_xy_addr(uint32_t x, uint32_t y, uint32_t addr) { return xy_addr(cur()->dev, x, y, addr); }
+
+TW_EXPORT uint64_t twrt_noc_local_addr(uint32_t addr, tw::Loc loc) {
+    Run* r = cur();
+    if (addr >= r->dev->l1_size)
+        fail(r, ERR_KERNEL, loc, "address 0x%x is not an L1 address of core (%u, %u) (L1 is %u B)", addr,
+             r->cs->logical_x, r->cs->logical_y, r->dev->l1_size);
+    return xy_addr(r->dev, r->cs->noc_x, r->cs->noc_y, addr);
+}
+
+TW_EXPORT uint32_t twrt_bank_count(bool dram) {
+    Run* r = cur();
+    return dram ? uint32_t(r->dev->num_dram) : uint32_t(r->dev->num_cores);
+}
+
+TW_EXPORT uint32_t twrt_align(bool dram) {
+    Run* r = cur();
+    return dram ? r->dev->dram_alignment : r->dev->l1_alignment;
+}
+
+static uint64_t bank_xy(Run* r, uint32_t bank, bool dram, uint64_t addr) {
+    tw_DeviceInfo* d = r->dev;
+    if (dram) return xy_addr(d, bank, uint32_t(d->dram_noc_y), addr);
+    tw_CoreState* cs = static_cast<tw_CoreState*>(d->cores) + bank;
+    return xy_addr(d, cs->noc_x, cs->noc_y, addr);
+}
+
+TW_EXPORT uint64_t twrt_noc_bank_addr(uint32_t bank, uint32_t offset, bool dram, tw::Loc loc) {
+    Run* r = cur();
+    uint32_t n = twrt_bank_count(dram);
+    if (bank >= n)
+        fail(r, ERR_NOC, loc, "%s bank %u does not exist (%u banks)", dram ? "DRAM" : "L1", bank, n);
+    return bank_xy(r, bank, dram, offset);
+}
+
+TW_EXPORT uint64_t twrt_noc_bank_page_addr(bool dram, uint32_t base, uint32_t aligned_page, uint32_t page,
+                                           uint32_t offset, tw::Loc) {
+    Run* r = cur();
+    uint32_t n = twrt_bank_count(dram);
+    uint32_t bank = page % n, index = page / n;
+    return bank_xy(r, bank, dram, uint64_t(base) + uint64_t(index) * aligned_page + offset);
+}
+
+// -- NoC transfers ----------------------------------------------------------------------------------
+
+TW_EXPORT void twrt_noc_read(uint64_t src, uint32_t dst, uint32_t size, uint32_t, tw::Loc loc) {
+    Run* r = cur();
+    note(r, loc);
+    const char* what = "noc_async_read";
+    Target s = resolve(r, src, size, what, loc);
+    Target d = local_target(r, dst, size, what, loc);
+    copy(r, s, d, size, what, loc);
+    tick(r, transfer_cycles(size));
+}
+
+TW_EXPORT void twrt_noc_write(uint32_t src, uint64_t dst, uint32_t size, uint32_t, tw::Loc loc) {
+    Run* r = cur();
+    note(r, loc);
+    const char* what = "noc_async_write";
+    Target s = local_target(r, src, size, what, loc);
+    Target d = resolve(r, dst, size, what, loc);
+    copy(r, s, d, size, what, loc);
+    tick(r, transfer_cycles(size));
+}
+
+TW_EXPORT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback,
+                                    uint32_t, tw::Loc loc) {
+    Run* r = cur();
+    note(r, loc);
+    const char* what = loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
+    Target s = local_target(r, src, size, what, loc);
+    int32_t cores[TW_NOC_GRID * TW_NOC_GRID / 4];
+    uint32_t local;
+    int32_t n = mcast_targets(r, dst, loopback, what, cores, &local, loc);
+    if (uint32_t(n) != num_dests)
+        fail(r, ERR_NOC, loc, "%s: num_dests is %u but the rectangle reaches %d cores (%s the sender)", what,
+             num_dests, n, loopback ? "including" : "excluding");
+    if (uint64_t(local) + size > r->dev->l1_size)
+        fail(r, ERR_NOC, loc, "%s: [0x%x, 0x%" PRIx64 ") is outside L1", what, local, uint64_t(local) + size);
+    for (int32_t i = 0; i < n; ++i) {
+        Target d{static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot, local, cores[i]};
+        copy(r, s, d, size, what, loc);
+    }
+    tick(r, transfer_cycles(size));
+}
+
+TW_EXPORT void twrt_noc_barrier(uint32_t) { tick(cur(), TW_COST_CB_OP); }
+
+TW_EXPORT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t be, tw::Loc loc) {
+    Run* r = cur();
+    Target t = resolve(r, addr, 4, "noc_inline_dw_write", loc);
+    if (t.owner < 0) fail(r, ERR_NOC, loc, "noc_inline_dw_write cannot target DRAM");
+    uint32_t old;
+    std::memcpy(&old, t.mem + t.local, 4);
+    uint32_t mask = 0;
+    for (int i = 0; i < 4; ++i)
+        if (be >> i & 1) mask |= 0xFFu << (8 * i);
+    uint32_t v = (old & ~mask) | (value & mask);
+    std::memcpy(t.mem + t.local, &v, 4);
+    notify_write(r->dev, t.owner, uint32_t(t.local), uint32_t(t.local + 4));
+    tick(r, transfer_cycles(4));
+}
+
+TW_EXPORT void twrt_noc_set_state(int32_t kind, uint64_t addr, uint32_t size, uint32_t noc, tw::Loc) {
+    Run* r = cur();
+    r->noc_state_addr[kind][noc & 1] = addr;
+    r->noc_state_size[kind][noc & 1] = size;
+    r->noc_state_set[kind][noc & 1] = 1;
+    tick(r, TW_COST_CB_OP);
+}
+
+TW_EXPORT uint64_t twrt_noc_state_addr(int32_t kind, uint32_t local, uint32_t noc, uint32_t* size, tw::Loc loc) {
+    Run* r = cur();
+    if (!r->noc_state_set[kind][noc & 1])
+        fail(r, ERR_NOC, loc,
+             "noc_async_%s_with_state: no noc_async_%s_set_state on NoC %u before it; the command buffer holds "
+             "no target (hardware would reuse whatever the last transfer left in it)",
+             kStateKinds[kind], kStateKinds[kind], noc);
+    if (size != nullptr) *size = r->noc_state_size[kind][noc & 1];
+    return (r->noc_state_addr[kind][noc & 1] & ~uint64_t(0xFFFFFFFF)) | local;
+}
+
+TW_EXPORT void twrt_noc_check_trid(uint32_t trid, const char* what, tw::Loc loc) {
+    if (trid > 15)
+        fail(cur(), ERR_NOC, loc, "%s: transaction id %u does not fit the NoC's 4-bit field (0..15)", what, trid);
+}
+
+// -- semaphores ------------------------------------------------------------------------------------
+
+TW_EXPORT uint32_t twrt_semaphore(uint32_t id, tw::Loc loc) {
+    Run* r = cur();
+    if (id >= TW_NUM_SEMAPHORES)
+        fail(r, ERR_KERNEL, loc, "semaphore id %u out of range (0..%d)", id, TW_NUM_SEMAPHORES - 1);
+    return r->dev->sem_base + 16 * id;
+}
+
+TW_EXPORT void twrt_sem_set(uint32_t addr, uint32_t value, tw::Loc loc) {
+    Run* r = cur();
+    uint32_t a = word_addr(r, addr, loc);
+    std::memcpy(r->l1 + a, &value, 4);
+    notify_write(r->dev, r->core, a, a + 4);
+    tick(r, TW_COST_SEMAPHORE_OP);
+}
+
+TW_EXPORT void twrt_sem_wait(uint32_t addr, uint32_t value, bool at_least, tw::Loc loc) {
+    Run* r = cur();
+    tick(r, TW_COST_SEMAPHORE_OP);
+    uint32_t a = word_addr(r, addr, loc);
+    for (;;) {
+        uint32_t v;
+        std::memcpy(&v, r->l1 + a, 4);
+        if (at_least ? v >= value : v == value) return;
+        wait_on(r, watch_list(r, a, loc), at_least ? TW_WAITKIND_SEM_GE : TW_WAITKIND_SEM_EQ, int32_t(a), value, loc);
+    }
+}
+
+TW_EXPORT void twrt_sem_inc(uint64_t addr, uint32_t incr, tw::Loc loc) {
+    Run* r = cur();
+    Target t = resolve(r, addr, 4, "noc_semaphore_inc", loc);
+    if (t.owner < 0) fail(r, ERR_NOC, loc, "noc_semaphore_inc cannot target DRAM");
+    if (t.local % 4) fail(r, ERR_NOC, loc, "noc_semaphore_inc: address 0x%" PRIx64 " is not word aligned", t.local);
+    uint32_t v;
+    std::memcpy(&v, t.mem + t.local, 4);
+    v += incr;
+    std::memcpy(t.mem + t.local, &v, 4);
+    notify_write(r->dev, t.owner, uint32_t(t.local), uint32_t(t.local + 4));
+    tick(r, transfer_cycles(4));
+}
+
+TW_EXPORT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_dests, tw::Loc loc) {
+    Run* r = cur();
+    const char* what = "noc_semaphore_inc_multicast";
+    int32_t cores[TW_NOC_GRID * TW_NOC_GRID / 4];
+    uint32_t local;
+    int32_t n = mcast_targets(r, addr, false, what, cores, &local, loc);
+    if (uint32_t(n) != num_dests)
+        fail(r, ERR_NOC, loc, "%s: num_dests is %u but the rectangle reaches %d cores", what, num_dests, n);
+    for (int32_t i = 0; i < n; ++i) {
+        uint8_t* mem = static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot;
+        uint32_t v;
+        std::memcpy(&v, mem + local, 4);
+        v += incr;
+        std::memcpy(mem + local, &v, 4);
+        notify_write(r->dev, cores[i], local, local + 4);
+    }
+    tick(r, transfer_cycles(4));
+}
+
+TW_EXPORT void twrt_l1_written(uint32_t addr, uint32_t size) {
+    Run* r = cur();
+    notify_write(r->dev, r->core, addr, addr + size);
+}
+
+// -- tensor accessors ------------------------------------------------------------------------------
+
+TW_EXPORT void twrt_accessor_init(tw_accessor* acc, const uint32_t* w, uint32_t n, uint32_t base, uint32_t page_size,
+                                  tw::Loc loc) {
+    Run* r = cur();
+    auto incomplete = [&] {
+        fail(r, ERR_KERNEL, loc,
+             "TensorAccessorArgs: the kernel's compile-time args do not hold a complete tensor-accessor "
+             "description");
+    };
+    if (n < 2) incomplete();
+    std::memset(acc, 0, sizeof(*acc));
+    acc->is_dram = (w[0] & 2) != 0;
+    acc->sharded = (w[0] & 1) != 0;
+    acc->base = base;
+    if (!acc->sharded) {
+        acc->aligned_page_size = w[1];
+        acc->page_size = page_size ? page_size : w[1];
+        acc->num_banks = twrt_bank_count(acc->is_dram);
+        return;
+    }
+    uint32_t rank = w[1], nb = w[2];
+    if (rank != 2 || nb == 0 || nb > 64 || n < 3 + 2 * rank + (nb + 1) / 2) incomplete();
+    acc->rank = rank;
+    acc->num_banks = nb;
+    acc->tensor_shape[0] = w[3];
+    acc->tensor_shape[1] = w[4];
+    acc->shard_shape[0] = w[5];
+    acc->shard_shape[1] = w[6];
+    for (uint32_t i = 0; i < nb; ++i) {
+        uint32_t word = w[7 + i / 2];
+        uint32_t x = (i % 2 == 0) ? (word >> 8) & 0xFF : (word >> 24) & 0xFF;
+        uint32_t y = (i % 2 == 0) ? word & 0xFF : (word >> 16) & 0xFF;
+        acc->banks[i] = uint16_t((x << 8) | y);
+    }
+    if (page_size == 0) fail(r, ERR_KERNEL, loc, "a sharded TensorAccessor needs its page size");
+    acc->page_size = page_size;
+    uint32_t a = r->dev->l1_alignment;
+    acc->aligned_page_size = (page_size + a - 1) / a * a;
+}
+
+TW_EXPORT uint64_t twrt_accessor_page_addr(const tw_accessor* acc, uint32_t page, uint32_t offset, tw::Loc loc) {
+    Run* r = cur();
+    if (!acc->sharded) {
+        uint32_t bank = page % acc->num_banks, index = page / acc->num_banks;
+        return bank_xy(r, bank, acc->is_dram, uint64_t(acc->base) + uint64_t(index) * acc->aligned_page_size + offset);
+    }
+    uint32_t tr = acc->tensor_shape[0], tc = acc->tensor_shape[1], sr = acc->shard_shape[0], sc = acc->shard_shape[1];
+    if (page >= tr * tc)
+        fail(r, ERR_NOC, loc, "TensorAccessor: page %u is outside the tensor (%u pages)", page, tr * tc);
+    uint32_t pr = page / tc, pc = page % tc;
+    uint32_t shards_per_row = (tc + sc - 1) / sc;
+    uint32_t shard = (pr / sr) * shards_per_row + pc / sc;
+    uint32_t bank = shard % acc->num_banks;
+    uint32_t in_shard = (pr % sr) * sc + pc % sc;
+    uint64_t page_off = uint64_t(shard / acc->num_banks) * sr * sc + in_shard;
+    return xy_addr(r->dev, acc->banks[bank] >> 8, acc->banks[bank] & 0xFF,
+                   uint64_t(acc->base) + page_off * acc->aligned_page_size + offset);
+}
+
+TW_EXPORT uint64_t twrt_accessor_shard_addr(const tw_accessor* acc, uint32_t shard, uint32_t offset, tw::Loc loc) {
+    Run* r = cur();
+    if (!acc->sharded)
+        fail(r, ERR_KERNEL, loc,
+             "get_shard_noc_addr: the tensor accessor is interleaved; shards exist only for sharded tensors");
+    uint32_t sr = acc->shard_shape[0], sc = acc->shard_shape[1];
+    uint32_t n = ((acc->tensor_shape[0] + sr - 1) / sr) * ((acc->tensor_shape[1] + sc - 1) / sc);
+    if (shard >= n) fail(r, ERR_NOC, loc, "TensorAccessor: shard %u is outside the tensor (%u shards)", shard, n);
+    uint32_t bank = shard % acc->num_banks;
+    uint64_t page_off = uint64_t(shard / acc->num_banks) * sr * sc;
+    return xy_addr(r->dev, acc->banks[bank] >> 8, acc->banks[bank] & 0xFF,
+                   uint64_t(acc->base) + page_off * acc->aligned_page_size + offset);
+}
+
+TW_EXPORT uint32_t twrt_accessor_shard_bytes(const tw_accessor* acc, tw::Loc loc) {
+    Run* r = cur();
+    if (!acc->sharded)
+        fail(r, ERR_KERNEL, loc, "shard access: the tensor accessor is interleaved; shards exist only for sharded tensors");
+    return acc->aligned_page_size * acc->shard_shape[0] * acc->shard_shape[1];
+}
+
+TW_EXPORT void twrt_accessor_from_handle(tw_accessor* acc, int64_t handle, tw::Loc loc) {
+    // The accessor of a tensor passed to an external call: Python writes its description.
+    Run* r = cur();
+    const int64_t args[2] = {handle, int64_t(reinterpret_cast<uintptr_t>(acc))};
+    request(r, "accessor_describe", 2, args, loc);
+}

@@ -1,0 +1,310 @@
+// formats.cpp -- tile codecs, bit-identical to tilewright/device/formats (the tests
+// compare them on random data with NaN, infinities and denormals):
+//
+//   bf16      round to nearest even, every NaN -> 0x7FC0 (bf16.py)
+//   fp32      raw bits;  fp16  IEEE half, round to nearest even (numpy's cast)
+//   bfp*_b / bfp*   shared exponent per 16-element face row, the exact packer of
+//             blockfloat.py (max exponent, shift, round half to even, saturate) and
+//             the unpacker's bit assembly (normalise, flush)
+//   integers  two's complement little-endian; decoding to float is a C cast
+//
+// Tiles are 32x32 (4 faces of 16x16); values cross this module in row-major order.
+#include <cmath>
+
+#include "twrt.h"
+#include "twrt_formats.h"
+
+namespace twrt {
+
+namespace {
+
+enum Fmt : uint32_t {
+    Float32 = 0, Float16 = 1, Bfp8 = 2, Bfp4 = 3, Float16_b = 5, Bfp8_b = 6, Bfp4_b = 7, Int32 = 8, UInt16 = 9,
+    Bfp2 = 11, Int8 = 14, Bfp2_b = 15, UInt32 = 24, UInt8 = 30, RawUInt8 = 0xF0, RawUInt16 = 0xF1, RawUInt32 = 0xF2,
+};
+
+// Row-major index of device element i of a 32x32 tile (face-major, row-major in a face).
+struct Order {
+    uint16_t rm[1024];
+    Order() {
+        for (int i = 0; i < 1024; ++i) {
+            int face = i / 256, r = (i % 256) / 16, c = i % 16;
+            rm[i] = uint16_t(((face / 2) * 16 + r) * 32 + (face % 2) * 16 + c);
+        }
+    }
+};
+const Order kOrder;
+
+inline uint32_t bits_of(float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+inline float float_of(uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+
+int bfp_width(uint32_t fmt) {
+    switch (fmt) {
+        case Bfp8_b: case Bfp8: return 7;
+        case Bfp4_b: case Bfp4: return 3;
+        case Bfp2_b: case Bfp2: return 1;
+        default: return 0;
+    }
+}
+bool bfp_exp_a(uint32_t fmt) { return fmt == Bfp8 || fmt == Bfp4 || fmt == Bfp2; }
+
+void decode_bfp(uint32_t fmt, const uint8_t* src, float* out) {
+    const int w = bfp_width(fmt);
+    const int code_bits = w + 1;
+    const uint32_t max_mag = (1u << w) - 1;
+    const int rebias = bfp_exp_a(fmt) ? 112 : 0;
+    const uint8_t* mant = src + 64;
+    for (int i = 0; i < 1024; ++i) {
+        int32_t shared = src[i / 16];
+        uint32_t code;
+        if (code_bits == 8) {
+            code = mant[i];
+        } else {
+            int per_byte = 8 / code_bits;
+            code = (mant[i / per_byte] >> ((i % per_byte) * code_bits)) & ((1u << code_bits) - 1);
+        }
+        uint32_t mag = code & max_mag, sign = code >> w, bits;
+        if (mag == 0) {
+            bits = sign << 31;
+        } else {
+            int top = 31 - __builtin_clz(mag);
+            int normalise = (w - 1) - top;
+            if (normalise > shared) {
+                bits = 0;
+            } else {
+                uint32_t fraction = (((mag << normalise) << 1) & max_mag) << (23 - w);
+                uint32_t exponent = uint32_t(shared - normalise + rebias);
+                bits = (sign << 31) | ((exponent << 23) & 0xFFFFFFFFu) | fraction;
+            }
+        }
+        out[kOrder.rm[i]] = float_of(bits);
+    }
+}
+
+void encode_bfp(uint32_t fmt, const float* values, uint8_t* dst, uint32_t tile_bytes) {
+    const int w = bfp_width(fmt);
+    const bool a = bfp_exp_a(fmt);
+    const int shift = 24 - w;
+    std::memset(dst, 0, tile_bytes);
+    uint8_t codes[1024];
+    for (int b = 0; b < 64; ++b) {
+        uint32_t bits[16], mant[16];
+        uint8_t exp[16];
+        bool nonzero[16];
+        uint8_t shared = 0;
+        for (int j = 0; j < 16; ++j) {
+            bits[j] = bits_of(values[kOrder.rm[b * 16 + j]]);
+            exp[j] = uint8_t((bits[j] >> 23) & 0xFF);
+            nonzero[j] = exp[j] != 0;
+            mant[j] = bits[j] & 0x7FFFFF;
+            if (a) {
+                int rebiased = int(exp[j]) - 112;
+                if (rebiased > 31) mant[j] = 0x7FFFFF;
+                if (rebiased < 0) mant[j] = 0;
+                exp[j] = uint8_t(rebiased < 0 ? 0 : rebiased > 31 ? 31 : rebiased);
+            }
+            if (exp[j] > shared) shared = exp[j];
+        }
+        dst[b] = shared;
+        for (int j = 0; j < 16; ++j) {
+            uint32_t m = mant[j] | (1u << 23);
+            uint32_t dist = uint32_t(shared - exp[j]);
+            if (dist > 31) dist = 31;
+            m >>= dist;
+            uint32_t kept = (m >> shift) & 1;
+            m += (1u << (shift - 1)) - 1 + kept;
+            m >>= shift;
+            if (m > (1u << w) - 1) m = (1u << w) - 1;
+            uint32_t mag = nonzero[j] ? m : 0;
+            uint32_t code = mag ? (((bits[j] >> (31 - w)) & 0xFF) & (1u << w)) | mag : 0;
+            codes[b * 16 + j] = uint8_t(code);
+        }
+    }
+    uint8_t* mant = dst + 64;
+    if (w == 7) {
+        std::memcpy(mant, codes, 1024);
+    } else {
+        int code_bits = w + 1, per_byte = 8 / code_bits;
+        for (int i = 0; i < 1024; ++i) mant[i / per_byte] |= uint8_t(codes[i] << ((i % per_byte) * code_bits));
+    }
+}
+
+}  // namespace
+
+// IEEE half <-> float as numpy converts: round to nearest even, and NaN payloads kept as they
+// are (numpy's npy_floatbits_to_halfbits / npy_halfbits_to_floatbits do not quiet a NaN).
+uint16_t half_bits(float f) {
+    uint32_t b = bits_of(f);
+    if ((b & 0x7F800000u) == 0x7F800000u && (b & 0x7FFFFF)) {
+        uint16_t h = uint16_t(0x7C00u + ((b & 0x7FFFFF) >> 13));
+        if (h == 0x7C00u) ++h;
+        return uint16_t(((b >> 16) & 0x8000u) | h);
+    }
+    _Float16 h = static_cast<_Float16>(f);
+    uint16_t out;
+    std::memcpy(&out, &h, 2);
+    return out;
+}
+
+float half_value(uint16_t h) {
+    if ((h & 0x7C00u) == 0x7C00u && (h & 0x3FF)) {
+        return float_of((uint32_t(h & 0x8000u) << 16) | 0x7F800000u | (uint32_t(h & 0x3FF) << 13));
+    }
+    _Float16 v;
+    std::memcpy(&v, &h, 2);
+    return float(v);
+}
+
+int32_t tile_bytes(uint32_t fmt) {
+    switch (fmt) {
+        case Float32: case Int32: case UInt32: case RawUInt32: return 4096;
+        case Float16: case Float16_b: case UInt16: case RawUInt16: return 2048;
+        case UInt8: case Int8: case RawUInt8: return 1024;
+        case Bfp8_b: case Bfp8: return 1088;
+        case Bfp4_b: case Bfp4: return 576;
+        case Bfp2_b: case Bfp2: return 320;
+        default: return -1;
+    }
+}
+
+bool is_integer(uint32_t fmt) {
+    switch (fmt) {
+        case Int32: case UInt32: case UInt16: case UInt8: case Int8: case RawUInt8: case RawUInt16: case RawUInt32:
+            return true;
+        default: return false;
+    }
+}
+
+bool decode_tile(uint32_t fmt, const uint8_t* src, float* out) {
+    switch (fmt) {
+        case Float16_b:  // face by face: 16 contiguous values per face row
+            for (int f = 0; f < 4; ++f) {
+                for (int r = 0; r < 16; ++r) {
+                    const uint8_t* s = src + 2 * (f * 256 + r * 16);
+                    float* d = out + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
+                    for (int c = 0; c < 16; ++c) {
+                        uint16_t h;
+                        std::memcpy(&h, s + 2 * c, 2);
+                        uint32_t b = uint32_t(h) << 16;
+                        std::memcpy(d + c, &b, 4);
+                    }
+                }
+            }
+            return true;
+        case Float32:
+            for (int f = 0; f < 4; ++f)
+                for (int r = 0; r < 16; ++r)
+                    std::memcpy(out + ((f / 2) * 16 + r) * 32 + (f % 2) * 16, src + 4 * (f * 256 + r * 16), 64);
+            return true;
+        case Float16:
+            for (int i = 0; i < 1024; ++i) {
+                uint16_t h;
+                std::memcpy(&h, src + 2 * i, 2);
+                out[kOrder.rm[i]] = half_value(h);
+            }
+            return true;
+        case Int32:
+            for (int i = 0; i < 1024; ++i) {
+                int32_t v;
+                std::memcpy(&v, src + 4 * i, 4);
+                out[kOrder.rm[i]] = float(v);
+            }
+            return true;
+        case UInt32: case RawUInt32:
+            for (int i = 0; i < 1024; ++i) {
+                uint32_t v;
+                std::memcpy(&v, src + 4 * i, 4);
+                out[kOrder.rm[i]] = float(v);
+            }
+            return true;
+        case UInt16: case RawUInt16:
+            for (int i = 0; i < 1024; ++i) {
+                uint16_t v;
+                std::memcpy(&v, src + 2 * i, 2);
+                out[kOrder.rm[i]] = float(v);
+            }
+            return true;
+        case UInt8: case RawUInt8:
+            for (int i = 0; i < 1024; ++i) out[kOrder.rm[i]] = float(src[i]);
+            return true;
+        case Int8:
+            for (int i = 0; i < 1024; ++i) out[kOrder.rm[i]] = float(int8_t(src[i]));
+            return true;
+        default:
+            if (bfp_width(fmt)) {
+                decode_bfp(fmt, src, out);
+                return true;
+            }
+            return false;
+    }
+}
+
+// Integer packing: the value must be finite, integral and in range (plain.py's policy);
+// returns the device-order index of the first value that is not, or -1.
+template <typename T>
+static int32_t encode_ints(const float* values, uint8_t* dst, double lo, double hi) {
+    for (int i = 0; i < 1024; ++i) {
+        float v = values[kOrder.rm[i]];
+        if (!std::isfinite(v) || v != std::trunc(v) || double(v) < lo || double(v) > hi) return i;
+        T t = static_cast<T>(double(v));
+        std::memcpy(dst + sizeof(T) * i, &t, sizeof(T));
+    }
+    return -1;
+}
+
+int32_t encode_tile(uint32_t fmt, const float* values, uint8_t* dst) {
+    switch (fmt) {
+        case Float16_b:
+            for (int f = 0; f < 4; ++f) {
+                for (int r = 0; r < 16; ++r) {
+                    const float* v = values + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
+                    uint8_t* d = dst + 2 * (f * 256 + r * 16);
+                    for (int c = 0; c < 16; ++c) {
+                        uint16_t h = uint16_t(bf16_bits(v[c]));
+                        std::memcpy(d + 2 * c, &h, 2);
+                    }
+                }
+            }
+            return -1;
+        case Float32:
+            for (int f = 0; f < 4; ++f)
+                for (int r = 0; r < 16; ++r)
+                    std::memcpy(dst + 4 * (f * 256 + r * 16), values + ((f / 2) * 16 + r) * 32 + (f % 2) * 16, 64);
+            return -1;
+        case Float16:
+            for (int i = 0; i < 1024; ++i) {
+                uint16_t h = half_bits(values[kOrder.rm[i]]);
+                std::memcpy(dst + 2 * i, &h, 2);
+            }
+            return -1;
+        case Int32: return encode_ints<int32_t>(values, dst, -2147483648.0, 2147483647.0);
+        case UInt32: case RawUInt32: return encode_ints<uint32_t>(values, dst, 0.0, 4294967295.0);
+        case UInt16: case RawUInt16: return encode_ints<uint16_t>(values, dst, 0.0, 65535.0);
+        case UInt8: case RawUInt8: return encode_ints<uint8_t>(values, dst, 0.0, 255.0);
+        case Int8: return encode_ints<int8_t>(values, dst, -128.0, 127.0);
+        default:
+            if (bfp_width(fmt)) {
+                encode_bfp(fmt, values, dst, uint32_t(tile_bytes(fmt)));
+                return -1;
+            }
+            return -2;
+    }
+}
+
+}  // namespace twrt
+
+// Test hooks: the codecs on caller buffers (tests/native compare them with device/formats).
+TW_EXPORT int32_t twrt_test_decode(uint32_t fmt, const uint8_t* src, float* out) {
+    return twrt::decode_tile(fmt, src, out) ? 0 : -1;
+}
+TW_EXPORT int32_t twrt_test_encode(uint32_t fmt, const float* values, uint8_t* dst) {
+    return twrt::encode_tile(fmt, values, dst);
+}

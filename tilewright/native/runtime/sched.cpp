@@ -1,0 +1,270 @@
+// sched.cpp -- the native scheduler: wait lists, the ready ring, requests to Python,
+// errors, and the C entry points Python calls (tilewright/native/runtime.py).
+//
+// The ready ring and the wait lists are shared with the Python engine; both sides
+// implement the same few operations on them (device/engine.py: make_ready,
+// SharedQueue.add / wake).  twrt_resume runs native fibers back to back while the head
+// of the ring is a native run, and returns to Python otherwise.
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "twrt.h"
+
+namespace twrt {
+
+void make_ready(Engine* e, int32_t index, uint64_t now) {
+    tw_RunState& st = e->runs[index];
+    if (st.clock < now) {
+        st.blocked += now - st.clock;
+        st.clock = now;
+    }
+    st.phase = TW_RUNPHASE_READY;
+    if (st.kind == TW_RUNKIND_PYTHON) st.woken = 1;
+    tw_EngineHeader* h = e->hdr;
+    e->ring[h->ring_tail & h->ring_mask] = index;
+    h->ring_tail += 1;
+    h->spins = 0;
+}
+
+void wait_on(Run* r, tw_WaitList* q, int32_t kind, int32_t obj, int64_t a, tw::Loc loc) {
+    Engine* e = r->eng;
+    tw_RunState* st = r->st;
+    st->wait_kind = kind;
+    st->wait_obj = obj;
+    st->wait_a = a;
+    st->src_file = const_cast<char*>(loc.file);
+    st->src_line = loc.line;
+    st->waits += 1;
+    st->wait_start = st->clock;
+    st->phase = TW_RUNPHASE_BLOCKED;
+    st->next = TW_NO_RUN;
+    if (q->tail == TW_NO_RUN) {
+        q->head = r->index;
+    } else {
+        e->runs[q->tail].next = r->index;
+    }
+    q->tail = r->index;
+    e->hdr->spins = 0;
+    fiber_yield(r, ST_BLOCKED);
+}
+
+void wake_all(Run* waker, tw_WaitList* q) {
+    int32_t i = q->head;
+    if (i == TW_NO_RUN) return;
+    q->head = q->tail = TW_NO_RUN;
+    Engine* e = waker->eng;
+    uint64_t now = waker->st->clock;
+    while (i != TW_NO_RUN) {
+        int32_t next = e->runs[i].next;
+        make_ready(e, i, now);
+        i = next;
+    }
+}
+
+void poll_yield(Run* r, int32_t kind, int32_t obj, int64_t a, tw::Loc loc) {
+    Engine* e = r->eng;
+    tw_EngineHeader* h = e->hdr;
+    h->spins += 1;
+    uint32_t pending = h->ring_tail - h->ring_head;
+    if (static_cast<int64_t>(h->spins) > static_cast<int64_t>(h->poll_limit) * (pending + 1)) {
+        r->st->wait_kind = kind;
+        r->st->wait_obj = obj;
+        r->st->wait_a = a;
+        fail(r, ERR_DEADLOCK, loc, "keeps polling without any kernel making progress");
+    }
+    int32_t spins = h->spins;
+    r->st->wait_kind = kind;
+    r->st->wait_obj = obj;
+    r->st->wait_a = a;
+    r->st->src_file = const_cast<char*>(loc.file);
+    r->st->src_line = loc.line;
+    make_ready(e, r->index, 0);
+    h->spins = spins;
+    fiber_yield(r, ST_BLOCKED);
+}
+
+int64_t request(Run* r, const char* name, int32_t argc, const int64_t* argv, tw::Loc loc) {
+    note(r, loc);
+    r->req_name = name;
+    r->req_argc = argc < 16 ? argc : 16;
+    for (int32_t i = 0; i < r->req_argc; ++i) r->req_args[i] = argv[i];
+    r->req_result = 0;
+    fiber_yield(r, ST_REQUEST);
+    return r->req_result;
+}
+
+static void set_error(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, va_list ap) {
+    r->err_class = cls;
+    r->err_cb = cb;
+    r->err_file = loc.file;
+    r->err_line = loc.line;
+    std::vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
+}
+
+void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(r, cls, -1, loc, fmt, ap);
+    va_end(ap);
+    fiber_exit(r, ST_FAILED);
+}
+
+void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(r, cls, cb, loc, fmt, ap);
+    va_end(ap);
+    fiber_exit(r, ST_FAILED);
+}
+
+}  // namespace twrt
+
+using namespace twrt;
+
+// -- kernel-facing -------------------------------------------------------------------------------
+
+TW_EXPORT int64_t twrt_request(const char* name, int32_t argc, const int64_t* argv, tw::Loc loc) {
+    return request(cur(), name, argc, argv, loc);
+}
+
+TW_EXPORT void twrt_fail(int32_t cls, const char* message, tw::Loc loc) {
+    fail(cur(), cls, loc, "%s", message);
+}
+
+// -- Python-facing -----------------------------------------------------------------------------
+
+TW_EXPORT Engine* twrt_engine_new(tw_EngineHeader* hdr) {
+    window_install();
+    auto* e = new Engine;
+    e->hdr = hdr;
+    e->runs = static_cast<tw_RunState*>(hdr->runs);
+    e->ring = static_cast<int32_t*>(hdr->ring);
+    e->n = hdr->n_runs;
+    e->native = new Run*[e->n > 0 ? e->n : 1]();
+    return e;
+}
+
+TW_EXPORT void twrt_engine_free(Engine* e) {
+    delete[] e->native;
+    delete e;
+}
+
+TW_EXPORT Run* twrt_run_new(Engine* e, int32_t index, tw_DeviceInfo* dev, int32_t core, int32_t native) {
+    auto* r = new Run;
+    r->eng = e;
+    r->index = index;
+    r->st = &e->runs[index];
+    r->dev = dev;
+    r->core = core;
+    r->cbs = static_cast<tw_CBState*>(dev->cbs) + static_cast<size_t>(core) * dev->num_cbs;
+    r->cs = static_cast<tw_CoreState*>(dev->cores) + core;
+    r->l1 = static_cast<uint8_t*>(dev->l1_base) + static_cast<size_t>(core) * dev->l1_slot;
+    if (native) e->native[index] = r;
+    return r;
+}
+
+TW_EXPORT void twrt_run_args(Run* r, uint32_t rta_addr, uint32_t n_rta, uint32_t crta_addr, uint32_t n_crta,
+                             const uint32_t* cta, uint32_t n_cta, uint32_t noc) {
+    r->rta_addr = rta_addr;
+    r->n_rta = n_rta;
+    r->crta_addr = crta_addr;
+    r->n_crta = n_crta;
+    r->cta = cta;
+    r->n_cta = n_cta;
+    r->noc = noc;
+}
+
+TW_EXPORT void twrt_run_compute(Run* r, int32_t fp32_dest_acc, int32_t dst_full_sync, int32_t approx,
+                                int32_t fidelity) {
+    r->kind_compute = 1;
+    r->fp32_dest_acc = fp32_dest_acc;
+    r->dst_full_sync = dst_full_sync;
+    r->approx = approx;
+    r->fidelity = fidelity;
+    if (r->dst == nullptr) r->dst = new float[16 * 1024]();
+}
+
+TW_EXPORT void twrt_run_observe(Run* r, int32_t on) { r->observed = on; }
+
+/** Prepare `r` to run `entry(argv, result)` from its start on a fresh fiber. */
+TW_EXPORT int32_t twrt_run_start(Run* r, int32_t (*entry)(const int64_t*, int64_t*), const int64_t* argv,
+                                 int64_t* result) {
+    r->entry = entry;
+    r->argv = argv;
+    r->result = result;
+    r->entry_rc = 0;
+    r->err_class = 0;
+    r->err_msg[0] = 0;
+    try {
+        fiber_init(r);
+    } catch (const std::bad_alloc&) {
+        return -1;
+    }
+    return 0;
+}
+
+TW_EXPORT void twrt_run_free(Run* r) {
+    if (r == nullptr) return;
+    if (r->eng != nullptr && r->index >= 0 && r->eng->native[r->index] == r) r->eng->native[r->index] = nullptr;
+    fiber_free(r);
+    delete[] r->dst;
+    delete r;
+}
+
+/** Run native run `index`, then every native run at the head of the ring. */
+TW_EXPORT int64_t twrt_resume(Engine* e, int32_t index) {
+    int32_t i = index;
+    for (;;) {
+        Run* r = e->native[i];
+        int32_t status = fiber_resume(r);
+        if (status == ST_DONE) {
+            r->st->phase = TW_RUNPHASE_DONE;
+            e->hdr->live -= 1;
+            fiber_free(r);
+        } else if (status == ST_REQUEST) {
+            return (static_cast<int64_t>(2) << 32) | static_cast<uint32_t>(i);
+        } else if (status == ST_FAILED) {
+            r->st->phase = TW_RUNPHASE_FAILED;
+            return (static_cast<int64_t>(3) << 32) | static_cast<uint32_t>(i);
+        }
+        tw_EngineHeader* h = e->hdr;
+        if (h->ring_head == h->ring_tail) return 0;  // IDLE
+        int32_t j = e->ring[h->ring_head & h->ring_mask];
+        if (e->native[j] == nullptr) return (static_cast<int64_t>(1) << 32);  // PYTHON
+        h->ring_head += 1;
+        i = j;
+    }
+}
+
+/** Resume a hosted run (an external call of a Python kernel); returns its status. */
+TW_EXPORT int32_t twrt_call(Run* r) {
+    int32_t status = fiber_resume(r);
+    if (status == ST_DONE) fiber_free(r);
+    return status;
+}
+
+// Inspection of a run that handed back (requests, errors).
+TW_EXPORT const char* twrt_run_request(Run* r, int32_t* argc, int64_t* args) {
+    *argc = r->req_argc;
+    for (int32_t i = 0; i < r->req_argc; ++i) args[i] = r->req_args[i];
+    return r->req_name;
+}
+TW_EXPORT void twrt_run_reply(Run* r, int64_t value) { r->req_result = value; }
+TW_EXPORT const char* twrt_run_error(Run* r, int32_t* cls, int32_t* cb, const char** file, int32_t* line) {
+    *cls = r->err_class;
+    *cb = r->err_cb;
+    *file = r->err_file;
+    *line = r->err_line;
+    return r->err_msg;
+}
+TW_EXPORT void twrt_run_fault(Run* r, int32_t* signo, uint64_t* addr, uint64_t* pc, const char** last_file,
+                              int32_t* last_line) {
+    *signo = r->signo;
+    *addr = r->fault_addr;
+    *pc = r->fault_pc;
+    *last_file = r->last_file;
+    *last_line = r->last_line;
+}
+TW_EXPORT int32_t twrt_run_rc(Run* r) { return r->entry_rc; }
+TW_EXPORT float* twrt_run_dst(Run* r) { return r->dst; }

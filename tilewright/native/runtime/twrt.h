@@ -1,0 +1,151 @@
+// twrt.h -- internals of the native runtime (libtwrt): runs, fibers, the scheduler.
+//
+// The runtime implements the tt-metal kernel API for native kernels.  State shared with
+// Python (CB interfaces, wait lists, the run table, the ready ring) has the layouts of
+// twrt_layout.h, generated from tilewright/device/shared.py.  Each native kernel run (a
+// whole kernel, or one external call made by a Python kernel) executes on a fiber; the
+// runtime switches fibers itself and returns to Python only when Python must act.
+#pragma once
+
+#include <cstdarg>
+#include <cstdio>
+#include <initializer_list>
+#include <cstdint>
+#include <cstring>
+
+#include "tilewright/runtime.h"
+#include "twrt_layout.h"
+#include "twrt_costs.h"
+
+namespace twrt {
+
+/** Status of a fiber when it hands control back (also the resume result codes). */
+enum Status : int32_t {
+    ST_RUNNING = 0,
+    ST_BLOCKED = 1,  // on a wait list (or polling): someone makes it ready
+    ST_DONE = 2,
+    ST_REQUEST = 3,  // asks Python to run `req_name`
+    ST_FAILED = 4,
+};
+
+/** Exception classes Python raises for a failed run (tilewright.errors). */
+enum ErrClass : int32_t {
+    ERR_KERNEL = 1,
+    ERR_DFB = 2,
+    ERR_NOC = 3,
+    ERR_DEADLOCK = 4,
+    ERR_FAULT = 5,
+    ERR_FORMAT = 6,
+    ERR_CPP = 7,  // a C++ exception escaped the kernel / external function
+};
+
+struct Fiber {
+    void* sp = nullptr;      // saved stack pointer of the suspended fiber
+    void* ret_sp = nullptr;  // where the fiber returns to (the scheduler or a hosted call)
+    uint8_t* stack = nullptr;
+    size_t stack_size = 0;
+};
+
+struct Engine;
+
+/** The native side of one kernel run. */
+struct Run {
+    Engine* eng = nullptr;  // null for hosted external calls
+    tw_RunState* st = nullptr;
+    int32_t index = -1;
+    tw_DeviceInfo* dev = nullptr;
+    int32_t core = 0;
+    tw_CBState* cbs = nullptr;     // this core's CB interfaces
+    tw_CoreState* cs = nullptr;    // this core's state
+    uint8_t* l1 = nullptr;         // this core's L1 (permanent mapping)
+    int32_t kind_compute = 0;
+    uint32_t noc = 0;
+    // arguments
+    uint32_t rta_addr = 0, n_rta = 0, crta_addr = 0, n_crta = 0;
+    const uint32_t* cta = nullptr;
+    uint32_t n_cta = 0;
+    // compute configuration
+    int32_t fp32_dest_acc = 0, dst_full_sync = 0, approx = 0, fidelity = 4;
+    // entry point
+    int32_t (*entry)(const int64_t*, int64_t*) = nullptr;
+    const int64_t* argv = nullptr;
+    int64_t* result = nullptr;
+    int32_t entry_rc = 0;
+    Fiber fiber;
+    int32_t status = ST_RUNNING;
+    int32_t observed = 0;  // report CB protocol actions to Python (contract checking)
+    // a request to Python
+    const char* req_name = nullptr;
+    int32_t req_argc = 0;
+    int64_t req_args[16] = {};
+    int64_t req_result = 0;
+    // the error of a failed run
+    int32_t err_class = 0;
+    char err_msg[1024] = {};
+    const char* err_file = nullptr;
+    int32_t err_line = 0;
+    int32_t err_cb = -1;
+    int32_t signo = 0;
+    uint64_t fault_addr = 0, fault_pc = 0;
+    // the last kernel-API call (for fault reports)
+    const char* last_file = nullptr;
+    int32_t last_line = 0;
+    // kernel-API register state
+    uint64_t noc_state_addr[5][2] = {};
+    uint32_t noc_state_size[5][2] = {};
+    uint8_t noc_state_set[5][2] = {};
+    int32_t unpack_transpose = 0;
+    int32_t l1_acc = 0;
+    int32_t mm_block_set = 0, mm_transpose = 0, mm_ct = 1, mm_rt = 1, mm_kt = 1;
+    float* dst = nullptr;  // 16 tiles of 32x32 (compute kernels)
+    uint32_t dst_dirty = 0;  // DST tiles written since they were last cleared
+};
+
+struct Engine {
+    tw_EngineHeader* hdr = nullptr;
+    tw_RunState* runs = nullptr;
+    int32_t* ring = nullptr;
+    Run** native = nullptr;  // by run index (null for Python runs)
+    int32_t n = 0;
+};
+
+extern Run* g_cur;  // the run whose fiber is executing (null in Python)
+
+// fiber.cpp
+void fiber_init(Run* r);
+void fiber_free(Run* r);
+int32_t fiber_resume(Run* r);  // run until the fiber hands back; returns its status
+[[noreturn]] void fiber_exit(Run* r, int32_t status);
+void fiber_yield(Run* r, int32_t status);
+
+// window.cpp
+bool window_install();
+void window_enter(Run* r);  // before resuming r's fiber
+void window_leave();
+
+// sched.cpp
+void make_ready(Engine* e, int32_t index, uint64_t now);
+void wait_on(Run* r, tw_WaitList* q, int32_t kind, int32_t obj, int64_t a, tw::Loc loc);
+void wake_all(Run* waker, tw_WaitList* q);
+void poll_yield(Run* r, int32_t kind, int32_t obj, int64_t a, tw::Loc loc);
+int64_t request(Run* r, const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
+[[noreturn]] void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
+[[noreturn]] void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+inline Run* cur() { return g_cur; }
+inline void tick(Run* r, uint64_t cycles) {
+    r->st->clock += cycles;
+    r->st->ops += 1;
+}
+inline void note(Run* r, tw::Loc loc) {
+    r->last_file = loc.file;
+    r->last_line = loc.line;
+}
+inline uint32_t transfer_cycles(uint32_t size) { return TW_COST_NOC_LATENCY + (size + TW_COST_NOC_BYTES_PER_CYCLE - 1) / TW_COST_NOC_BYTES_PER_CYCLE; }
+
+// dataflow.cpp (used by compute.cpp too)
+tw_CBState* cb_of(Run* r, int32_t cb, tw::Loc loc);
+void notify_write(tw_DeviceInfo* dev, int32_t core, uint32_t start, uint32_t end);
+
+}  // namespace twrt

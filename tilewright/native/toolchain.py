@@ -1,0 +1,116 @@
+"""The native toolchain: build options, the C++ compiler and its identity, base flags.
+
+Shared by the runtime library build (``native.runtime``) and kernel/extern builds
+(``native.build``); it imports neither.  ``OPTIONS`` is rebound by :func:`configure`:
+read it as ``toolchain.OPTIONS`` (a ``from`` import would keep the old value).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tilewright.errors import NativeBuildError
+
+__all__ = [
+    "BASE_FLAGS",
+    "BuildOptions",
+    "OPTIONS",
+    "configure",
+    "include_dir",
+    "compiler_identity",
+]
+
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+
+# Why each flag: C++20 (designated initializers of InterleavedAddrGen{.bank_base_address
+# = ...}); -fvisibility=hidden so every object keeps its own bridge pointer and exports
+# only its entry points; -fpermissive so tt-metal code written for 32-bit RISC-V
+# (`(uint32_t)pointer`) compiles with a warning instead of an error; -z defs so an
+# undefined symbol is a link error naming it, not a load-time surprise.
+BASE_FLAGS = (
+    "-std=c++20",
+    "-g1",  # line tables: a native fault is reported at its source line (addr2line)
+    "-fPIC",
+    "-shared",
+    "-fvisibility=hidden",
+    "-fvisibility-inlines-hidden",
+    "-fpermissive",
+    "-Wno-int-to-pointer-cast",
+    "-Wl,-z,defs",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    """How native code is built (one options object; environment read only for defaults)."""
+
+    cache_dir: str | None = None
+    """Cache directory; None: $XDG_CACHE_HOME/tilewright/native or ~/.cache/tilewright/native."""
+    compiler: str | None = None
+    """C++ compiler command; None: $CXX, else c++, g++ or clang++ from PATH."""
+    opt_level: str = "-O1"
+    extra_flags: tuple[str, ...] = ()
+    timeout: float = 300.0
+    """Seconds a single compilation may take."""
+
+    def resolved_cache_dir(self) -> Path:
+        if self.cache_dir:
+            return Path(self.cache_dir)
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        return Path(base) / "tilewright" / "native"
+
+    def resolved_compiler(self) -> str:
+        cmd = self.compiler or os.environ.get("CXX")
+        if cmd:
+            return cmd
+        for name in ("c++", "g++", "clang++"):
+            found = shutil.which(name)
+            if found:
+                return found
+        raise NativeBuildError(
+            "no C++ compiler found for external C++ functions",
+            hint="install g++ (or clang++), or set CXX / tilewright.native.configure(compiler=...)",
+        )
+
+
+OPTIONS = BuildOptions()
+
+
+def configure(**changes) -> BuildOptions:
+    """Change the build options (e.g. ``configure(cache_dir=tmp)`` in tests); returns them."""
+    global OPTIONS
+    OPTIONS = replace(OPTIONS, **changes)
+    return OPTIONS
+
+
+def include_dir() -> str:
+    """Directory of Tilewright's tt-metal kernel-API emulation headers."""
+    return str(INCLUDE_DIR)
+
+
+_COMPILER_IDS: dict[str, str] = {}
+
+
+_VERIFIED: dict[str, str] = {}  # primary key -> object path verified in this process
+_FILE_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def compiler_identity(compiler: str) -> str:
+    """The compiler's ``--version`` banner (memoized): part of every cache key."""
+    ident = _COMPILER_IDS.get(compiler)
+    if ident is None:
+        try:
+            out = subprocess.run(
+                [compiler, "--version"], check=False, capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise NativeBuildError(
+                f"cannot run the C++ compiler {compiler!r}: {exc}",
+                hint="install g++ or set CXX to a working C++ compiler",
+            ) from None
+        ident = _COMPILER_IDS[compiler] = f"{compiler}\n{out.stdout.strip()}"
+    return ident
