@@ -234,23 +234,13 @@ def _check_tensors(name: str, params, args, loc):
     return device
 
 
-class _kernel_print:
-    """Route ``print`` inside kernels through TT-Lang's debug print (spec §Debug printing)."""
+def _kernel_print():
+    """Route ``print`` inside kernels through TT-Lang's debug print (spec §Debug printing);
+    per thread, so other threads' prints stay plain (device.print_hook)."""
+    from tilewright.compiler.runtime import debug_print
+    from tilewright.device.print_hook import kernel_print
 
-    def __enter__(self):
-        import builtins
-
-        from tilewright.compiler.runtime import debug_print
-
-        self._saved = builtins.print
-        builtins.print = debug_print.make_print(self._saved)
-        return self
-
-    def __exit__(self, *exc):
-        import builtins
-
-        builtins.print = self._saved
-        return False
+    return kernel_print(debug_print.make_print)
 
 
 def operation(

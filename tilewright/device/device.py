@@ -178,7 +178,7 @@ class Device:
         self.l1_small_allocator = FreeListAllocator(
             "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, self.l1_alignment
         )
-        self.engine = Engine(options)
+        self.engine = Engine(options, name=f"device {device_id}")
         self.closed = False
         from tilewright.device.command_queue import CommandQueue
 

@@ -12,7 +12,15 @@ When the ready queue is empty and kernels are still alive, nothing can ever
 change: the engine raises :class:`~tilewright.errors.DeadlockError` listing every
 blocked kernel with its place, its source line (from the suspended greenlet's
 frame, resolved only now) and what it waits for, described by the waited-on
-object itself.
+object itself.  A *livelock* is reported the same way (``rule == "livelock"``):
+kernels that keep polling without any kernel making progress, or a kernel that
+runs longer than ``EngineOptions.watchdog`` seconds without yielding
+(:mod:`~tilewright.device.watchdog` interrupts it).  Ctrl-C during a launch keeps
+its ``KeyboardInterrupt`` and gets the same report as a note.
+
+Threads: the running engine and kernel (``ACTIVE``) are per OS thread, so devices
+can run launches concurrently in different threads.  One device runs one launch at
+a time; a second thread launching on a busy device gets a ``DeviceError``.
 
 Time is logical and deterministic: every kernel carries a cycle ``clock`` that
 the kernel API advances by modelled costs; a woken kernel's clock moves up to its
@@ -22,7 +30,9 @@ the same trace.
 
 from __future__ import annotations
 
+import _thread
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -31,7 +41,15 @@ from typing import TYPE_CHECKING, Protocol
 
 from greenlet import GreenletExit, greenlet
 
-from tilewright.errors import DeadlockError, KernelError, SourceLoc, TilewrightError, internal_frame
+from tilewright.device.watchdog import WATCHDOG, WatchdogInterrupt
+from tilewright.errors import (
+    DeadlockError,
+    DeviceError,
+    KernelError,
+    SourceLoc,
+    TilewrightError,
+    internal_frame,
+)
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core
@@ -51,14 +69,20 @@ __all__ = [
 ]
 
 
-class _Active:
-    """The running engine and kernel, set at every switch (O(1) access for kernel APIs)."""
+class _Active(_thread._local):
+    """Per OS thread: the running engine and kernel, set at every switch.
 
-    __slots__ = ("engine", "run")
+    Kernel APIs read ``ACTIVE.run`` / ``ACTIVE.engine`` in O(1).  A ``_thread._local``
+    subclass with class-level defaults is the cheapest per-thread record Python offers
+    (about 50 ns a read against 16 ns for a slotted global; benchmarks/bench_device.py
+    measures the CB round trip), and the engine's own hot paths (``block``, ``wake``,
+    ``poll_yield``) do not read it at all.
+    """
 
-    def __init__(self) -> None:
-        self.engine: Engine | None = None
-        self.run: KernelRun | None = None
+    engine: Engine | None = None
+    run: KernelRun | None = None
+    print_hook: Callable[..., None] | None = None
+    """This thread's kernel ``print`` (see :mod:`tilewright.device.print_hook`)."""
 
 
 ACTIVE = _Active()
@@ -93,6 +117,10 @@ def user_location(frame: FrameType | None = None) -> SourceLoc | None:
     return None
 
 
+DEFAULT_WATCHDOG_SECONDS = 10.0
+"""How long a kernel may run without yielding before the watchdog calls it a livelock."""
+
+
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
     """Engine switches, fixed for one device (one options object, never env lookups)."""
@@ -101,6 +129,19 @@ class EngineOptions:
     """Record trace events (Chrome/Perfetto JSON via ``Trace``)."""
     poll_limit: int = 4096
     """Consecutive fruitless polls (non-blocking queries) tolerated per ready kernel."""
+    watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
+    """Seconds a kernel may run without a scheduler step (a DFB, circular-buffer,
+    transfer or semaphore wait, a poll) before the launch is reported as a livelock;
+    None or 0 turns the watchdog off."""
+
+    def __post_init__(self) -> None:
+        if self.poll_limit < 1:
+            raise DeviceError(f"EngineOptions.poll_limit must be >= 1, got {self.poll_limit}")
+        if self.watchdog is not None and not self.watchdog >= 0:  # also rejects NaN
+            raise DeviceError(
+                f"EngineOptions.watchdog must be a number of seconds >= 0 (0 or None: off), "
+                f"got {self.watchdog}"
+            )
 
 
 class Waitable(Protocol):
@@ -122,10 +163,11 @@ class WaitQueue:
         waiters = self.waiters
         if not waiters:
             return
-        engine = ACTIVE.engine
-        if engine is None:  # waiters are only queued while their engine runs
+        engine = waiters[0].engine
+        if engine is None or not engine.running:  # waiters only queue while their engine runs
             raise KernelError("a wait queue was woken outside a launch")
-        now = ACTIVE.run.clock if ACTIVE.run is not None else 0
+        waker = engine.current
+        now = waker.clock if waker is not None else 0
         ready = engine._ready
         tracer = engine.tracer
         for run in waiters:
@@ -151,7 +193,9 @@ class KernelRun:
         "fn",
         "args",
         "greenlet",
+        "engine",
         "waiting_on",
+        "last_wait",
         "clock",
         "index",
         "done",
@@ -181,7 +225,9 @@ class KernelRun:
         self.fn = fn
         self.args = args
         self.greenlet: greenlet | None = None
+        self.engine: Engine | None = None  # set when a launch starts it
         self.waiting_on: tuple[Waitable, object] | None = None
+        self.last_wait: tuple[Waitable, object] | None = None  # for livelock reports
         self.clock = 0
         self.index = -1
         self.done = False
@@ -211,6 +257,12 @@ class KernelRun:
         what, detail = self.waiting_on
         return what.describe_wait(detail)
 
+    def describe_last_wait(self) -> str:
+        if self.last_wait is None:
+            return "none yet"
+        what, detail = self.last_wait
+        return what.describe_wait(detail)
+
     def __repr__(self) -> str:
         return f"<KernelRun {self.label}>"
 
@@ -237,12 +289,19 @@ class LaunchResult:
 class Engine:
     """Cooperative, deterministic scheduler of kernel greenlets."""
 
-    def __init__(self, options: EngineOptions | None = None) -> None:
+    def __init__(self, options: EngineOptions | None = None, *, name: str = "device") -> None:
         self.options = options or EngineOptions()
+        self.name = name
         self._ready: deque[KernelRun] = deque()
         self._sched: greenlet | None = None
         self._spins = 0
+        self.steps = 0
+        """Scheduler steps so far (switches into kernels); the watchdog's progress count."""
+        self.current: KernelRun | None = None
+        """The kernel running now (or last), set at every switch."""
         self.running = False
+        self._owner: int | None = None  # thread id running a launch
+        self._claim_lock = threading.Lock()
         self.tracer: Tracer | None = None  # while tracing
         self.launch_count = 0
 
@@ -251,10 +310,11 @@ class Engine:
     def block(self, queue: WaitQueue, what: Waitable, detail: object = None) -> None:
         """Suspend the running kernel on ``queue`` until a ``wake``; ``what.describe_wait(detail)``
         explains the wait in a deadlock report."""
-        run, sched = ACTIVE.run, self._sched
-        if run is None or sched is None:
+        run, sched = self.current, self._sched
+        if run is None or sched is None or not self.running:
             raise KernelError(_OUTSIDE_KERNEL)
-        run.waiting_on = (what, detail)
+        wait = (what, detail)
+        run.waiting_on = run.last_wait = wait
         run.stats_waits += 1
         run.wait_start = run.clock
         if self.tracer is not None:
@@ -265,16 +325,18 @@ class Engine:
 
     def poll_yield(self, what: Waitable, detail: object = None) -> None:
         """A non-blocking query failed: let others run, and detect endless polling."""
-        run, sched = ACTIVE.run, self._sched
-        if run is None or sched is None:
+        run, sched = self.current, self._sched
+        if run is None or sched is None or not self.running:
             raise KernelError(_OUTSIDE_KERNEL)
+        run.last_wait = (what, detail)
         self._spins += 1
         if self._spins > self.options.poll_limit * (len(self._ready) + 1):
             run.waiting_on = (what, detail)
             raise DeadlockError(
-                f"deadlock: {run.label} keeps polling without any kernel making progress: "
-                f"{run.describe_wait()}",
+                f"livelock: {run.label} keeps polling without any kernel making progress "
+                f"({self._spins} polls in a row): {run.describe_wait()}",
                 loc=user_location(),
+                rule="livelock",
             )
         self._ready.append(run)
         sched.switch()
@@ -284,47 +346,38 @@ class Engine:
     def run(self, runs: Iterable[KernelRun]) -> LaunchResult:
         """Run kernels to completion (or raise the first kernel error / a deadlock)."""
         runs = list(runs)
-        if self.running:
-            raise KernelError("a launch is already running on this device (nested launch)")
-        self.running = True
+        self._claim()
         self.launch_count += 1
-        prev_engine, prev_run = ACTIVE.engine, ACTIVE.run
-        ACTIVE.engine = self
+        active = ACTIVE
+        prev_engine, prev_run = active.engine, active.run
+        active.engine = self
         self._sched = greenlet.getcurrent()
         self._ready = deque(runs)
         self._spins = 0
+        self.current = None
         for i, r in enumerate(runs):
             r.index = i
+            r.engine = self
             r.greenlet = greenlet(_kernel_main, parent=self._sched)
-        live = len(runs)
-        ready = self._ready
+        limit = self.options.watchdog
+        watch = WATCHDOG.watch(self, limit) if limit else None
         try:
-            while ready:
-                run = ready.popleft()
-                ACTIVE.run = run
-                g = run.greenlet
-                if g is None:  # every run of this launch got its greenlet above
-                    raise KernelError(f"{run.label} is not a kernel of this launch")
-                try:
-                    g.switch(run)
-                except BaseException as exc:
-                    ACTIVE.run = None
-                    self._abort(runs)
-                    _annotate(exc, run)
-                    raise
-                if g.dead:
-                    run.done = True
-                    live -= 1
-            ACTIVE.run = None
-            if live:
-                blocked = [r for r in runs if not r.done]
-                report = _deadlock_report(blocked, len(runs))
-                self._abort(runs)
-                raise DeadlockError(report)
+            try:
+                self._schedule(runs)
+            finally:
+                if watch is not None:
+                    WATCHDOG.unwatch(watch)
+        except WatchdogInterrupt as exc:  # arrived in scheduler code, between two kernels
+            raise self._livelock(runs, None, exc) from None
+        except KeyboardInterrupt as exc:
+            if not getattr(exc, _REPORTED, False):  # arrived in scheduler code
+                self._interrupted(runs, None, exc)
+            raise
         finally:
-            ACTIVE.engine, ACTIVE.run = prev_engine, prev_run
-            self.running = False
+            active.engine, active.run = prev_engine, prev_run
+            self.current = None
             self._ready = deque()
+            self._release()
         result = LaunchResult()
         for r in runs:
             result.stats.append(
@@ -337,22 +390,126 @@ class Engine:
             self.tracer.end_launch(result.makespan)
         return result
 
+    def _schedule(self, runs: list[KernelRun]) -> None:
+        """The scheduler loop: switch into ready kernels until none is left."""
+        active = ACTIVE
+        ready = self._ready
+        live = len(runs)
+        while ready:
+            run = ready.popleft()
+            active.run = self.current = run
+            self.steps += 1
+            g = run.greenlet
+            if g is None:  # every run of this launch got its greenlet above
+                raise KernelError(f"{run.label} is not a kernel of this launch")
+            try:
+                g.switch(run)
+            except BaseException as exc:
+                active.run = None
+                self._fail(runs, run, exc)
+            if g.dead:
+                run.done = True
+                live -= 1
+        active.run = None
+        if live:
+            blocked = [r for r in runs if not r.done]
+            report = _deadlock_report(blocked, len(runs))
+            self._abort(runs)
+            raise DeadlockError(report)
+
+    def _fail(self, runs: list[KernelRun], run: KernelRun, exc: BaseException) -> None:
+        """A kernel raised: report (before unwinding the others), abort, re-raise."""
+        if isinstance(exc, WatchdogInterrupt):
+            raise self._livelock(runs, run, exc) from None
+        if isinstance(exc, KeyboardInterrupt):
+            self._interrupted(runs, run, exc)
+            raise exc
+        self._abort(runs)
+        _annotate(exc, run)
+        raise exc
+
+    def _interrupted(
+        self, runs: list[KernelRun], run: KernelRun | None, exc: KeyboardInterrupt
+    ) -> None:
+        """Ctrl-C: keep the KeyboardInterrupt, add where every kernel was as a note."""
+        loc = location_of_exception(exc) if run is not None else None
+        who = f"while {run.label} was running" if run is not None else "between two kernels"
+        exc.add_note(self._report(runs, run, f"interrupted (Ctrl-C) {who}", loc))
+        setattr(exc, _REPORTED, True)
+        self._abort(runs)
+
+    def _livelock(
+        self, runs: list[KernelRun], run: KernelRun | None, exc: WatchdogInterrupt
+    ) -> DeadlockError:
+        loc = location_of_exception(exc) if run is not None else None
+        limit = self.options.watchdog
+        who = run.label if run is not None else "the scheduler"
+        headline = (
+            f"livelock: {who} ran for {limit:g} s without reaching a synchronisation point "
+            "(no DFB, circular-buffer, transfer or semaphore wait) "
+            "(watchdog: EngineOptions.watchdog / tilewright run --watchdog SECONDS)"
+        )
+        report = self._report(runs, run, headline, loc)
+        self._abort(runs)
+        err = DeadlockError(report, loc=loc, rule="livelock")
+        if run is not None:
+            err.add_note(f"in {run.label}")
+        return err
+
+    def _report(self, runs: list[KernelRun], running: KernelRun | None, headline: str, loc) -> str:
+        """Every unfinished kernel: where it is and what it waits for (before unwinding)."""
+        unfinished = [r for r in runs if not r.done]
+        lines = [f"{headline} ({len(unfinished)} of {len(runs)} kernels unfinished)"]
+        for r in unfinished:
+            if r is running:
+                at = f" at {loc}" if loc is not None else ""
+                lines.append(
+                    f"  {r.label}: running{at}; last synchronisation: {r.describe_last_wait()}"
+                )
+            else:
+                lines.extend(_kernel_lines(r))
+        return "\n".join(lines)
+
+    def _claim(self) -> None:
+        """Take the device for a launch on this thread (one launch at a time per device)."""
+        me = threading.get_ident()
+        with self._claim_lock:
+            if self.running:
+                if self._owner == me:
+                    raise KernelError("a launch is already running on this device (nested launch)")
+                raise DeviceError(
+                    f"{self.name} is running a launch in another thread; a device runs one "
+                    "launch at a time",
+                    hint="open one device per thread (ttnn.open_device(device_id=...)), or "
+                    "serialise the threads' use of the shared device with a lock",
+                )
+            self.running = True
+            self._owner = me
+
+    def _release(self) -> None:
+        with self._claim_lock:
+            self.running = False
+            self._owner = None
+
     def _abort(self, runs: list[KernelRun]) -> None:
         """Unwind every suspended kernel (runs its ``finally`` blocks) after a failure."""
         for r in runs:
             g = r.greenlet
             if g is not None and not g.dead and g:
-                ACTIVE.run = r
+                ACTIVE.run = self.current = r
                 try:
                     g.throw(GreenletExit)
                 except BaseException:  # the kernel's own cleanup failed; the first error wins
                     pass
-        ACTIVE.run = None
+        ACTIVE.run = self.current = None
         self._ready.clear()
 
 
 def _kernel_main(run: KernelRun) -> None:
     run.fn(*run.args)
+
+
+_REPORTED = "_tilewright_reported"  # set on a KeyboardInterrupt once its report is noted
 
 
 def _annotate(exc: BaseException, run: KernelRun) -> None:
@@ -375,23 +532,30 @@ def location_of_exception(exc: BaseException) -> SourceLoc | None:
     return loc
 
 
+def _kernel_lines(r: KernelRun) -> list[str]:
+    """One suspended kernel of a report: blocked (where, on what) or ready, and its holdings."""
+    frame = r.greenlet.gr_frame if r.greenlet is not None else None
+    loc = user_location(frame) if frame is not None else None
+    where = f" at {loc}" if loc is not None else ""
+    if r.waiting_on is not None:
+        lines = [f"  {r.label}: blocked{where}: {r.describe_wait()}"]
+    elif frame is None:
+        lines = [f"  {r.label}: ready, not started"]
+    else:
+        lines = [f"  {r.label}: ready{where}"]
+    # A language layer may say what the kernel holds (TT-Lang: its blocks and their states).
+    extra = getattr(r.context, "extra", None)
+    describe = getattr(extra, "describe_holdings", None)
+    if describe is not None:
+        lines.extend(f"    {line}" for line in describe(r))
+    return lines
+
+
 def _deadlock_report(blocked: list[KernelRun], total: int) -> str:
     lines = [
         f"deadlock: no kernel can make progress ({len(blocked)} of {total} kernels blocked, "
         f"{total - len(blocked)} finished)"
     ]
     for r in blocked:
-        where = ""
-        frame = r.greenlet.gr_frame if r.greenlet is not None else None
-        if frame is not None:
-            loc = user_location(frame)
-            if loc is not None:
-                where = f" at {loc}"
-        lines.append(f"  {r.label}: blocked{where}: {r.describe_wait()}")
-        # A language layer may say what the kernel holds (TT-Lang: its blocks and their states).
-        extra = getattr(r.context, "extra", None)
-        describe = getattr(extra, "describe_holdings", None)
-        if describe is not None:
-            for line in describe(r):
-                lines.append(f"    {line}")
+        lines.extend(_kernel_lines(r))
     return "\n".join(lines)

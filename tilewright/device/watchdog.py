@@ -1,0 +1,165 @@
+"""The no-progress watchdog: interrupts a kernel that runs too long without yielding.
+
+Kernels are greenlets: a Python kernel in an endless loop (``while True: pass``, a
+busy-wait on a value that only another kernel can change) never returns to the
+scheduler, so nothing inside the engine can notice.  One daemon thread per process
+watches every running launch.  Each engine counts *scheduler steps* (a switch into a
+kernel: every DFB / circular-buffer / transfer / semaphore wait, every poll); when a
+launch's count has not moved for ``EngineOptions.watchdog`` seconds, the watchdog
+raises :class:`WatchdogInterrupt` asynchronously in the engine's thread
+(``PyThreadState_SetAsyncExc``), and the engine turns it into a livelock report
+(node, kernel, user line, last synchronisation) like a deadlock report.
+
+Why a thread and an asynchronous exception rather than a signal: ``SIGALRM`` only
+reaches the main thread and would take the user's own handler, while devices may run
+in any thread.  The price is one attribute increment per scheduler step in the engine
+and a wake-up of this thread a few times per watchdog period while a launch runs
+(nothing at all between launches).
+
+What it cannot interrupt: an asynchronous exception is delivered when the thread next
+executes Python bytecode.  A thread blocked in C (a native build's compiler process,
+a C++ kernel that never returns) is not interrupted.  While the engine's thread waits
+for a child process (``subprocess``: the JIT build of a C++ kernel) the watchdog
+treats the wait as progress.  Native code is reached through :attr:`Watch.interrupters`:
+a native runtime registers a callable that makes its C++ side give up (a flag its
+kernel-API calls poll, or a signal to the thread), called together with the Python
+interruption (see docs/robustness.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tilewright.device.engine import Engine
+
+__all__ = ["WatchdogInterrupt", "Watch", "WATCHDOG"]
+
+_MIN_PERIOD = 0.02
+_MAX_PERIOD = 0.5
+_SAMPLES_PER_LIMIT = 5
+
+
+class WatchdogInterrupt(BaseException):
+    """Raised inside a kernel by the watchdog (a BaseException: ``except Exception`` in a
+    kernel does not swallow it).  The engine never lets it escape a launch."""
+
+
+def _raise_in_thread(thread_id: int, exc: type[BaseException] | None) -> int:
+    """Schedule ``exc`` in thread ``thread_id`` (None cancels a pending one)."""
+    obj = ctypes.py_object(exc) if exc is not None else ctypes.py_object()
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj)
+
+
+def _waits_for_child_process(thread_id: int) -> bool:
+    """True while the thread is inside the ``subprocess`` module (a native build)."""
+    frame = sys._current_frames().get(thread_id)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == "subprocess":
+            return True
+        frame = frame.f_back
+    return False
+
+
+class Watch:
+    """One launch under watch (created by :meth:`Watchdog.watch`)."""
+
+    __slots__ = (
+        "engine",
+        "limit",
+        "thread_id",
+        "seen",
+        "since",
+        "fired",
+        "fired_at",
+        "active",
+        "interrupters",
+    )
+
+    def __init__(self, engine: Engine, limit: float) -> None:
+        self.engine = engine
+        self.limit = limit
+        self.thread_id = threading.get_ident()
+        self.seen = -1
+        self.since = time.monotonic()
+        self.fired = False
+        self.fired_at = 0.0
+        self.active = True
+        self.interrupters: list[Callable[[int], None]] = []
+        """Extra interruption for kernels running native code (called with the thread id)."""
+
+    @property
+    def stalled_for(self) -> float:
+        """Seconds since the launch last made a scheduler step (as of the firing)."""
+        return self.fired_at - self.since
+
+
+class Watchdog:
+    """The process's watchdog thread and the launches it watches."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._watches: list[Watch] = []
+        self._thread: threading.Thread | None = None
+
+    def watch(self, engine: Engine, limit: float) -> Watch:
+        """Start watching a launch of ``engine`` running in the calling thread."""
+        w = Watch(engine, limit)
+        with self._lock:
+            self._watches.append(w)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._loop, name="tilewright-watchdog", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify()
+        return w
+
+    def unwatch(self, w: Watch) -> None:
+        """Stop watching; cancels an interruption that was sent but not yet delivered."""
+        with self._lock:
+            if not w.active:
+                return
+            w.active = False
+            self._watches.remove(w)
+            if w.fired:
+                _raise_in_thread(w.thread_id, None)
+
+    def _period(self) -> float | None:
+        if not self._watches:
+            return None
+        shortest = min(w.limit for w in self._watches)
+        return max(_MIN_PERIOD, min(_MAX_PERIOD, shortest / _SAMPLES_PER_LIMIT))
+
+    def _loop(self) -> None:
+        with self._lock:
+            while True:
+                self._changed.wait(self._period())
+                now = time.monotonic()
+                for w in self._watches:
+                    self._check(w, now)
+
+    def _check(self, w: Watch, now: float) -> None:
+        steps = w.engine.steps
+        if steps != w.seen:
+            w.seen, w.since = steps, now
+            return
+        if now - w.since < w.limit or (w.fired and now - w.fired_at < w.limit):
+            return
+        if _waits_for_child_process(w.thread_id):
+            w.since = now
+            return
+        w.fired, w.fired_at = True, now
+        for interrupt in w.interrupters:
+            interrupt(w.thread_id)
+        _raise_in_thread(w.thread_id, WatchdogInterrupt)
+
+
+WATCHDOG = Watchdog()
+"""The process-wide watchdog (its thread starts with the first watched launch)."""
