@@ -202,6 +202,7 @@ class KernelRun:
         "stats_blocked",
         "stats_waits",
         "stats_ops",
+        "stats_polls",
         "context",
         "wait_start",
         "wait_desc",
@@ -234,6 +235,7 @@ class KernelRun:
         self.stats_blocked = 0
         self.stats_waits = 0
         self.stats_ops = 0
+        self.stats_polls = 0
         self.context = context  # layer-specific per-run state (TT-Lang node runtime, DST, ...)
         self.wait_start = 0
         self.wait_desc = ""
@@ -295,8 +297,6 @@ class Engine:
         self._ready: deque[KernelRun] = deque()
         self._sched: greenlet | None = None
         self._spins = 0
-        self.steps = 0
-        """Scheduler steps so far (switches into kernels); the watchdog's progress count."""
         self.current: KernelRun | None = None
         """The kernel running now (or last), set at every switch."""
         self.running = False
@@ -311,7 +311,7 @@ class Engine:
         """Suspend the running kernel on ``queue`` until a ``wake``; ``what.describe_wait(detail)``
         explains the wait in a deadlock report."""
         run, sched = self.current, self._sched
-        if run is None or sched is None or not self.running:
+        if run is None or sched is None:
             raise KernelError(_OUTSIDE_KERNEL)
         wait = (what, detail)
         run.waiting_on = run.last_wait = wait
@@ -326,9 +326,10 @@ class Engine:
     def poll_yield(self, what: Waitable, detail: object = None) -> None:
         """A non-blocking query failed: let others run, and detect endless polling."""
         run, sched = self.current, self._sched
-        if run is None or sched is None or not self.running:
+        if run is None or sched is None:
             raise KernelError(_OUTSIDE_KERNEL)
         run.last_wait = (what, detail)
+        run.stats_polls += 1
         self._spins += 1
         if self._spins > self.options.poll_limit * (len(self._ready) + 1):
             run.waiting_on = (what, detail)
@@ -398,7 +399,6 @@ class Engine:
         while ready:
             run = ready.popleft()
             active.run = self.current = run
-            self.steps += 1
             g = run.greenlet
             if g is None:  # every run of this launch got its greenlet above
                 raise KernelError(f"{run.label} is not a kernel of this launch")
@@ -490,6 +490,18 @@ class Engine:
         with self._claim_lock:
             self.running = False
             self._owner = None
+
+    def progress(self) -> tuple[object, int, int]:
+        """A value that changes at every scheduler step (read by the watchdog's thread).
+
+        Every switch into a kernel follows a block or a poll of that kernel (or is its
+        first), which bumps its wait or poll count; so an unchanged value means the
+        same kernel has run without yielding.  Nothing is counted on the hot path.
+        """
+        run = self.current
+        if run is None:
+            return (None, 0, 0)
+        return (run, run.stats_waits, run.stats_polls)
 
     def _abort(self, runs: list[KernelRun]) -> None:
         """Unwind every suspended kernel (runs its ``finally`` blocks) after a failure."""

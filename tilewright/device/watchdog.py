@@ -3,18 +3,20 @@
 Kernels are greenlets: a Python kernel in an endless loop (``while True: pass``, a
 busy-wait on a value that only another kernel can change) never returns to the
 scheduler, so nothing inside the engine can notice.  One daemon thread per process
-watches every running launch.  Each engine counts *scheduler steps* (a switch into a
-kernel: every DFB / circular-buffer / transfer / semaphore wait, every poll); when a
-launch's count has not moved for ``EngineOptions.watchdog`` seconds, the watchdog
+watches every running launch.  Progress is a *scheduler step* (a switch into a kernel,
+which follows a DFB / circular-buffer / transfer / semaphore wait or a poll, see
+:meth:`Engine.progress`); when a
+launch's progress has not moved for ``EngineOptions.watchdog`` seconds, the watchdog
 raises :class:`WatchdogInterrupt` asynchronously in the engine's thread
 (``PyThreadState_SetAsyncExc``), and the engine turns it into a livelock report
 (node, kernel, user line, last synchronisation) like a deadlock report.
 
 Why a thread and an asynchronous exception rather than a signal: ``SIGALRM`` only
 reaches the main thread and would take the user's own handler, while devices may run
-in any thread.  The price is one attribute increment per scheduler step in the engine
-and a wake-up of this thread a few times per watchdog period while a launch runs
-(nothing at all between launches).
+in any thread.  Nothing is added to the hot path (the progress
+value is derived from the wait and poll counts the engine keeps anyway); the price is a
+wake-up of this thread a few times per watchdog period while a launch runs, and
+nothing at all between launches.
 
 What it cannot interrupt: an asynchronous exception is delivered when the thread next
 executes Python bytecode.  A thread blocked in C (a native build's compiler process,
@@ -85,7 +87,7 @@ class Watch:
         self.engine = engine
         self.limit = limit
         self.thread_id = threading.get_ident()
-        self.seen = -1
+        self.seen: object = None
         self.since = time.monotonic()
         self.fired = False
         self.fired_at = 0.0
@@ -146,9 +148,9 @@ class Watchdog:
                     self._check(w, now)
 
     def _check(self, w: Watch, now: float) -> None:
-        steps = w.engine.steps
-        if steps != w.seen:
-            w.seen, w.since = steps, now
+        progress = w.engine.progress()
+        if progress != w.seen:
+            w.seen, w.since = progress, now
             return
         if now - w.since < w.limit or (w.fired and now - w.fired_at < w.limit):
             return
