@@ -4,7 +4,9 @@ A meta-path finder maps the top-level names ``ttl`` and ``ttnn`` (and their
 submodules) to ``tilewright.ttl`` / ``tilewright.ttnn``, so the module objects are
 Tilewright's own (``ttl is tilewright.ttl``).  The program runs as ``__main__``
 with its own ``sys.argv``.  A Tilewright error prints its diagnostic (location,
-excerpt, notes) without a Python traceback and exits with status 1.
+excerpt, notes) without a Python traceback and exits with status 1.  Ctrl-C prints
+where every kernel of the interrupted launch was (the engine's report) and exits with
+130, the shell's status for SIGINT.
 """
 
 from __future__ import annotations
@@ -101,6 +103,11 @@ def run_program(path: str, argv: list[str]) -> int:
     except TilewrightError as exc:
         print(format_error(exc), file=sys.stderr)
         return 1
+    except KeyboardInterrupt as exc:
+        notes = getattr(exc, "__notes__", ())
+        where = "\n" + "\n".join(notes) if notes else " (outside a launch)"
+        print(f"KeyboardInterrupt: interrupted{where}", file=sys.stderr)
+        return 130
     except Exception:  # the user's own failure: show where it happened
         traceback.print_exc()
         return 1

@@ -261,7 +261,7 @@ class KernelRun:
 
     def describe_last_wait(self) -> str:
         if self.last_wait is None:
-            return "none yet"
+            return "none that waited"
         what, detail = self.last_wait
         return what.describe_wait(detail)
 
@@ -295,6 +295,7 @@ class Engine:
         self.options = options or EngineOptions()
         self.name = name
         self._ready: deque[KernelRun] = deque()
+        self._runs: list[KernelRun] = []
         self._sched: greenlet | None = None
         self._spins = 0
         self.current: KernelRun | None = None
@@ -332,12 +333,14 @@ class Engine:
         run.stats_polls += 1
         self._spins += 1
         if self._spins > self.options.poll_limit * (len(self._ready) + 1):
-            run.waiting_on = (what, detail)
-            raise DeadlockError(
+            loc = user_location()
+            headline = (
                 f"livelock: {run.label} keeps polling without any kernel making progress "
-                f"({self._spins} polls in a row): {run.describe_wait()}",
-                loc=user_location(),
-                rule="livelock",
+                f"({self._spins} polls in a row, EngineOptions.poll_limit "
+                f"{self.options.poll_limit}): {what.describe_wait(detail)}"
+            )
+            raise DeadlockError(
+                self._report(self._runs, run, headline, loc), loc=loc, rule="livelock"
             )
         self._ready.append(run)
         sched.switch()
@@ -354,6 +357,7 @@ class Engine:
         active.engine = self
         self._sched = greenlet.getcurrent()
         self._ready = deque(runs)
+        self._runs = runs
         self._spins = 0
         self.current = None
         for i, r in enumerate(runs):
@@ -378,6 +382,7 @@ class Engine:
             active.engine, active.run = prev_engine, prev_run
             self.current = None
             self._ready = deque()
+            self._runs = []
             self._release()
         result = LaunchResult()
         for r in runs:
@@ -446,12 +451,11 @@ class Engine:
         who = run.label if run is not None else "the scheduler"
         headline = (
             f"livelock: {who} ran for {limit:g} s without reaching a synchronisation point "
-            "(no DFB, circular-buffer, transfer or semaphore wait) "
-            "(watchdog: EngineOptions.watchdog / tilewright run --watchdog SECONDS)"
+            "(a DFB, circular-buffer, transfer or semaphore wait)"
         )
         report = self._report(runs, run, headline, loc)
         self._abort(runs)
-        err = DeadlockError(report, loc=loc, rule="livelock")
+        err = DeadlockError(report, loc=loc, rule="livelock", hint=_WATCHDOG_HINT)
         if run is not None:
             err.add_note(f"in {run.label}")
         return err
@@ -466,6 +470,7 @@ class Engine:
                 lines.append(
                     f"  {r.label}: running{at}; last synchronisation: {r.describe_last_wait()}"
                 )
+                lines.extend(_holdings(r))
             else:
                 lines.extend(_kernel_lines(r))
         return "\n".join(lines)
@@ -521,6 +526,11 @@ def _kernel_main(run: KernelRun) -> None:
     run.fn(*run.args)
 
 
+_WATCHDOG_HINT = (
+    "kernels take turns: a loop that waits for another kernel must wait on a DFB, "
+    "semaphore or transfer, not spin; if the kernel just needs longer, raise the limit "
+    "(tilewright run --watchdog SECONDS, EngineOptions(watchdog=...); 0 turns it off)"
+)
 _REPORTED = "_tilewright_reported"  # set on a KeyboardInterrupt once its report is noted
 
 
@@ -555,12 +565,15 @@ def _kernel_lines(r: KernelRun) -> list[str]:
         lines = [f"  {r.label}: ready, not started"]
     else:
         lines = [f"  {r.label}: ready{where}"]
-    # A language layer may say what the kernel holds (TT-Lang: its blocks and their states).
+    lines.extend(_holdings(r))
+    return lines
+
+
+def _holdings(r: KernelRun) -> list[str]:
+    """What a language layer says the kernel holds (TT-Lang: its blocks and their states)."""
     extra = getattr(r.context, "extra", None)
     describe = getattr(extra, "describe_holdings", None)
-    if describe is not None:
-        lines.extend(f"    {line}" for line in describe(r))
-    return lines
+    return [f"    {line}" for line in describe(r)] if describe is not None else []
 
 
 def _deadlock_report(blocked: list[KernelRun], total: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tilewright.device.engine import EngineOptions, LaunchResult
+from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS, EngineOptions, LaunchResult
 
 if TYPE_CHECKING:
     from tilewright.device.trace import Tracer
@@ -34,13 +34,15 @@ class RunOptions:
     """Board preset ``ttnn.open_device`` uses when given no descriptor (``--board``)."""
     system_desc: object = None
     """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
+    watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
+    """Seconds a kernel may run without yielding before a livelock is reported (``--watchdog``)."""
 
 
 OPTIONS = RunOptions()
 
 
 def engine_options() -> EngineOptions:
-    return EngineOptions(trace=OPTIONS.trace)
+    return EngineOptions(trace=OPTIONS.trace, watchdog=OPTIONS.watchdog)
 
 
 def tracer_for(device):
@@ -79,9 +81,15 @@ def format_stats() -> str:
 
 
 def reset(
-    *, trace: bool = False, stats: bool = False, board: str | None = None, system_desc=None
+    *,
+    trace: bool = False,
+    stats: bool = False,
+    board: str | None = None,
+    system_desc=None,
+    watchdog: float | None = DEFAULT_WATCHDOG_SECONDS,
 ) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
+    OPTIONS.watchdog = watchdog
     OPTIONS.trace = trace
     OPTIONS.stats = stats
     OPTIONS.board = board
