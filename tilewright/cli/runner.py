@@ -19,6 +19,7 @@ import runpy
 import sys
 import traceback
 
+from tilewright.device.engine import location_of_exception
 from tilewright.errors import TilewrightError
 
 __all__ = ["install_aliases", "run_program", "ALIASES"]
@@ -101,6 +102,8 @@ def run_program(path: str, argv: list[str]) -> int:
         print(code, file=sys.stderr)
         return 1
     except TilewrightError as exc:
+        if exc.loc is None:  # any layer's error: point at the user's innermost frame
+            exc.loc = location_of_exception(exc)
         print(format_error(exc), file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:

@@ -5,6 +5,14 @@ possible; a bf16 torch tensor widens exactly to float32, so its bits are kept).
 Float → bfloat16 rounds to nearest even, block floats use tt-metal's host packer
 (``tilewright.device.formats``).  Device placement allocates an interleaved or
 sharded ``Buffer`` from the memory config and writes the pages.
+
+Constant tensors (``full``, ``zeros``, ``ones``, ``empty``) never hold their elements
+as a float32 array: each distinct page (one row; or the interior, edge and corner
+tiles) is encoded once and repeated, so a device tensor costs its device bytes.
+
+Tensors have at least one element: a shape with a zero dimension is refused with the
+user's file and line (a device buffer of no pages cannot be allocated).  Every public
+function here points its errors at the user's call (:mod:`located`).
 """
 
 from __future__ import annotations
@@ -14,9 +22,12 @@ import math
 import numpy as np
 
 from tilewright.device.buffer import Buffer, BufferType, ShardSpecBuffer
+from tilewright.device.device import Device
 from tilewright.device.formats import element_size
+from tilewright.device.ops import OpParamError, OpShapeError
 from tilewright.errors import DeviceError
-from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
+from tilewright.ttnn.located import at_user_call
+from tilewright.ttnn.tensor import Tensor, TileShape, _tile_shape, encode_pages
 from tilewright.ttnn.types import (
     DRAM_MEMORY_CONFIG,
     DataType,
@@ -108,6 +119,32 @@ def _prepare(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values
 
 
+def _dtype_arg(op: str, dtype) -> DataType:
+    try:
+        return DataType(dtype)
+    except (ValueError, TypeError):
+        raise OpParamError(f"{op}: dtype must be a ttnn.DataType, got {dtype!r}") from None
+
+
+def _layout_arg(op: str, layout) -> Layout:
+    try:
+        return Layout(layout)
+    except (ValueError, TypeError):
+        raise OpParamError(
+            f"{op}: layout must be ttnn.ROW_MAJOR_LAYOUT or ttnn.TILE_LAYOUT, got {layout!r}"
+        ) from None
+
+
+def _check_not_empty(op: str, shape: tuple[int, ...]) -> None:
+    if 0 in shape:
+        raise OpShapeError(
+            f"{op}: shape {list(shape)} has no elements; a ttnn tensor holds at least one "
+            "(a device buffer of no pages cannot be allocated)",
+            hint="skip the empty case in the program, or give every dimension a size >= 1",
+        )
+
+
+@at_user_call
 def from_torch(
     tensor,
     dtype: DataType | None = None,
@@ -124,8 +161,9 @@ def from_torch(
 ) -> Tensor:
     """Make a ttnn tensor from a torch tensor or numpy array (ttnn.from_torch)."""
     values, default = _host_values(tensor)
-    dtype = DataType(dtype) if dtype is not None else default
-    layout = Layout(layout) if layout is not None else Layout.ROW_MAJOR
+    _check_not_empty("ttnn.from_torch", values.shape)
+    dtype = _dtype_arg("ttnn.from_torch", dtype) if dtype is not None else default
+    layout = _layout_arg("ttnn.from_torch", layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
     values = _prepare(values, dtype)
     pad = 0.0 if pad_value is None else pad_value
@@ -155,6 +193,7 @@ def _torch_dtype(dtype: DataType):
     }[dtype]
 
 
+@at_user_call
 def to_torch(
     tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None, device=None, cq_id=None
 ):
@@ -212,6 +251,13 @@ def _shard_buffer_spec(
 
 def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor:
     """Allocate a buffer for ``memory_config`` on ``device`` and write the host pages."""
+    if not isinstance(device, Device):
+        raise DeviceError(
+            f"device must be an open ttnn device (ttnn.open_device(...)), got "
+            f"{type(device).__name__}"
+        )
+    if device.closed:
+        raise DeviceError(f"device {device.device_id} is closed")
     if not isinstance(memory_config, MemoryConfig):
         raise DeviceError(
             f"memory_config must be a ttnn.MemoryConfig, got {type(memory_config).__name__}"
@@ -241,6 +287,7 @@ def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor
     )
 
 
+@at_user_call
 def to_device(
     tensor: Tensor, device, memory_config: MemoryConfig | None = None, **_ignored
 ) -> Tensor:
@@ -251,6 +298,7 @@ def to_device(
     return place_on_device(tensor, device, memory_config or DRAM_MEMORY_CONFIG)
 
 
+@at_user_call
 def from_device(tensor: Tensor, **_ignored) -> Tensor:
     return tensor.cpu()
 
@@ -258,8 +306,8 @@ def from_device(tensor: Tensor, **_ignored) -> Tensor:
 def _rebuild(
     tensor: Tensor, values: np.ndarray, *, dtype=None, layout=None, memory_config=None
 ) -> Tensor:
-    dtype = DataType(dtype) if dtype is not None else tensor.dtype
-    layout = Layout(layout) if layout is not None else tensor.layout
+    dtype = _dtype_arg("ttnn", dtype) if dtype is not None else tensor.dtype
+    layout = _layout_arg("ttnn", layout) if layout is not None else tensor.layout
     dev = tensor.device()
     pages = encode_pages(
         _prepare(values, dtype),
@@ -278,6 +326,7 @@ def _rebuild(
     return place_on_device(host, dev, config)
 
 
+@at_user_call
 def to_layout(
     tensor: Tensor,
     layout: Layout,
@@ -286,13 +335,15 @@ def to_layout(
     pad_value: float = 0.0,
     **_ignored,
 ) -> Tensor:
-    if Layout(layout) == tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
+    layout = _layout_arg("ttnn.to_layout", layout)
+    if layout == tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
         return tensor
     return _rebuild(
         tensor, tensor.to_numpy(), dtype=dtype, layout=layout, memory_config=memory_config
     )
 
 
+@at_user_call
 def to_memory_config(
     tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None
 ) -> Tensor:
@@ -301,10 +352,12 @@ def to_memory_config(
     return _rebuild(tensor, tensor.to_numpy(), dtype=dtype, memory_config=memory_config)
 
 
+@at_user_call
 def typecast(tensor: Tensor, dtype: DataType, **_ignored) -> Tensor:
-    return _rebuild(tensor, tensor.to_numpy(), dtype=dtype)
+    return _rebuild(tensor, tensor.to_numpy(), dtype=_dtype_arg("ttnn.typecast", dtype))
 
 
+@at_user_call
 def deallocate(tensor: Tensor, force: bool = True) -> None:
     tensor.deallocate()
 
@@ -321,18 +374,87 @@ def host_slice(tensor: Tensor, key) -> Tensor:
 
 
 def _make(values: np.ndarray, dtype, layout, device, memory_config, tile=None) -> Tensor:
-    dtype = DataType(dtype)
+    dtype = _dtype_arg("ttnn", dtype)
     return from_torch(
         values, dtype=dtype, layout=layout, device=device, memory_config=memory_config, tile=tile
     )
 
 
-def _shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(s) for s in shape)
+def _shape(op: str, shape) -> tuple[int, ...]:
+    """A tensor shape: non-negative ints, at least one element."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        items = list(dims)
+    except TypeError:
+        items = None
+    if items is None or not all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in items
+    ):
+        raise OpParamError(f"{op}: shape must be a sequence of ints, got {shape!r}")
+    out = tuple(int(d) for d in items)
+    if any(d < 0 for d in out):
+        raise OpShapeError(f"{op}: shape {list(out)} has a negative dimension")
+    _check_not_empty(op, out)
+    return out
 
 
+def _constant_pages(
+    shape: tuple[int, ...], value, dtype: DataType, layout: Layout, tile: TileShape, align: int
+) -> np.ndarray:
+    """The pages of a tensor whose elements all equal ``value``, without the elements.
+
+    Each distinct page is encoded once: one row (ROW_MAJOR), or up to four tiles (interior,
+    right edge, bottom edge, corner: edge tiles are partly padding).  The result is a
+    read-only broadcast view when every page is the same.
+    """
+    np_type = np.float32 if is_float(dtype) else np.int64
+
+    def encode(h: int, w: int) -> np.ndarray:
+        values = _prepare(np.full((h, w), value, dtype=np_type), dtype)
+        return encode_pages(values, dtype, layout, tile, 0.0, align)
+
+    if layout == Layout.ROW_MAJOR:
+        width = shape[-1] if shape else 1
+        rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
+        row = encode(1, width)
+        return np.broadcast_to(row, (rows, row.shape[1]))
+    if len(shape) < 2:
+        raise DeviceError("TILE layout needs a tensor of rank 2 or more")
+    *batch, h, w = shape
+    th, tw = tile.height, tile.width
+    edge_h, edge_w = h % th or th, w % tw or tw
+    if edge_h == th and edge_w == tw:  # whole tiles: one page repeated
+        tile_page = encode(th, tw)
+        n = math.prod(batch) * (h // th) * (w // tw)
+        return np.broadcast_to(tile_page, (n, tile_page.shape[1]))
+    # kind = 2 * (last tile row, partial) + (last tile column, partial)
+    unique = np.concatenate(
+        [encode(th, tw), encode(th, edge_w), encode(edge_h, tw), encode(edge_h, edge_w)]
+    )
+    rows_t, cols_t = -(-h // th), -(-w // tw)
+    row_kind = np.zeros(rows_t, dtype=np.intp)
+    col_kind = np.zeros(cols_t, dtype=np.intp)
+    row_kind[-1] = 2 if edge_h != th else 0
+    col_kind[-1] = 1 if edge_w != tw else 0
+    kinds = (row_kind[:, None] + col_kind[None, :]).reshape(-1)
+    return unique[np.tile(kinds, math.prod(batch))]
+
+
+def _constant(op: str, shape, value, dtype, layout, device, memory_config, tile) -> Tensor:
+    dtype = _dtype_arg(op, dtype if dtype is not None else DataType.BFLOAT16)
+    layout = _layout_arg(op, layout if layout is not None else Layout.ROW_MAJOR)
+    dims = _shape(op, shape)
+    tshape = _tile_shape(tile)
+    align = device.dram_alignment if isinstance(device, Device) else 32
+    pages = _constant_pages(dims, value, dtype, layout, tshape, align)
+    if device is None:
+        return Tensor(np.ascontiguousarray(pages), dims, dtype, layout, tshape)
+    # The broadcast view goes straight to the device buffer (no host copy of the tensor).
+    host = Tensor(pages, dims, dtype, layout, tshape)
+    return place_on_device(host, device, memory_config or DRAM_MEMORY_CONFIG)
+
+
+@at_user_call
 def rand(
     shape,
     *,
@@ -347,10 +469,11 @@ def rand(
 ) -> Tensor:
     """Uniform values in [low, high) (numpy's PCG64 with ``seed``; not bit-equal to ttnn's RNG)."""
     rng = np.random.default_rng(seed)
-    values = rng.uniform(low, high, size=_shape(shape)).astype(np.float32)
+    values = rng.uniform(low, high, size=_shape("ttnn.rand", shape)).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def randn(
     shape,
     *,
@@ -362,10 +485,11 @@ def randn(
     tile=None,
 ) -> Tensor:
     rng = np.random.default_rng(seed)
-    values = rng.standard_normal(size=_shape(shape)).astype(np.float32)
+    values = rng.standard_normal(size=_shape("ttnn.randn", shape)).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def full(
     shape,
     fill_value,
@@ -375,19 +499,10 @@ def full(
     memory_config=None,
     tile=None,
 ) -> Tensor:
-    dtype = DataType(dtype if dtype is not None else DataType.BFLOAT16)
-    np_type = np.float32 if is_float(dtype) else np.int64
-    values = np.full(_shape(shape), fill_value, dtype=np_type)
-    return _make(
-        values,
-        dtype,
-        layout if layout is not None else Layout.ROW_MAJOR,
-        device,
-        memory_config,
-        tile,
-    )
+    return _constant("ttnn.full", shape, fill_value, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def zeros(
     shape,
     dtype=DataType.BFLOAT16,
@@ -396,9 +511,10 @@ def zeros(
     memory_config=None,
     tile=None,
 ) -> Tensor:
-    return full(shape, 0, dtype, layout, device, memory_config, tile)
+    return _constant("ttnn.zeros", shape, 0, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def ones(
     shape,
     dtype=DataType.BFLOAT16,
@@ -407,9 +523,10 @@ def ones(
     memory_config=None,
     tile=None,
 ) -> Tensor:
-    return full(shape, 1, dtype, layout, device, memory_config, tile)
+    return _constant("ttnn.ones", shape, 1, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def empty(
     shape,
     dtype=DataType.BFLOAT16,
@@ -419,7 +536,7 @@ def empty(
     tile=None,
 ) -> Tensor:
     """An uninitialised tensor (zero-filled here, so runs stay deterministic)."""
-    return full(shape, 0, dtype, layout, device, memory_config, tile)
+    return _constant("ttnn.empty", shape, 0, dtype, layout, device, memory_config, tile)
 
 
 def _like(
@@ -434,18 +551,21 @@ def _like(
     )
 
 
+@at_user_call
 def zeros_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return full(
         ref.shape, 0, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
     )
 
 
+@at_user_call
 def ones_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return full(
         ref.shape, 1, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
     )
 
 
+@at_user_call
 def full_like(
     ref: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None
 ) -> Tensor:
@@ -457,10 +577,12 @@ def full_like(
     )
 
 
+@at_user_call
 def empty_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return zeros_like(ref, dtype, layout, device, memory_config)
 
 
+@at_user_call
 def rand_like(
     ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int = 0
 ) -> Tensor:

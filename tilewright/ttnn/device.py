@@ -13,6 +13,7 @@ import os
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import EngineOptions
 from tilewright.errors import DeviceError
+from tilewright.ttnn.located import at_user_call
 
 __all__ = [
     "open_device",
@@ -41,6 +42,7 @@ def _system_desc(system_desc, board):
     return target.board_preset(name).system_desc
 
 
+@at_user_call
 def open_device(
     *,
     device_id: int = 0,
@@ -78,6 +80,7 @@ def open_devices() -> list[Device]:
     return [d for d in _OPEN.values() if not d.closed]
 
 
+@at_user_call
 def close_device(device: Device) -> None:
     device.close()
     if _OPEN.get(device.device_id) is device:
@@ -93,10 +96,12 @@ def manage_device(device_id: int = 0, **kwargs):
         close_device(device)
 
 
+@at_user_call
 def synchronize_device(device: Device, queue_id=None, sub_device_ids=None) -> None:
     device.command_queue.finish()
 
 
+@at_user_call
 def GetNumAvailableDevices(system_desc=None, board=None) -> int:  # noqa: N802
     return len(_system_desc(system_desc, board).chip_desc_indices)
 

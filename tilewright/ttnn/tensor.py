@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from tilewright.device.buffer import Buffer
-from tilewright.device.engine import ACTIVE
+from tilewright.device.engine import ACTIVE, user_location
 from tilewright.device.formats import (
     TILE_32x32,
     TileShape,
@@ -34,7 +34,6 @@ from tilewright.device.formats import (
 )
 from tilewright.errors import DeviceError
 from tilewright.ttnn.types import (
-    DRAM_MEMORY_CONFIG,
     DataType,
     Layout,
     MemoryConfig,
@@ -192,7 +191,9 @@ class Tensor:
     @property
     def buffer(self) -> Buffer:
         if self._buffer is None:
-            raise DeviceError("the tensor is on the host; it has no device buffer")
+            raise DeviceError(
+                "the tensor is on the host; it has no device buffer", loc=user_location()
+            )
         self._check_alive()
         return self._buffer
 
@@ -284,9 +285,9 @@ class Tensor:
 
     def to(self, device, memory_config: MemoryConfig | None = None) -> Tensor:
         """A device copy of a host tensor (``Tensor.to(device, mem_cfg)``)."""
-        from tilewright.ttnn.convert import place_on_device
+        from tilewright.ttnn.convert import to_device
 
-        return place_on_device(self, device, memory_config or DRAM_MEMORY_CONFIG)
+        return to_device(self, device, memory_config)
 
     def to_layout(self, layout: Layout, dtype: DataType | None = None) -> Tensor:
         from tilewright.ttnn.convert import to_layout
@@ -300,7 +301,7 @@ class Tensor:
 
     def _check_alive(self) -> None:
         if self._deallocated:
-            raise DeviceError("the tensor was deallocated")
+            raise DeviceError("the tensor was deallocated", loc=user_location())
 
     # -- indexing ----------------------------------------------------------------------------
 
@@ -320,31 +321,40 @@ class Tensor:
             raise DeviceError(
                 f"tensor slice needs one index per dimension: the tensor has {len(grid)} "
                 f"dimensions ({'tiles' if self.layout == Layout.TILE else 'elements'}: {grid}), "
-                f"got {len(key)}"
+                f"got {len(key)}",
+                loc=user_location(),
             )
         index, squeezed = [], []
         for d, (k, n) in enumerate(zip(key, grid)):
             if isinstance(k, slice):
                 if k.step not in (None, 1):
-                    raise DeviceError(f"tensor slice dimension {d}: step must be 1, got {k.step}")
+                    raise DeviceError(
+                        f"tensor slice dimension {d}: step must be 1, got {k.step}",
+                        loc=user_location(),
+                    )
                 start = 0 if k.start is None else int(k.start)
                 stop = n if k.stop is None else int(k.stop)
                 if not 0 <= start < stop <= n:
                     raise DeviceError(
                         f"tensor slice dimension {d}: {start}:{stop} is outside 0:{n} "
-                        f"({'tiles' if self.layout == Layout.TILE else 'elements'})"
+                        f"({'tiles' if self.layout == Layout.TILE else 'elements'})",
+                        loc=user_location(),
                     )
                 index.append(slice(start, stop))
                 squeezed.append(False)
             elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
                 i = int(k)
                 if not 0 <= i < n:
-                    raise DeviceError(f"tensor slice dimension {d}: index {i} is outside 0:{n}")
+                    raise DeviceError(
+                        f"tensor slice dimension {d}: index {i} is outside 0:{n}",
+                        loc=user_location(),
+                    )
                 index.append(slice(i, i + 1))
                 squeezed.append(True)
             else:
                 raise DeviceError(
-                    f"tensor slice dimension {d}: expected an int or a slice, got {type(k).__name__}"
+                    f"tensor slice dimension {d}: expected an int or a slice, got {type(k).__name__}",
+                    loc=user_location(),
                 )
         return TensorSlice(self, tuple(index), tuple(squeezed))
 

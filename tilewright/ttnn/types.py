@@ -17,6 +17,7 @@ from tilewright.device.buffer import (
     TensorMemoryLayout,
 )
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
+from tilewright.device.engine import user_location
 from tilewright.device.formats import TTNN_TO_DATA_FORMAT, DataFormat, TileShape, TtnnDataType
 from tilewright.errors import DeviceError
 
@@ -165,7 +166,10 @@ class MemoryConfig:
         object.__setattr__(self, "memory_layout", TensorMemoryLayout(self.memory_layout))
         object.__setattr__(self, "buffer_type", BufferType(self.buffer_type))
         if self.is_sharded() and self.shard_spec is None:
-            raise DeviceError(f"a {self.memory_layout.name} memory config needs a shard_spec")
+            raise DeviceError(
+                f"a {self.memory_layout.name} memory config needs a shard_spec",
+                loc=user_location(),
+            )
 
     def is_sharded(self) -> bool:
         return self.memory_layout != TensorMemoryLayout.INTERLEAVED
