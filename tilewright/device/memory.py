@@ -17,6 +17,7 @@ DRAM
 from __future__ import annotations
 
 import ctypes
+import gc
 import mmap
 import platform
 
@@ -42,6 +43,27 @@ def host_address_of(buf: mmap.mmap) -> int:
     return ctypes.addressof(ctypes.c_char.from_buffer(buf))
 
 
+def _drain_pool() -> bool:
+    """Unmap pooled arenas no view holds any more; True if any address range came back.
+
+    Closed devices are often still in reference cycles (cores point at their device)
+    whose numpy views pin their arena: collect them first (this runs only when the low
+    2 GiB are full).
+    """
+    gc.collect()
+    freed = False
+    for size, maps in list(_ARENA_POOL.items()):
+        kept = []
+        for m in maps:
+            try:
+                m.close()
+                freed = True
+            except BufferError:  # a numpy view of a closed device still exists
+                kept.append(m)
+        _ARENA_POOL[size] = kept
+    return freed
+
+
 def _map_low(size: int) -> mmap.mmap:
     """An anonymous mapping that lies entirely below 2 GiB."""
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
@@ -49,8 +71,15 @@ def _map_low(size: int) -> mmap.mmap:
         flags |= _MAP_32BIT
     try:
         m = mmap.mmap(-1, size, flags=flags)
-    except OSError as exc:  # pragma: no cover - depends on the host's address space
-        raise DeviceError(f"cannot map {size} B of L1 below 2 GiB: {exc}") from exc
+    except OSError as exc:
+        # The low 2 GiB are full of recycled arenas of other sizes (devices built from
+        # many different descriptors): give back the free ones and try once more.
+        if not _drain_pool():
+            raise DeviceError(f"cannot map {size} B of L1 below 2 GiB: {exc}") from exc
+        try:
+            m = mmap.mmap(-1, size, flags=flags)
+        except OSError as again:  # pragma: no cover - depends on the host's address space
+            raise DeviceError(f"cannot map {size} B of L1 below 2 GiB: {again}") from again
     base = host_address_of(m)
     if base + size > _LOW_LIMIT:
         # Not x86-64, or the kernel ignored MAP_32BIT: L1 pointers would not fit in

@@ -1,0 +1,141 @@
+"""Threads: each thread runs its own device concurrently; one device serves one launch.
+
+The engine's running kernel (``ACTIVE``), the kernel ``print`` routing and the TT-Lang
+launch state are per thread.  Before, two threads each with their own device failed
+46-197 of 200 calls with errors blaming the program, and the main thread's ``print``
+got a kernel prefix.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from tests.robustness.programs import add_2x2
+from tilewright import ttnn
+from tilewright.device.coords import CoreCoord
+from tilewright.device.engine import ACTIVE, Engine, EngineOptions, KernelRun
+from tilewright.errors import DeadlockError, DeviceError
+
+CALLS_PER_THREAD = 100
+
+
+def _worker(device_id: int, results: dict, errors: list) -> None:
+    device = ttnn.open_device(device_id=device_id, board="n300")
+    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    try:
+        ok = 0
+        for k in range(CALLS_PER_THREAD):
+            a_host = torch.full((64, 64), float(device_id + 1))
+            b_host = torch.full((64, 64), float(k % 7))
+            a, b = ttnn.from_torch(a_host, **kw), ttnn.from_torch(b_host, **kw)
+            out = ttnn.from_torch(torch.zeros(64, 64), **kw)
+            try:
+                add_2x2(a, b, out)
+            except Exception as exc:  # recorded: the assertion below shows them
+                errors.append(f"thread {device_id} call {k}: {type(exc).__name__}: {exc}")
+                continue
+            ok += torch.equal(ttnn.to_torch(out).float(), a_host + b_host)
+        results[device_id] = ok
+    finally:
+        ttnn.close_device(device)
+
+
+def test_two_threads_two_devices_200_calls_all_right_and_main_print_plain(capsys):
+    plain_print = builtins.print
+    results: dict[int, int] = {}
+    errors: list[str] = []
+    threads = [threading.Thread(target=_worker, args=(i, results, errors)) for i in range(2)]
+    for t in threads:
+        t.start()
+    main_prints = 0
+    while any(t.is_alive() for t in threads):
+        print("main thread line")
+        main_prints += 1
+        time.sleep(0.002)
+    for t in threads:
+        t.join()
+    out = capsys.readouterr().out.splitlines()
+    assert errors == []
+    assert results == {0: CALLS_PER_THREAD, 1: CALLS_PER_THREAD}
+    assert out.count("main thread line") == main_prints  # never prefixed
+    kernel_lines = [line for line in out if line != "main thread line"]
+    assert len(kernel_lines) == 2 * CALLS_PER_THREAD
+    assert all(line == "[node (0, 0) compute] kernel says hi" for line in kernel_lines)
+    assert builtins.print is plain_print  # the router is gone once no launch wants it
+
+
+def _launch_blocked_on(event: threading.Event, engine: Engine, ready: threading.Event) -> None:
+    core = SimpleNamespace(logical=CoreCoord(0, 0))
+
+    def kernel() -> None:
+        ready.set()
+        event.wait(10)
+
+    engine.run([KernelRun(core, "waiter", "ncrisc", kernel)])
+
+
+def test_a_second_thread_launching_on_a_busy_device_gets_a_clear_error():
+    engine = Engine(name="device 0")
+    release, ready = threading.Event(), threading.Event()
+    owner = threading.Thread(target=_launch_blocked_on, args=(release, engine, ready))
+    owner.start()
+    try:
+        assert ready.wait(10)
+        core = SimpleNamespace(logical=CoreCoord(0, 0))
+        with pytest.raises(
+            DeviceError, match="device 0 is running a launch in another thread"
+        ) as e:
+            engine.run([KernelRun(core, "intruder", "brisc", lambda: None)])
+        assert "open one device per thread" in (e.value.hint or "")
+    finally:
+        release.set()
+        owner.join()
+    # Once the owner is done, another thread may launch on the device.
+    engine.run([KernelRun(SimpleNamespace(logical=CoreCoord(0, 0)), "k", "brisc", lambda: None)])
+
+
+def test_active_is_per_thread():
+    seen: dict[str, object] = {}
+    core = SimpleNamespace(logical=CoreCoord(0, 0))
+    inside, leave = threading.Event(), threading.Event()
+
+    def kernel() -> None:
+        seen["worker"] = ACTIVE.run
+        inside.set()
+        leave.wait(10)
+
+    t = threading.Thread(target=lambda: Engine().run([KernelRun(core, "k", "brisc", kernel)]))
+    t.start()
+    assert inside.wait(10)
+    seen["main"] = ACTIVE.run  # the worker's kernel is running right now
+    leave.set()
+    t.join()
+    assert seen["main"] is None and seen["worker"] is not None
+
+
+def test_watchdog_interrupts_a_spinning_kernel_in_a_worker_thread():
+    caught: list[BaseException] = []
+    core = SimpleNamespace(logical=CoreCoord(0, 0))
+
+    def spin() -> None:
+        while True:
+            pass
+
+    def worker() -> None:
+        try:
+            Engine(EngineOptions(watchdog=0.2)).run([KernelRun(core, "spin", "trisc", spin)])
+        except BaseException as exc:  # the test asserts what arrived
+            caught.append(exc)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join(30)
+    assert not t.is_alive()
+    assert len(caught) == 1 and isinstance(caught[0], DeadlockError)
+    assert caught[0].rule == "livelock" and "kernel spin (trisc)" in caught[0].message
