@@ -448,7 +448,8 @@ def _constant(op: str, shape, value, dtype, layout, device, memory_config, tile)
     align = device.dram_alignment if isinstance(device, Device) else 32
     pages = _constant_pages(dims, value, dtype, layout, tshape, align)
     if device is None:
-        return Tensor(np.ascontiguousarray(pages), dims, dtype, layout, tshape)
+        storage = pages if pages.flags.writeable else pages.copy()  # not a broadcast view
+        return Tensor(storage, dims, dtype, layout, tshape)
     # The broadcast view goes straight to the device buffer (no host copy of the tensor).
     host = Tensor(pages, dims, dtype, layout, tshape)
     return place_on_device(host, device, memory_config or DRAM_MEMORY_CONFIG)
