@@ -523,7 +523,33 @@ class Engine:
 
 
 def _kernel_main(run: KernelRun) -> None:
-    run.fn(*run.args)
+    result = run.fn(*run.args)
+    if result is not None:
+        _check_not_deferred(run, result)
+
+
+def _check_not_deferred(run: KernelRun, result: object) -> None:
+    """A generator or ``async`` kernel returns without running its body: say so here,
+    instead of letting its partners deadlock."""
+    code = (
+        getattr(result, "gi_code", None)
+        or getattr(result, "cr_code", None)
+        or getattr(result, "ag_code", None)
+    )
+    if code is None:
+        return
+    kind = "an async function" if hasattr(result, "cr_code") else "a generator function"
+    if hasattr(result, "ag_code"):
+        kind = "an async generator function"
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()  # no "coroutine was never awaited" warning
+    raise KernelError(
+        f"kernel {run.name} is {kind}: calling it only creates a "
+        f"{type(result).__name__} object, so its body never runs",
+        loc=SourceLoc(code.co_filename, code.co_firstlineno),
+        hint="write kernels as plain functions (no yield, no async def)",
+    )
 
 
 _WATCHDOG_HINT = (
