@@ -139,3 +139,28 @@ def test_watchdog_interrupts_a_spinning_kernel_in_a_worker_thread():
     assert not t.is_alive()
     assert len(caught) == 1 and isinstance(caught[0], DeadlockError)
     assert caught[0].rule == "livelock" and "kernel spin (trisc)" in caught[0].message
+
+
+def test_two_threads_opening_the_same_chip_exactly_one_succeeds():
+    start = threading.Barrier(8)
+    opened: list[object] = []
+    refused: list[str] = []
+
+    def opener() -> None:
+        start.wait()
+        try:
+            opened.append(ttnn.open_device(device_id=0))
+        except DeviceError as exc:
+            refused.append(exc.message)
+
+    threads = [threading.Thread(target=opener) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert len(opened) == 1 and len(refused) == 7
+        assert all("device 0 is already open" in m for m in refused)
+    finally:
+        for dev in opened:
+            ttnn.close_device(dev)

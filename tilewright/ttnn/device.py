@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import EngineOptions
-from tilewright.errors import DeviceError
+from tilewright.errors import DeviceError, SystemDescError
 from tilewright.ttnn.located import at_user_call
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 _OPEN: dict[int, Device] = {}
+_OPEN_LOCK = threading.Lock()
 
 
 def _system_desc(system_desc, board):
@@ -36,7 +38,15 @@ def _system_desc(system_desc, board):
         system_desc, board = session.OPTIONS.system_desc, session.OPTIONS.board
     if system_desc is not None:
         if isinstance(system_desc, (str, os.PathLike)):
-            system_desc = target.read_system_desc(system_desc)
+            from tilewright.device.requirements import check_runnable
+
+            path = os.fspath(system_desc)
+            system_desc = target.read_system_desc(path)
+            try:  # the device checks again; here the error can name the file
+                check_runnable(system_desc)
+            except SystemDescError as err:
+                err.add_note(f"in system descriptor {path}")
+                raise
         return getattr(system_desc, "system_desc", system_desc)
     name = board or "n150"
     return target.board_preset(name).system_desc
@@ -56,6 +66,11 @@ def open_device(
     **_ignored,
 ) -> Device:
     """Open virtual device ``device_id`` (a chip position of the system descriptor)."""
+    with _OPEN_LOCK:  # two threads opening the same chip: exactly one succeeds
+        return _open(device_id, l1_small_size, system_desc, board, options)
+
+
+def _open(device_id, l1_small_size, system_desc, board, options) -> Device:
     if device_id in _OPEN and not _OPEN[device_id].closed:
         raise DeviceError(f"device {device_id} is already open; close it first")
     sd = _system_desc(system_desc, board)
