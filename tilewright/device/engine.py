@@ -74,9 +74,10 @@ class _Active(_thread._local):
 
     Kernel APIs read ``ACTIVE.run`` / ``ACTIVE.engine`` in O(1).  A ``_thread._local``
     subclass with class-level defaults is the cheapest per-thread record Python offers
-    (about 50 ns a read against 16 ns for a slotted global; benchmarks/bench_device.py
-    measures the CB round trip), and the engine's own hot paths (``block``, ``wake``,
-    ``poll_yield``) do not read it at all.
+    (a read costs 50-100 ns against 16-20 ns for the slotted process-wide record it
+    replaced; benchmarks/bench_robustness.py).  The engine's own hot paths (``block``,
+    ``wake``, ``poll_yield``) do not read it, and the scheduler stores the running kernel
+    through the thread's ``__dict__`` (a plain dict store).
     """
 
     engine: Engine | None = None
@@ -398,24 +399,26 @@ class Engine:
 
     def _schedule(self, runs: list[KernelRun]) -> None:
         """The scheduler loop: switch into ready kernels until none is left."""
-        active = ACTIVE
+        # This thread's ACTIVE record as a plain dict: a store into it costs a third of
+        # a thread-local attribute store, and the loop stores the running kernel per step.
+        active = ACTIVE.__dict__
         ready = self._ready
         live = len(runs)
         while ready:
             run = ready.popleft()
-            active.run = self.current = run
+            active["run"] = self.current = run
             g = run.greenlet
             if g is None:  # every run of this launch got its greenlet above
                 raise KernelError(f"{run.label} is not a kernel of this launch")
             try:
                 g.switch(run)
             except BaseException as exc:
-                active.run = None
+                active["run"] = None
                 self._fail(runs, run, exc)
             if g.dead:
                 run.done = True
                 live -= 1
-        active.run = None
+        active["run"] = None
         if live:
             blocked = [r for r in runs if not r.done]
             report = _deadlock_report(blocked, len(runs))
