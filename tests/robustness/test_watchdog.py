@@ -211,3 +211,14 @@ def test_ctrl_c_prints_where_every_kernel_was(tmp_path):
     assert "Aborted!" not in err and "Traceback" not in err
     assert err.startswith("KeyboardInterrupt: interrupted\ninterrupted (Ctrl-C) while node (0, 0)")
     assert f"node (0, 0), kernel compute (trisc): running at {prog}:{SPIN_LINE}" in err
+
+
+def test_importing_a_module_is_not_a_livelock(tmp_path, monkeypatch):
+    # torch's first import inside a kernel (a golden function) can take seconds.
+    (tmp_path / "slow_import_mod.py").write_text("import time\ntime.sleep(0.8)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def imports():
+        import slow_import_mod  # noqa: F401
+
+    Engine(EngineOptions(watchdog=0.2)).run([KernelRun(core(), "k", "trisc", imports)])

@@ -21,8 +21,8 @@ nothing at all between launches.
 What it cannot interrupt: an asynchronous exception is delivered when the thread next
 executes Python bytecode.  A thread blocked in C (a native build's compiler process,
 a C++ kernel that never returns) is not interrupted.  While the engine's thread waits
-for a child process (``subprocess``: the JIT build of a C++ kernel) the watchdog
-treats the wait as progress.  Native code is reached through :attr:`Watch.interrupters`:
+for a child process (``subprocess``: the JIT build of a C++ kernel) or imports a module,
+the watchdog treats the time as progress.  Native code is reached through :attr:`Watch.interrupters`:
 a native runtime registers a callable that makes its C++ side give up (a flag its
 kernel-API calls poll, or a signal to the thread), called together with the Python
 interruption (see docs/robustness.md).
@@ -58,11 +58,19 @@ def _raise_in_thread(thread_id: int, exc: type[BaseException] | None) -> int:
     return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), obj)
 
 
-def _waits_for_child_process(thread_id: int) -> bool:
-    """True while the thread is inside the ``subprocess`` module (a native build)."""
+#: Host work a kernel may do for long without being stuck: waiting for a child process
+#: (the JIT build of a C++ kernel) and importing a module (torch's first import takes
+#: seconds).  Matched by the module name of any frame on the thread's stack.
+_HOST_WORK_MODULES = frozenset(
+    {"subprocess", "importlib._bootstrap", "importlib._bootstrap_external"}
+)
+
+
+def _doing_host_work(thread_id: int) -> bool:
+    """True while the thread waits for a child process or imports a module."""
     frame = sys._current_frames().get(thread_id)
     while frame is not None:
-        if frame.f_globals.get("__name__") == "subprocess":
+        if frame.f_globals.get("__name__") in _HOST_WORK_MODULES:
             return True
         frame = frame.f_back
     return False
@@ -154,7 +162,7 @@ class Watchdog:
             return
         if now - w.since < w.limit or (w.fired and now - w.fired_at < w.limit):
             return
-        if _waits_for_child_process(w.thread_id):
+        if _doing_host_work(w.thread_id):
             w.since = now
             return
         w.fired, w.fired_at = True, now
