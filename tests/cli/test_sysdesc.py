@@ -87,9 +87,22 @@ def test_check_ok():
 
 def test_check_reports_warnings(tmp_path):
     out = tmp_path / "ring.mlir"
-    run("default", "--chips", "2", "-o", out)
+    run("default", "--arch", "blackhole", "--chips", "2", "-o", out)
     code, stdout, err = run("check", out)
     assert code == 0 and "1 warning(s)" in stdout and "[rule 14]" in err
+
+
+def test_check_is_what_run_accepts_and_compiler_only_is_tt_mlir(tmp_path):
+    # tt-mlir's Wormhole default is a compile-only mock: `run` refuses it, so `check` does,
+    # saying why and how; --compiler-only checks tt-mlir's rules alone.
+    out = tmp_path / "wh.ttsys"
+    code, stdout, err = run("default", "--arch", "wormhole_b0", "-o", out)
+    assert code == 0 and "note:" in err and "is for compiling only" in err and "--board n150" in err
+    code, _stdout, err = run("check", out)
+    assert code == 1 and "[rule 27]" in err and "kernel-config region" in err
+    assert "--board n150" in err and "--compiler-only" in err
+    code, stdout, _err = run("check", "--compiler-only", out)
+    assert code == 0 and stdout.startswith(f"OK {out}")
 
 
 @pytest.mark.parametrize(

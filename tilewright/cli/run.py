@@ -1,15 +1,68 @@
-"""``tilewright run prog.py [args]``: run a TT-Lang program on the virtual device."""
+"""``tilewright run prog.py [args]``: run a TT-Lang program on the virtual device.
+
+Options are checked before the program starts, so a bad option never costs a run: the
+trace file's folder must exist, ``--board`` and ``--system-desc`` exclude each other,
+and the descriptor passes the same check as ``tilewright sysdesc check``.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
 from tilewright.cli.runner import run_program
 from tilewright.device import session
+from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS
+from tilewright.errors import TilewrightError
+from tilewright.target import BOARD_PRESETS
 
 __all__ = ["run"]
+
+
+def _check_trace_path(path: str) -> None:
+    """The trace is written after the run: refuse a path that cannot be written now."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise click.BadParameter(
+            f"{path!r}: folder {folder!r} does not exist (create it first; the trace is "
+            "written when the program ends)",
+            param_hint="--trace",
+        )
+    if os.path.isdir(path):
+        raise click.BadParameter(f"{path!r} is a folder; give a file name", param_hint="--trace")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise click.BadParameter(f"{path!r}: not writable", param_hint="--trace")
+
+
+def _load_system_desc(path: str):
+    """Read and check ``--system-desc`` before the program runs (what `sysdesc check` does)."""
+    from tilewright.device.requirements import check_runnable
+    from tilewright.target import read_system_desc
+
+    try:
+        root = read_system_desc(path)
+        check_runnable(root)
+    except TilewrightError as err:
+        hint = f"\nhint: {err.hint}" if err.hint else ""
+        raise click.ClickException(f"--system-desc {path}: {err.message}{hint}") from None
+    return root
+
+
+def _write_trace(path: str) -> None:
+    from tilewright.device.trace import Tracer
+
+    tracer = session.OPTIONS.tracer
+    empty = tracer is None
+    try:
+        (tracer or Tracer()).write(path)
+    except OSError as err:
+        raise click.ClickException(
+            f"cannot write the trace {path}: {err.strerror or err}"
+        ) from None
+    note = " (empty: the program launched no operation)" if empty else ""
+    click.echo(f"trace: {path}{note}", err=True)
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -24,15 +77,26 @@ __all__ = ["run"]
 @click.option("--stats", is_flag=True, help="Print per-kernel operation counts and blocked time.")
 @click.option(
     "--board",
+    type=click.Choice(tuple(BOARD_PRESETS)),
     default=None,
-    help="Board preset the program's ttnn.open_device uses (n150, n300, n300-llmbox, p150).",
+    help="Board preset the program's ttnn.open_device uses (default n150).",
 )
 @click.option(
     "--system-desc",
     "system_desc",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from.",
+    help="System descriptor (.ttsys, .mlir or .json) the program's devices are built from "
+    "(checked first, as `tilewright sysdesc check` does).",
+)
+@click.option(
+    "--watchdog",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_WATCHDOG_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="Report a livelock when a kernel runs this long without reaching a "
+    "synchronisation point (0: off).",
 )
 @click.option(
     "--isolate",
@@ -41,8 +105,17 @@ __all__ = ["run"]
     "with its call site instead of killing tilewright.",
 )
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
-def run(program, args, trace_path, stats, board, system_desc, isolate, isolate_channel):
+def run(program, args, trace_path, stats, board, system_desc, watchdog, isolate, isolate_channel):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
+    if board is not None and system_desc is not None:
+        raise click.UsageError(
+            "--board and --system-desc both choose the system the devices are built from; "
+            "give one (a board preset is a system descriptor: `tilewright sysdesc default "
+            "--board NAME -o FILE`)"
+        )
+    if trace_path:
+        _check_trace_path(trace_path)
+    descriptor = _load_system_desc(system_desc) if system_desc else None
     if isolate:
         from tilewright.native.isolate import run_isolated
 
@@ -51,18 +124,24 @@ def run(program, args, trace_path, stats, board, system_desc, isolate, isolate_c
             *(["--stats"] if stats else []),
             *(["--board", board] if board else []),
             *(["--system-desc", system_desc] if system_desc else []),
+            "--watchdog",
+            str(watchdog),
         ]
         sys.exit(run_isolated(program, list(args), forwarded))
     if isolate_channel:
         from tilewright.native.isolate import attach_child
 
         attach_child(isolate_channel)
-    session.reset(trace=trace_path is not None, stats=stats, board=board, system_desc=system_desc)
-    opts = session.OPTIONS
+    session.reset(
+        trace=trace_path is not None,
+        stats=stats,
+        board=board,
+        system_desc=descriptor,
+        watchdog=watchdog or None,
+    )
     status = run_program(program, list(args))
-    if trace_path and opts.tracer is not None:
-        opts.tracer.write(trace_path)
-        click.echo(f"trace: {trace_path}", err=True)
+    if trace_path:
+        _write_trace(trace_path)
     if stats:
         click.echo(session.format_stats(), err=True)
     sys.exit(status)

@@ -4,7 +4,9 @@ A meta-path finder maps the top-level names ``ttl`` and ``ttnn`` (and their
 submodules) to ``tilewright.ttl`` / ``tilewright.ttnn``, so the module objects are
 Tilewright's own (``ttl is tilewright.ttl``).  The program runs as ``__main__``
 with its own ``sys.argv``.  A Tilewright error prints its diagnostic (location,
-excerpt, notes) without a Python traceback and exits with status 1.
+excerpt, notes) without a Python traceback and exits with status 1.  Ctrl-C prints
+where every kernel of the interrupted launch was (the engine's report) and exits with
+130, the shell's status for SIGINT.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import runpy
 import sys
 import traceback
 
-from tilewright.errors import TilewrightError, format_error
+from tilewright.errors import TilewrightError, format_error, traceback_location
 
 __all__ = ["install_aliases", "run_program", "ALIASES"]
 
@@ -91,8 +93,15 @@ def run_program(path: str, argv: list[str]) -> int:
         print(code, file=sys.stderr)
         return 1
     except TilewrightError as exc:
+        if exc.loc is None:  # any layer's error: point at the user's innermost frame
+            exc.loc = traceback_location(exc)
         print(format_error(exc), file=sys.stderr)
         return 1
+    except KeyboardInterrupt as exc:
+        notes = getattr(exc, "__notes__", ())
+        where = "\n" + "\n".join(notes) if notes else " (outside a launch)"
+        print(f"KeyboardInterrupt: interrupted{where}", file=sys.stderr)
+        return 130
     except Exception:  # the user's own failure: show where it happened
         traceback.print_exc()
         return 1

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import click
 
+from tilewright.device.requirements import RUN_HINT, runnable_findings
 from tilewright.errors import TilewrightError
 from tilewright.target import (
     ARCH,
@@ -34,6 +35,7 @@ from tilewright.target import (
     make_root,
     parse_arch,
     print_mlir_module,
+    read_descriptor_bytes,
     read_system_desc,
     resolve_schema_hash,
     to_json,
@@ -160,6 +162,18 @@ def default_cmd(
             )
         write_system_desc(root, output, schema_hash=schema_hash)
         click.echo(f"wrote {output}: {_summary(root)}")
+        _say_if_not_runnable(root, output)
+
+
+def _say_if_not_runnable(root: SystemDescRoot, output: str) -> None:
+    """A descriptor the virtual device refuses gets a note: why, and what runs instead."""
+    errors = [f for f in runnable_findings(root) if f.is_error]
+    if errors:
+        click.echo(
+            f"note: {output} is for compiling only: `tilewright run --system-desc` refuses it "
+            f"({errors[0]}); {RUN_HINT}",
+            err=True,
+        )
 
 
 # --- read -----------------------------------------------------------------------------------
@@ -287,20 +301,39 @@ def read_cmd(file: str, fmt: str, strict: bool) -> None:
     help="Target hash ('head', a tt-mlir commit or 64 hex digits); a mismatch warns, "
     "or fails with --strict.",
 )
-def check_cmd(file: str, strict: bool, for_mlir: bool, schema_hash: str | None) -> None:
-    """Check FILE against every validation rule; print "OK ..." or fail with one line."""
+@click.option(
+    "--compiler-only",
+    is_flag=True,
+    help="Only tt-mlir's rules (§11): skip the physical limits (rule 26) and what the "
+    "virtual device needs (rule 27), i.e. do not promise that `tilewright run` accepts it.",
+)
+def check_cmd(
+    file: str, strict: bool, for_mlir: bool, schema_hash: str | None, compiler_only: bool
+) -> None:
+    """Check FILE against every validation rule; print "OK ..." or fail with one line.
+
+    By default this is exactly the check `tilewright run --system-desc FILE` and
+    `ttnn.open_device(system_desc=FILE)` make: tt-mlir's rules, the architecture's
+    physical limits and what the virtual device needs.
+    """
     with _reported():
         source: Any
         if file_format(file) == "ttsys":
-            source = Path(file).read_bytes()  # validate the container too (rules 1-5)
+            source = read_descriptor_bytes(file)  # validate the container too (rules 1-5)
         else:
             source = read_system_desc(file)
             for_mlir = for_mlir or file_format(file) == "mlir"
-        findings = validate(source, strict=strict, for_mlir=for_mlir, schema_hash=schema_hash)
+        if compiler_only:
+            findings = validate(source, strict=strict, for_mlir=for_mlir, schema_hash=schema_hash)
+        else:
+            findings = runnable_findings(
+                source, strict=strict, for_mlir=for_mlir, schema_hash=schema_hash
+            )
         errors = [f for f in findings if f.is_error]
         if errors:
             more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-            _fail(f"{file}: {errors[0]}{more}")
+            how = f"; {RUN_HINT} (or --compiler-only)" if errors[0].rule == 27 else ""
+            _fail(f"{file}: {errors[0]}{more}{how}")
         for finding in findings:
             click.echo(f"warning: {finding}", err=True)
         root = source if isinstance(source, SystemDescRoot) else decode_with_findings(source)[0]

@@ -432,6 +432,8 @@ class Buffer:
                     yield core, row * tc + cols, self.address + k * sc * self.aligned_page_size
 
     def _as_pages(self, pages: np.ndarray) -> np.ndarray:
+        if pages.dtype == np.uint8 and pages.shape == (self.num_pages, self.page_size):
+            return pages  # as given: a broadcast view of repeated pages stays uncopied
         data = np.ascontiguousarray(pages).view(np.uint8)
         if data.size != self.num_pages * self.page_size:
             raise DeviceError(

@@ -25,6 +25,13 @@ import numpy as np
 from tilewright.device.allocator import FreeListAllocator
 from tilewright.device.coords import CoreCoord
 from tilewright.device.engine import Engine, EngineOptions, SharedQueue
+from tilewright.device.kernel_config import (
+    DEFAULT_L1_SMALL_SIZE,
+    MAX_RUNTIME_ARGS,
+    NUM_SEMAPHORES,
+    RTA_BYTES,
+    kernel_config_bytes,
+)
 from tilewright.device.memory import DramChannels, L1Arena
 from tilewright.device.shared import DeviceShared
 from tilewright.errors import DeviceError
@@ -37,16 +44,6 @@ __all__ = [
     "MAX_RUNTIME_ARGS",
     "DEFAULT_L1_SMALL_SIZE",
 ]
-
-NUM_SEMAPHORES = 16
-"""Semaphores per core (16-byte stride; tt-metal documents 8, newer versions allow more)."""
-MAX_RUNTIME_ARGS = 341
-"""Unique plus common runtime args per kernel per core (tt-metal ``max_runtime_args``)."""
-DEFAULT_L1_SMALL_SIZE = 32 * 1024
-"""ttnn's default L1_SMALL region (``DEFAULT_L1_SMALL_SIZE``)."""
-
-_L1_ALIGN_FALLBACK = 16
-_RTA_BYTES = -(-MAX_RUNTIME_ARGS * 4 // 16) * 16
 
 
 class Core:
@@ -131,19 +128,34 @@ class Device:
         options: EngineOptions | None = None,
     ) -> None:
         from tilewright.device.blas import use_one_blas_thread
-        from tilewright.target import board_preset, capacity_table, kernel_slots
+        from tilewright.device.requirements import check_runnable
+        from tilewright.target import (
+            SystemDesc,
+            SystemDescRoot,
+            board_preset,
+            capacity_table,
+            kernel_slots,
+        )
 
         use_one_blas_thread()  # block math: one BLAS thread per process (device/blas.py)
 
         if system_desc is None:
             system_desc = board_preset("n150").system_desc
+        if isinstance(system_desc, SystemDescRoot):
+            system_desc = system_desc.system_desc
+        if not isinstance(system_desc, SystemDesc):
+            raise DeviceError(
+                "a device is built from a tilewright.target.SystemDesc (or SystemDescRoot), "
+                f"not {type(system_desc).__name__}"
+            )
+        # The one validation every descriptor gets before it becomes memory and cores
+        # (what `tilewright sysdesc check` runs): tt-mlir's rules, physical limits, and
+        # what this device needs; the first broken rule raises a SystemDescError.
+        check_runnable(system_desc, chip_ids=(chip,))
         self.system_desc = system_desc
         self.chip = chip
         self.device_id = device_id
-        try:
-            self.chip_desc = system_desc.get_chip_desc(chip)
-        except (IndexError, Exception) as exc:  # the target layer names the problem
-            raise DeviceError(f"system descriptor has no chip {chip}: {exc}") from exc
+        self.chip_desc = system_desc.get_chip_desc(chip)
         cd = self.chip_desc
         self.capacity = capacity_table(system_desc, chip)
         self.arch_kind = cd.arch
@@ -151,8 +163,8 @@ class Device:
         self.grid_y = cd.grid_size.y
         self.l1_size = cd.l1_size
         self.l1_unreserved_base = cd.l1_unreserved_base
-        self.l1_alignment = cd.noc_l1_address_align_bytes or _L1_ALIGN_FALLBACK
-        self.dram_alignment = cd.noc_dram_address_align_bytes or 32
+        self.l1_alignment = cd.noc_l1_address_align_bytes
+        self.dram_alignment = cd.noc_dram_address_align_bytes
         self.num_cbs = cd.num_cbs
         ks = kernel_slots(self.capacity)
         # Processor slot names per kernel kind, from the target (one source of truth).
@@ -198,7 +210,7 @@ class Device:
         self.l1_small_allocator = FreeListAllocator(
             "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, buffer_align
         )
-        self.engine = Engine(options)
+        self.engine = Engine(options, name=f"device {device_id}")
         self.closed = False
         # Set by a MeshDevice that owns this chip: the root mesh (fabric routing) and the
         # prefix that names the chip in places ("chip 3 node (0, 0)").
@@ -212,14 +224,14 @@ class Device:
 
     def _config_layout(self) -> ConfigLayout:
         n_slots = sum(len(v) for v in self.slots.values())
-        size = NUM_SEMAPHORES * 16 + n_slots * _RTA_BYTES
+        size = kernel_config_bytes(n_slots)
         base = (self.l1_unreserved_base - size) // 16 * 16
-        if base < 0:
+        if base < 0:  # pragma: no cover - check_runnable (rule 27) rejects it first
             raise DeviceError(
                 f"l1_unreserved_base {self.l1_unreserved_base} B leaves no room for the "
                 f"{size} B kernel-config region (semaphores and runtime arguments)"
             )
-        return ConfigLayout(base, base, base + NUM_SEMAPHORES * 16, _RTA_BYTES)
+        return ConfigLayout(base, base, base + NUM_SEMAPHORES * 16, RTA_BYTES)
 
     def semaphore_address(self, sem_id: int) -> int:
         if not 0 <= sem_id < NUM_SEMAPHORES:

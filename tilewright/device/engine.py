@@ -1,24 +1,33 @@
 """The engine: runs every kernel of every core, deterministically.
 
-One ``Engine`` per device.  A launch hands it ``KernelRun`` records (core, kernel,
-callable); Python kernels run as greenlets, native (C++) kernels as fibers of the
-native runtime (``NativeDriver``).  The scheduler keeps a FIFO ready queue -- a ring
-of run indices in shared memory (``device/shared.py``), so native code makes runs
-ready and picks the next native one without Python -- and switches into each kernel
-in turn.  A kernel runs until it *blocks*: ``Engine.block(queue, what, detail)`` puts
-the running kernel on the wait queue of the thing it waits for (a circular buffer,
-a semaphore, a transfer) and switches back to the scheduler.  State changes call
-``wake()``, which moves exactly that queue's waiters to the back of the ready queue
-(SimPy's resource pattern: no polling of blocked kernels).  ``WaitQueue`` holds
-Python runs waiting on a Python object; ``SharedQueue`` is a wait list in shared
-memory (circular-buffer ends, semaphore words) that native code also appends to and
-wakes.
+One ``Engine`` per device (one per mesh: its chips share it).  A launch hands it
+``KernelRun`` records (core, kernel, callable); Python kernels run as greenlets, native
+(C++) kernels as fibers of the native runtime (``NativeDriver``).  The scheduler keeps
+a FIFO ready queue -- a ring of run indices in shared memory (``device/shared.py``), so
+native code makes runs ready and picks the next native one without Python -- and
+switches into each kernel in turn.  A kernel runs until it *blocks*:
+``Engine.block(queue, what, detail)`` puts the running kernel on the wait queue of the
+thing it waits for (a circular buffer, a semaphore, a transfer) and switches back to
+the scheduler.  State changes call ``wake()``, which moves exactly that queue's
+waiters to the back of the ready queue (SimPy's resource pattern: no polling of
+blocked kernels).  ``WaitQueue`` holds Python runs waiting on a Python object;
+``SharedQueue`` is a wait list in shared memory (circular-buffer ends, semaphore
+words) that native code also appends to and wakes.
 
 When the ready queue is empty and kernels are still alive, nothing can ever
 change: the engine raises :class:`~tilewright.errors.DeadlockError` listing every
 blocked kernel with its place, its source line (from the suspended greenlet's
-frame, resolved only now) and what it waits for, described by the waited-on
-object itself.
+frame, or the C++ line a native kernel waits at, resolved only now) and what it
+waits for, described by the waited-on object itself.  A *livelock* is reported the
+same way (``rule == "livelock"``): kernels that keep polling without any kernel
+making progress, or a kernel that runs longer than ``EngineOptions.watchdog`` seconds
+without yielding (:mod:`~tilewright.device.watchdog` interrupts it; a native kernel is
+stopped by the native driver).  Ctrl-C during a launch keeps its
+``KeyboardInterrupt`` and gets the same report as a note.
+
+Threads: the running engine and kernel (``ACTIVE``) are per OS thread, so devices
+can run launches concurrently in different threads.  One engine runs one launch at a
+time; a second thread launching on a busy device gets a ``DeviceError``.
 
 Time is logical and deterministic: every kernel carries a cycle ``clock`` that
 the kernel API advances by modelled costs; a woken kernel's clock moves up to its
@@ -28,7 +37,9 @@ the same trace.
 
 from __future__ import annotations
 
+import _thread
 import ctypes
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
@@ -43,8 +54,10 @@ from tilewright.device.shared import (
     RunState,
     WaitList,
 )
+from tilewright.device.watchdog import WATCHDOG, WatchdogInterrupt
 from tilewright.errors import (
     DeadlockError,
+    DeviceError,
     KernelError,
     SourceLoc,
     TilewrightError,
@@ -63,6 +76,7 @@ KernelContext: TypeAlias = Any
 
 __all__ = [
     "ACTIVE",
+    "DEFAULT_WATCHDOG_SECONDS",
     "Engine",
     "EngineOptions",
     "KernelRun",
@@ -74,14 +88,21 @@ __all__ = [
 ]
 
 
-class _Active:
-    """The running engine and kernel, set at every switch (O(1) access for kernel APIs)."""
+class _Active(_thread._local):
+    """Per OS thread: the running engine and kernel, set at every switch.
 
-    __slots__ = ("engine", "run")
+    Kernel APIs read ``ACTIVE.run`` / ``ACTIVE.engine`` in O(1).  A ``_thread._local``
+    subclass with class-level defaults is the cheapest per-thread record Python offers
+    (a read costs 50-100 ns against 16-20 ns for a slotted process-wide record;
+    benchmarks/bench_robustness.py).  The engine's own hot paths (``block``,
+    ``poll_yield``, ``WaitQueue.wake``) do not read it, and the scheduler stores the
+    running kernel through the thread's ``__dict__`` (a plain dict store).
+    """
 
-    def __init__(self) -> None:
-        self.engine: Engine | None = None
-        self.run: KernelRun | None = None
+    engine: Engine | None = None
+    run: KernelRun | None = None
+    print_hook: Callable[..., None] | None = None
+    """This thread's kernel ``print`` (see :mod:`tilewright.device.print_hook`)."""
 
 
 ACTIVE = _Active()
@@ -105,6 +126,10 @@ def current_engine() -> Engine:
     return engine
 
 
+DEFAULT_WATCHDOG_SECONDS = 10.0
+"""How long a kernel may run without yielding before the watchdog calls it a livelock."""
+
+
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
     """Engine switches, fixed for one device (one options object, never env lookups)."""
@@ -113,6 +138,19 @@ class EngineOptions:
     """Record trace events (Chrome/Perfetto JSON via ``Trace``)."""
     poll_limit: int = 4096
     """Consecutive fruitless polls (non-blocking queries) tolerated per ready kernel."""
+    watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
+    """Seconds a kernel may run without a scheduler step (a DFB, circular-buffer,
+    transfer or semaphore wait, a poll) before the launch is reported as a livelock;
+    None or 0 turns the watchdog off."""
+
+    def __post_init__(self) -> None:
+        if self.poll_limit < 1:
+            raise DeviceError(f"EngineOptions.poll_limit must be >= 1, got {self.poll_limit}")
+        if self.watchdog is not None and not self.watchdog >= 0:  # also rejects NaN
+            raise DeviceError(
+                f"EngineOptions.watchdog must be a number of seconds >= 0 (0 or None: off), "
+                f"got {self.watchdog}"
+            )
 
 
 class Waitable(Protocol):
@@ -137,10 +175,11 @@ class WaitQueue:
         waiters = self.waiters
         if not waiters:
             return
-        engine = ACTIVE.engine
-        if engine is None:  # waiters are only queued while their engine runs
+        engine = waiters[0].engine
+        if engine is None or not engine.running:  # waiters only queue while their engine runs
             raise KernelError("a wait queue was woken outside a launch")
-        now = ACTIVE.run.clock if ACTIVE.run is not None else 0
+        waker = engine.current
+        now = waker.clock if waker is not None else 0
         for run in waiters:
             engine.make_ready(run.index, now)
         waiters.clear()
@@ -156,7 +195,7 @@ class SharedQueue:
         self.waiters = waiters  # the WaitList fields inside shared state
 
     def add(self, run: KernelRun) -> None:
-        engine = ACTIVE.engine
+        engine = run.engine
         if engine is None:
             raise KernelError("a kernel waits outside a launch")
         lst = self.waiters
@@ -174,11 +213,12 @@ class SharedQueue:
         i = lst.head
         if i == NO_RUN:
             return
-        engine = ACTIVE.engine
+        engine = ACTIVE.engine  # the waker's (this thread's) launch
         if engine is None:
             raise KernelError("a wait queue was woken outside a launch")
         lst.head = lst.tail = NO_RUN
-        now = ACTIVE.run.clock if ACTIVE.run is not None else 0
+        waker = engine.current
+        now = waker.clock if waker is not None else 0
         runs = engine.runs
         while i != NO_RUN:
             nxt = runs[i].state.next
@@ -190,12 +230,14 @@ class SharedQueue:
 
 
 class NativeDriver(Protocol):
-    """Runs the native kernels of a launch (tilewright.native.runtime provides it).
+    """Runs the native kernels of a launch (tilewright.native.driver provides it).
 
     ``resume(i)`` runs native run ``i`` and then every native run at the head of the
     ready ring, all in native code; it returns ``(status, run index)``: IDLE (the ring
     is empty), PYTHON (a Python run is next), REQUEST (run ``j`` asks Python for
     something: ``serve(j)``, then ``resume(j)``) or FAILED (``error(j)``).
+    ``interrupt(thread_id)`` stops the native code that thread is running (the
+    watchdog's livelock); True if it did.
     """
 
     def attach(self, engine: Engine, runs: list[KernelRun]) -> None: ...
@@ -207,6 +249,8 @@ class NativeDriver(Protocol):
     def error(self, index: int) -> BaseException: ...
 
     def describe_wait(self, run: KernelRun) -> tuple[str, SourceLoc | None]: ...
+
+    def interrupt(self, thread_id: int) -> bool: ...
 
     def detach(self) -> None: ...
 
@@ -229,13 +273,16 @@ class KernelRun:
         "greenlet",
         "native",
         "state",
+        "engine",
         "waiting_on",
+        "last_wait",
         "clock",
         "index",
         "done",
         "stats_blocked",
         "stats_waits",
         "stats_ops",
+        "stats_polls",
         "context",
         "wait_start",
         "wait_desc",
@@ -262,13 +309,16 @@ class KernelRun:
         self.greenlet: greenlet | None = None
         self.native = native  # a native kernel (its ``driver`` runs it), None for Python
         self.state = RunState()  # this run's entry in the launch's run table (set per launch)
+        self.engine: Engine | None = None  # set when a launch starts it
         self.waiting_on: tuple[Waitable, object] | None = None
+        self.last_wait: tuple[Waitable, object] | None = None  # for livelock reports
         self.clock = 0
         self.index = -1
         self.done = False
         self.stats_blocked = 0
         self.stats_waits = 0
         self.stats_ops = 0
+        self.stats_polls = 0
         self.context = context  # layer-specific per-run state (TT-Lang node runtime, DST, ...)
         self.wait_start = 0
         self.wait_desc = ""
@@ -290,6 +340,12 @@ class KernelRun:
         if self.waiting_on is None:
             return "ready"
         what, detail = self.waiting_on
+        return what.describe_wait(detail)
+
+    def describe_last_wait(self) -> str:
+        if self.last_wait is None:
+            return "none that waited"
+        what, detail = self.last_wait
         return what.describe_wait(detail)
 
     def __repr__(self) -> str:
@@ -322,10 +378,15 @@ class Engine:
     native code can make runs ready and pick the next one without Python.
     """
 
-    def __init__(self, options: EngineOptions | None = None) -> None:
+    def __init__(self, options: EngineOptions | None = None, *, name: str = "device") -> None:
         self.options = options or EngineOptions()
+        self.name = name
         self._sched: greenlet | None = None
+        self.current: KernelRun | None = None
+        """The Python kernel running now (or last), set at every switch."""
         self.running = False
+        self._owner: int | None = None  # thread id running a launch
+        self._claim_lock = threading.Lock()
         self.tracer: Tracer | None = None  # while tracing
         self.launch_count = 0
         self.header = EngineHeader()
@@ -391,10 +452,11 @@ class Engine:
         """Suspend the running kernel on ``queue`` until a ``wake``; ``what.describe_wait(detail)``
         explains the wait in a deadlock report.  ``queue`` None: the run is already on a
         shared wait list (native code queued it)."""
-        run, sched = ACTIVE.run, self._sched
+        run, sched = self.current, self._sched
         if run is None or sched is None:
             raise KernelError(_OUTSIDE_KERNEL)
-        run.waiting_on = (what, detail)
+        wait = (what, detail)
+        run.waiting_on = run.last_wait = wait
         run.stats_waits += 1
         run.wait_start = run.clock
         st = run.state
@@ -411,16 +473,21 @@ class Engine:
 
     def poll_yield(self, what: Waitable, detail: object = None) -> None:
         """A non-blocking query failed: let others run, and detect endless polling."""
-        run, sched = ACTIVE.run, self._sched
+        run, sched = self.current, self._sched
         if run is None or sched is None:
             raise KernelError(_OUTSIDE_KERNEL)
+        run.last_wait = (what, detail)
+        run.stats_polls += 1
         self._spins += 1
         if self._spins > self.options.poll_limit * (self._tail - self._head + 1):
-            run.waiting_on = (what, detail)
+            loc = user_location()
+            headline = (
+                f"livelock: {run.label} keeps polling without any kernel making progress "
+                f"({self._spins} polls in a row, EngineOptions.poll_limit "
+                f"{self.options.poll_limit}): {what.describe_wait(detail)}"
+            )
             raise DeadlockError(
-                f"deadlock: {run.label} keeps polling without any kernel making progress: "
-                f"{run.describe_wait()}",
-                loc=user_location(),
+                self._report(self.runs, run, headline, loc), loc=loc, rule="livelock"
             )
         spins = self._spins
         self.make_ready(run.index, 0)
@@ -445,6 +512,7 @@ class Engine:
         self.runs = runs
         for i, r in enumerate(runs):
             r.index = i
+            r.engine = self
             st = r.state = self.states[i]
             st.next = NO_RUN
             st.core = getattr(r.core, "index", 0)
@@ -465,27 +533,43 @@ class Engine:
     def run(self, runs: Iterable[KernelRun]) -> LaunchResult:
         """Run kernels to completion (or raise the first kernel error / a deadlock)."""
         runs = list(runs)
-        if self.running:
-            raise KernelError("a launch is already running on this device (nested launch)")
-        self.running = True
+        self._claim()
         self.launch_count += 1
-        prev_engine, prev_run = ACTIVE.engine, ACTIVE.run
-        ACTIVE.engine = self
+        active = ACTIVE
+        prev_engine, prev_run = active.engine, active.run
+        active.engine = self
         self._sched = greenlet.getcurrent()
+        self.current = None
+        limit = self.options.watchdog
         try:
-            self._setup(runs)
-            self._loop(runs)
-            if self._live:
-                blocked = [r for r in runs if r.state.phase != RunPhase.DONE and not r.done]
-                report = _deadlock_report(blocked, len(runs), self.driver)
-                self._abort(runs)
-                raise DeadlockError(report)
+            watch = WATCHDOG.watch(self, limit) if limit else None
+            if watch is not None:
+                watch.interrupters.append(self._interrupt_native)
+            try:
+                try:
+                    self._setup(runs)
+                    self._loop(runs)
+                finally:
+                    if watch is not None:
+                        WATCHDOG.unwatch(watch)
+                if self._live:
+                    blocked = [r for r in runs if not _finished(r)]
+                    report = _deadlock_report(blocked, len(runs), self.driver)
+                    self._abort(runs)
+                    raise DeadlockError(report)
+            except WatchdogInterrupt as exc:  # arrived in scheduler code, between two kernels
+                raise self._livelock(runs, None, exc) from None
+            except KeyboardInterrupt as exc:
+                if not getattr(exc, _REPORTED, False):  # arrived in scheduler code
+                    self._interrupted(runs, None, exc)
+                raise
         finally:
-            ACTIVE.engine, ACTIVE.run = prev_engine, prev_run
-            self.running = False
+            active.engine, active.run = prev_engine, prev_run
+            self.current = None
             if self.driver is not None:
                 self.driver.detach()
                 self.driver = None
+            self._release()
         result = LaunchResult()
         for r in runs:
             st = r.state
@@ -508,10 +592,13 @@ class Engine:
         return result
 
     def _loop(self, runs: list[KernelRun]) -> None:
+        # This thread's ACTIVE record as a plain dict: a store into it costs a third of
+        # a thread-local attribute store, and the loop stores the running kernel per step.
+        active = ACTIVE.__dict__
         while True:
             i = self._pop_ready()
             if i == NO_RUN:
-                ACTIVE.run = None
+                active["run"] = None
                 return
             run = runs[i]
             if run.native is not None:
@@ -523,17 +610,15 @@ class Engine:
                 run.stats_blocked = st.blocked
                 st.woken = 0
             run.waiting_on = None
-            ACTIVE.run = run
+            active["run"] = self.current = run
             g = run.greenlet
             if g is None:  # every Python run of this launch got its greenlet in _setup
                 raise KernelError(f"{run.label} is not a kernel of this launch")
             try:
                 g.switch(run)
             except BaseException as exc:
-                ACTIVE.run = None
-                self._abort(runs)
-                _annotate(exc, run)
-                raise
+                active["run"] = None
+                self._fail(runs, run, exc)
             if g.dead:
                 run.done = True
                 st.phase = RunPhase.DONE
@@ -548,41 +633,183 @@ class Engine:
         while status == REQUEST:
             self.sync_from_native()
             run = self.runs[j]
-            ACTIVE.run = run
+            ACTIVE.run = self.current = run
             try:
                 driver.serve(j)
             except BaseException as exc:
                 ACTIVE.run = None
-                self._abort(self.runs)
-                _annotate(exc, run)
-                raise
+                self._fail(self.runs, run, exc)
             self.sync_to_native()
             status, j = driver.resume(j)
         self.sync_from_native()
         ACTIVE.run = None
         if status == FAILED:
-            run = self.runs[j]
-            error = driver.error(j)
-            self._abort(self.runs)
-            _annotate(error, run)
-            raise error
+            self._fail(self.runs, self.runs[j], driver.error(j))
+
+    def _fail(self, runs: list[KernelRun], run: KernelRun, exc: BaseException) -> None:
+        """A kernel raised (or native code failed): report before unwinding the others,
+        abort, re-raise."""
+        if isinstance(exc, WatchdogInterrupt):
+            raise self._livelock(runs, run, exc) from None
+        if isinstance(exc, KeyboardInterrupt):
+            self._interrupted(runs, run, exc)
+            raise exc
+        self._abort(runs)
+        _annotate(exc, run)
+        raise exc
+
+    def _interrupted(
+        self, runs: list[KernelRun], run: KernelRun | None, exc: KeyboardInterrupt
+    ) -> None:
+        """Ctrl-C: keep the KeyboardInterrupt, add where every kernel was as a note."""
+        loc = _interrupt_location(exc) if run is not None else None
+        who = f"while {run.label} was running" if run is not None else "between two kernels"
+        report = self._report(runs, run, f"interrupted (Ctrl-C) {who}", loc)
+        exc.__notes__ = [report, *getattr(exc, "__notes__", ())]  # the report first
+        setattr(exc, _REPORTED, True)
+        self._abort(runs)
+
+    def _livelock(
+        self, runs: list[KernelRun], run: KernelRun | None, exc: WatchdogInterrupt
+    ) -> DeadlockError:
+        loc = _interrupt_location(exc) if run is not None else None
+        limit = self.options.watchdog or 0
+        who = run.label if run is not None else "the scheduler"
+        inside = " in native code" if getattr(exc, "native", False) else ""
+        headline = (
+            f"livelock: {who} ran{inside} for {limit:g} s without reaching a synchronisation "
+            "point (a DFB, circular-buffer, transfer or semaphore wait)"
+        )
+        report = self._report(runs, run, headline, loc)
+        self._abort(runs)
+        err = DeadlockError(report, loc=loc, rule="livelock", hint=_WATCHDOG_HINT)
+        for note in getattr(exc, "__notes__", ()):  # where native code was stopped
+            err.add_note(note)
+        if run is not None:
+            err.add_note(f"in {run.label}")
+        return err
+
+    def _report(self, runs: list[KernelRun], running: KernelRun | None, headline: str, loc) -> str:
+        """Every unfinished kernel: where it is and what it waits for (before unwinding)."""
+        unfinished = [r for r in runs if not _finished(r)]
+        lines = [f"{headline} ({len(unfinished)} of {len(runs)} kernels unfinished)"]
+        for r in unfinished:
+            if r is running:
+                at = f" at {loc}" if loc is not None else ""
+                last = r.describe_last_wait() if r.native is None else "in native code"
+                lines.append(f"  {r.label}: running{at}; last synchronisation: {last}")
+                lines.extend(_holdings(r))
+            else:
+                lines.extend(_kernel_lines(r, self.driver))
+        return "\n".join(lines)
+
+    def _claim(self) -> None:
+        """Take the engine for a launch on this thread (one launch at a time per engine)."""
+        me = threading.get_ident()
+        with self._claim_lock:
+            if self.running:
+                if self._owner == me:
+                    raise KernelError("a launch is already running on this device (nested launch)")
+                raise DeviceError(
+                    f"{self.name} is running a launch in another thread; a device runs one "
+                    "launch at a time",
+                    hint="open one device per thread (ttnn.open_device(device_id=...)), or "
+                    "serialise the threads' use of the shared device with a lock",
+                )
+            self.running = True
+            self._owner = me
+
+    def _release(self) -> None:
+        with self._claim_lock:
+            self.running = False
+            self._owner = None
+
+    def progress(self) -> tuple[object, ...]:
+        """A value that changes at every scheduler step (read by the watchdog's thread).
+
+        Every switch into a Python kernel follows a block or a poll of that kernel (or is
+        its first), which bumps its wait or poll count; every switch between native
+        fibers moves the ring's head.  So an unchanged value means the same kernel has run
+        without yielding.  Nothing is counted on the hot path.  A thread waiting for
+        another thread's native code (one thread runs native code at a time) is making
+        progress: a fresh value each time.
+        """
+        hdr = self.header
+        if hdr.lock_wait:
+            return (object(),)
+        run = self.current
+        if run is None:
+            return (None, 0, 0, self._head, hdr.ring_head)
+        return (run, run.stats_waits, run.stats_polls, self._head, hdr.ring_head)
+
+    def _interrupt_native(self, thread_id: int) -> bool:
+        """The watchdog's native interrupter: stop native code ``thread_id`` is running."""
+        driver = self.driver
+        return driver is not None and driver.interrupt(thread_id)
 
     def _abort(self, runs: list[KernelRun]) -> None:
         """Unwind every suspended kernel (runs its ``finally`` blocks) after a failure."""
         for r in runs:
             g = r.greenlet
             if g is not None and not g.dead and g:
-                ACTIVE.run = r
+                ACTIVE.run = self.current = r
                 try:
                     g.throw(GreenletExit)
                 except BaseException:  # the kernel's own cleanup failed; the first error wins
                     pass
-        ACTIVE.run = None
+        ACTIVE.run = self.current = None
         self._head = self._tail
 
 
+def _finished(r: KernelRun) -> bool:
+    return r.done or r.state.phase == RunPhase.DONE
+
+
 def _kernel_main(run: KernelRun) -> None:
-    run.fn(*run.args)
+    result = run.fn(*run.args)
+    if result is not None:
+        _check_not_deferred(run, result)
+
+
+def _check_not_deferred(run: KernelRun, result: object) -> None:
+    """A generator or ``async`` kernel returns without running its body: say so here,
+    instead of letting its partners deadlock."""
+    code = (
+        getattr(result, "gi_code", None)
+        or getattr(result, "cr_code", None)
+        or getattr(result, "ag_code", None)
+    )
+    if code is None:
+        return
+    kind = "an async function" if hasattr(result, "cr_code") else "a generator function"
+    if hasattr(result, "ag_code"):
+        kind = "an async generator function"
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()  # no "coroutine was never awaited" warning
+    raise KernelError(
+        f"kernel {run.name} is {kind}: calling it only creates a "
+        f"{type(result).__name__} object, so its body never runs",
+        loc=SourceLoc(code.co_filename, code.co_firstlineno),
+        hint="write kernels as plain functions (no yield, no async def)",
+    )
+
+
+_WATCHDOG_HINT = (
+    "kernels take turns: a loop that waits for another kernel must wait on a DFB, "
+    "semaphore or transfer, not spin; if the kernel just needs longer, raise the limit "
+    "(tilewright run --watchdog SECONDS, EngineOptions(watchdog=...); 0 turns it off)"
+)
+_REPORTED = "_tilewright_reported"  # set on a KeyboardInterrupt once its report is noted
+
+
+def _interrupt_location(exc: BaseException) -> SourceLoc | None:
+    """Where an interruption found the kernel: the C++ line native code was at (set by
+    the native driver as ``exc.where``), else the user's innermost frame."""
+    where = getattr(exc, "where", None)
+    if isinstance(where, SourceLoc):
+        return where
+    return traceback_location(exc)
 
 
 def _annotate(exc: BaseException, run: KernelRun) -> None:
@@ -593,29 +820,39 @@ def _annotate(exc: BaseException, run: KernelRun) -> None:
         exc.add_note(f"in {run.label}")
 
 
+def _kernel_lines(r: KernelRun, driver: NativeDriver | None) -> list[str]:
+    """One suspended kernel of a report: blocked (where, on what) or ready, and its holdings."""
+    if r.native is not None:
+        if r.state.phase != RunPhase.BLOCKED or driver is None:
+            return [f"  {r.label}: ready"]
+        text, loc = driver.describe_wait(r)
+        where = f" at {loc}" if loc is not None else ""
+        return [f"  {r.label}: blocked{where}: {text}"]
+    frame = r.greenlet.gr_frame if r.greenlet is not None else None
+    loc = user_location(frame) if frame is not None else None
+    where = f" at {loc}" if loc is not None else ""
+    if r.waiting_on is not None:
+        lines = [f"  {r.label}: blocked{where}: {r.describe_wait()}"]
+    elif frame is None:
+        lines = [f"  {r.label}: ready, not started"]
+    else:
+        lines = [f"  {r.label}: ready{where}"]
+    lines.extend(_holdings(r))
+    return lines
+
+
+def _holdings(r: KernelRun) -> list[str]:
+    """What a language layer says the kernel holds (TT-Lang: its blocks and their states)."""
+    extra = getattr(r.context, "extra", None)
+    describe = getattr(extra, "describe_holdings", None)
+    return [f"    {line}" for line in describe(r)] if describe is not None else []
+
+
 def _deadlock_report(blocked: list[KernelRun], total: int, driver: NativeDriver | None) -> str:
     lines = [
         f"deadlock: no kernel can make progress ({len(blocked)} of {total} kernels blocked, "
         f"{total - len(blocked)} finished)"
     ]
     for r in blocked:
-        where = ""
-        if r.native is not None and driver is not None:
-            text, loc = driver.describe_wait(r)
-            if loc is not None:
-                where = f" at {loc}"
-            lines.append(f"  {r.label}: blocked{where}: {text}")
-            continue
-        frame = r.greenlet.gr_frame if r.greenlet is not None else None
-        if frame is not None:
-            loc = user_location(frame)
-            if loc is not None:
-                where = f" at {loc}"
-        lines.append(f"  {r.label}: blocked{where}: {r.describe_wait()}")
-        # A language layer may say what the kernel holds (TT-Lang: its blocks and their states).
-        extra = getattr(r.context, "extra", None)
-        describe = getattr(extra, "describe_holdings", None)
-        if describe is not None:
-            for line in describe(r):
-                lines.append(f"    {line}")
+        lines.extend(_kernel_lines(r, driver))
     return "\n".join(lines)

@@ -105,7 +105,8 @@ class MeshDevice:
         self.parent: MeshDevice | None = None
         self.root: MeshDevice = self
         self.name = name or system.name
-        self.engine = Engine(options)
+        rows, cols = len(layout), len(layout[0]) if layout else 0
+        self.engine = Engine(options, name=f"the {rows}x{cols} mesh device")
         self.devices: list[Device] = []
         self.submeshes: list[MeshDevice] = []
         self.closed = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tilewright.device.engine import EngineOptions, LaunchResult
+from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS, EngineOptions, LaunchResult
 from tilewright.device.fabric import FabricConfig
 
 if TYPE_CHECKING:
@@ -37,13 +37,15 @@ class RunOptions:
     """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
     fabric: FabricConfig = FabricConfig.DISABLED
     """The fabric of mesh devices opened from now on (``ttnn.set_fabric_config``)."""
+    watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
+    """Seconds a kernel may run without yielding before a livelock is reported (``--watchdog``)."""
 
 
 OPTIONS = RunOptions()
 
 
 def engine_options() -> EngineOptions:
-    return EngineOptions(trace=OPTIONS.trace)
+    return EngineOptions(trace=OPTIONS.trace, watchdog=OPTIONS.watchdog)
 
 
 def tracer_for(device):
@@ -83,9 +85,15 @@ def format_stats() -> str:
 
 
 def reset(
-    *, trace: bool = False, stats: bool = False, board: str | None = None, system_desc=None
+    *,
+    trace: bool = False,
+    stats: bool = False,
+    board: str | None = None,
+    system_desc=None,
+    watchdog: float | None = DEFAULT_WATCHDOG_SECONDS,
 ) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
+    OPTIONS.watchdog = watchdog
     OPTIONS.trace = trace
     OPTIONS.stats = stats
     OPTIONS.board = board

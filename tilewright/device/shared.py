@@ -163,6 +163,9 @@ class EngineHeader(ctypes.Structure):
         ("ring_head", ctypes.c_uint32),
         ("ring_tail", ctypes.c_uint32),
         ("trace", ctypes.c_int32),
+        # 1 while this launch's thread waits for another thread's native code (the
+        # runtime runs native code in one thread at a time); read by the watchdog.
+        ("lock_wait", ctypes.c_int32),
         ("runs", ctypes.c_void_p),  # RunState[n_runs]
         ("ring", ctypes.c_void_p),  # int32[ring_mask + 1]
     ]

@@ -17,12 +17,13 @@ runs it, in the order of a call:
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 from tilewright.device import session
 from tilewright.device.engine import current_run
+from tilewright.device.print_hook import kernel_print
 from tilewright.errors import KernelError, TilewrightError, traceback_location
 from tilewright.lang import debug_print, state
 from tilewright.lang.node import SETUP_STACK, NodeSetup, OperationInfo
@@ -96,7 +97,7 @@ def run_launch(
     state.CURRENT = launch
     state.TRACER = session.tracer_for(device)
     try:
-        with _KernelPrint():
+        with _kernel_print():
             result = device.command_queue.enqueue_program(program, place_word="node")
         check_unmatched(launch)
     finally:
@@ -105,14 +106,7 @@ def run_launch(
     return result
 
 
-class _KernelPrint:
-    """Route ``print`` inside kernels through TT-Lang's debug print (spec §Debug printing)."""
-
-    def __enter__(self) -> _KernelPrint:
-        self._saved = builtins.print
-        builtins.print = debug_print.make_print(self._saved)
-        return self
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        builtins.print = self._saved
-        return False
+def _kernel_print() -> AbstractContextManager[None]:
+    """Route ``print`` inside kernels through TT-Lang's debug print (spec §Debug printing);
+    per thread, so other threads' prints stay plain (device.print_hook)."""
+    return kernel_print(debug_print.make_print)

@@ -11,6 +11,7 @@ declarations into a device ``Program``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -90,7 +91,27 @@ class NodeSetup:
         return out
 
 
-SETUP_STACK: list[NodeSetup] = []
+class _SetupStack(threading.local):
+    """The setups being evaluated, innermost last; one stack per thread (threads may run
+    operations at once, each on its own device)."""
+
+    def __init__(self) -> None:
+        self.items: list[NodeSetup] = []
+
+    def append(self, setup: NodeSetup) -> None:
+        self.items.append(setup)
+
+    def pop(self) -> NodeSetup:
+        return self.items.pop()
+
+    def __getitem__(self, index: int) -> NodeSetup:
+        return self.items[index]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+SETUP_STACK = _SetupStack()
 
 
 def current_setup(what: str) -> NodeSetup:

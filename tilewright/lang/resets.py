@@ -21,6 +21,7 @@ the boundary; with it, every DFB is reset.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -144,18 +145,27 @@ class _Barrier:
         )
 
 
-_BARRIERS: dict = {"launch": None, "table": {}}
+class _Barriers(threading.local):
+    """The barriers of the launch running on this thread (threads launch independently)."""
+
+    def __init__(self) -> None:
+        self.launch: object = None
+        self.table: dict = {}
+
+
+_BARRIERS = _Barriers()
 
 
 def _barrier(launch, run, declaration, what: str) -> _Barrier:
-    if _BARRIERS["launch"] is not launch:
-        _BARRIERS["launch"], _BARRIERS["table"] = launch, {}
+    barriers = _BARRIERS
+    if barriers.launch is not launch:
+        barriers.launch, barriers.table = launch, {}
     key = (run.core.index, id(declaration))
-    barrier = _BARRIERS["table"].get(key)
+    barrier = barriers.table.get(key)
     if barrier is None:
         setup = launch.setups[run.core.index]
         expected = _participant_kernels(setup, declaration, what)
-        barrier = _BARRIERS["table"][key] = _Barrier(what, expected, setup.node)
+        barrier = barriers.table[key] = _Barrier(what, expected, setup.node)
     return barrier
 
 

@@ -1,20 +1,20 @@
 """Tensor accessors handed to native code by Python (tensor arguments of external calls).
 
 ``ttl.call_extern_func`` passes a tensor to a data-movement function as a
-``TensorAccessor``: Python registers its accessor for the running call
-(:func:`register`, an integer handle), and the C++ side asks for its description
-(``accessor_describe`` request), which :func:`describe` writes in the runtime's
-``tw_accessor`` layout (tilewright/runtime.h).
+``TensorAccessor``: Python registers its accessor for the running call in the
+engine's :class:`CallTables` (an integer handle), and the C++ side asks for its
+description (``accessor_describe`` request), which :func:`describe` writes in the
+runtime's ``tw_accessor`` layout (tilewright/runtime.h).  The tables belong to one
+engine's running launch (its native driver), so threads running launches on their
+own devices never see each other's handles.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
-from tilewright.device.engine import ACTIVE
-from tilewright.errors import KernelError
-
-__all__ = ["CAccessor", "register", "describe", "drop"]
+__all__ = ["CAccessor", "CallTables", "describe"]
 
 
 class CAccessor(ctypes.Structure):
@@ -34,25 +34,31 @@ class CAccessor(ctypes.Structure):
     ]
 
 
-ACCESSORS: dict[int, list] = {}
-"""Run index -> the tensor accessors handed to its native calls (handle = list index)."""
+class CallTables:
+    """What the external calls of one engine's running launch hand to native code, by
+    run index: tensor accessors (handle = list index) and contract observers."""
 
+    __slots__ = ("accessors", "observers")
 
-def register(accessor) -> int:
-    """A handle for ``accessor`` valid during the running kernel's external calls."""
-    run = ACTIVE.run
-    if run is None:
-        raise KernelError("tensor accessors are handed to native code inside kernels")
-    table = ACCESSORS.setdefault(run.index, [None])
-    table.append(accessor)
-    return len(table) - 1
+    def __init__(self) -> None:
+        self.accessors: dict[int, list] = {}
+        self.observers: dict[int, Callable[[str, int, int], None]] = {}
 
+    def register(self, run_index: int, accessor) -> int:
+        """A handle for ``accessor``, valid during the run's external calls of this launch."""
+        table = self.accessors.setdefault(run_index, [None])
+        table.append(accessor)
+        return len(table) - 1
 
-def drop(run_index: int, mark: int) -> None:
-    """Forget the handles a call created (they are valid for that call only)."""
-    table = ACCESSORS.get(run_index)
-    if table is not None and len(table) > mark:
-        del table[mark:]
+    def accessor(self, run_index: int, handle: int):
+        """The accessor of ``handle`` for run ``run_index``, or None if it is not valid."""
+        table = self.accessors.get(run_index, [])
+        return table[handle] if 0 < handle < len(table) else None
+
+    def clear(self) -> None:
+        """Forget everything (the launch is over)."""
+        self.accessors.clear()
+        self.observers.clear()
 
 
 def describe(accessor, out: int) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.errors import KernelError, NativeBuildError
-from tilewright.native import accessors, requests
+from tilewright.native import requests
 from tilewright.native.driver import NATIVE_WAIT, Status, driver_for, run_error
 
 if TYPE_CHECKING:
@@ -100,20 +100,12 @@ def prepare(lib: NativeLibrary, *, observer=None, token=None, title=None) -> Nat
 
 
 def new_handle(obj) -> int:
-    """Register a tensor accessor for the running kernel's external calls; its handle."""
-    _new_launch_check()
-    return accessors.register(obj)
-
-
-_LAUNCH: list = [None]
-
-
-def _new_launch_check() -> None:
-    engine = ACTIVE.engine
-    key = (id(engine), engine.launch_count if engine is not None else 0)
-    if _LAUNCH[0] != key:  # a new launch: drop the previous launch's handles
-        accessors.ACCESSORS.clear()
-        _LAUNCH[0] = key
+    """Register a tensor accessor for the running kernel's external calls; its handle
+    (valid for this launch: the engine's driver forgets its tables when it ends)."""
+    engine, run = ACTIVE.engine, ACTIVE.run
+    if engine is None or run is None:
+        raise KernelError("tensor accessors are handed to native code inside kernels")
+    return driver_for(engine).tables.register(run.index, obj)
 
 
 def host_address(local: int) -> int:
@@ -158,12 +150,12 @@ def invoke(call: NativeCall, argv, result) -> int:
     engine = ACTIVE.engine
     if engine is None or run is None or ACTIVE.run is not run:
         raise KernelError("native code is called from inside its kernel")
-    _new_launch_check()
     driver = driver_for(engine)
     rt = driver.rt
+    tables = driver.tables
     handle = driver.hosted(run, call.observer is not None)
     if call.observer is not None:
-        requests.OBSERVERS[run.index] = call.observer
+        tables.observers[run.index] = call.observer
     if rt.run_start(handle, call.entry, argv, result) != 0:
         raise KernelError(f"{run.label}: cannot allocate a native stack")
     st = run.state
@@ -186,10 +178,10 @@ def invoke(call: NativeCall, argv, result) -> int:
             if status == Status.DONE:
                 return rt.run_rc(handle)
             if status == Status.REQUEST:
-                requests.serve(rt, handle, run)
+                requests.serve(rt, handle, run, tables)
             elif status == Status.BLOCKED:
                 engine.block(None, NATIVE_WAIT, run)
             else:
                 raise run_error(rt, handle, run, call.title)
     finally:
-        requests.OBSERVERS.pop(run.index, None)
+        tables.observers.pop(run.index, None)

@@ -7,7 +7,13 @@ and then answers the engine's :class:`~tilewright.device.engine.NativeDriver` ca
 ``resume`` runs native fibers back to back in C++, ``serve`` executes a request a
 native kernel made (:mod:`.requests`), ``error`` turns a failed run's record into the
 exception Python raises, ``describe_wait`` explains a blocked native run in a deadlock
-report.
+report, ``interrupt`` stops a fiber that never hands back (the watchdog's livelock).
+
+Threads: the runtime runs native code in one thread at a time (runtime/interrupt.cpp)
+and Python calls it with the GIL released, so launches of several threads (each on its
+own device) interleave their native code safely while their Python keeps running.
+What external calls hand to native code (tensor accessors, contract observers) is kept
+per driver (:class:`~.accessors.CallTables`), that is per engine and launch.
 
 Python kernels that call native code (``ttl.call_extern_func``) run it as a *hosted*
 run on the same runtime engine (:meth:`Driver.hosted`): it blocks, wakes and reports
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import signal
+import threading
 import weakref
 from typing import TYPE_CHECKING
 
@@ -36,6 +44,7 @@ from tilewright.errors import (
     TilewrightError,
 )
 from tilewright.native import faults, requests
+from tilewright.native.accessors import CallTables
 from tilewright.native.runtime import Runtime, library
 
 if TYPE_CHECKING:
@@ -53,6 +62,9 @@ class Status:
     REQUEST = 3
     FAILED = 4
 
+
+ERR_FAULT, ERR_INTERRUPT = 5, 8
+"""Error classes of a failed run that are not exceptions of the kernel API (twrt.h)."""
 
 _ERROR_CLASSES: dict[int, type[TilewrightError]] = {
     1: KernelError,
@@ -116,12 +128,17 @@ class Driver(NativeDriver):
         self.cengine: int | None = None
         self.runs: dict[int, _Native] = {}  # run index -> runtime run (native and hosted)
         self.engine: Engine | None = None
+        self.tables = CallTables()
 
     # -- the engine protocol -----------------------------------------------------------------
 
     def attach(self, engine: Engine, runs: list[KernelRun]) -> None:
         self.engine = engine
         self.cengine = self.rt.engine_new(ctypes.byref(engine.header))
+        # Ctrl-C stops native code only where Python would raise KeyboardInterrupt.
+        default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        main = threading.main_thread().ident or 0
+        self.rt.sigint_arm(int(default), main)
         for run in runs:
             entry = getattr(run.native, "entry")  # noqa: B009 - kernels.NativeRun
             self.runs[run.index] = self._new_run(run, entry, native=True)
@@ -168,7 +185,7 @@ class Driver(NativeDriver):
         engine = self.engine
         if engine is None:  # pragma: no cover - serve follows attach
             raise KernelError("a native request outside a launch")
-        requests.serve(self.rt, self.runs[index].handle, engine.runs[index])
+        requests.serve(self.rt, self.runs[index].handle, engine.runs[index], self.tables)
 
     def error(self, index: int) -> BaseException:
         engine = self.engine
@@ -179,7 +196,12 @@ class Driver(NativeDriver):
     def describe_wait(self, run: KernelRun) -> tuple[str, SourceLoc | None]:
         return describe_native_wait(run)
 
+    def interrupt(self, thread_id: int) -> bool:
+        """Stop the fiber thread ``thread_id`` is running (the watchdog's livelock)."""
+        return bool(self.rt.interrupt(thread_id, 1))
+
     def detach(self) -> None:
+        self.tables.clear()
         for native in self.runs.values():
             self.rt.run_free(native.handle)
         self.runs.clear()
@@ -246,8 +268,10 @@ def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None
     text = (raw or b"").decode("utf-8", "replace")
     loc = SourceLoc(file.value.decode(), line.value) if file.value else None
     kind = cls.value
-    if kind == 5:
+    if kind == ERR_FAULT:
         return faults.fault_error(rt, handle, run, title)
+    if kind == ERR_INTERRUPT:
+        return faults.interrupt_error(rt, handle, run, title)
     if text.startswith("#cb "):
         code, n, ptr = (int(v) for v in text.split()[1:4])
         state = run.core.cbs[cb.value] if run.core.cbs[cb.value] is not None else None

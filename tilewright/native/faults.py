@@ -16,9 +16,10 @@ import signal
 import subprocess
 
 from tilewright.device.memory import NATIVE_WINDOW_BASE
+from tilewright.device.watchdog import WatchdogInterrupt
 from tilewright.errors import NativeCrashError, SourceLoc
 
-__all__ = ["fault_error", "source_line"]
+__all__ = ["fault_error", "interrupt_error", "source_line"]
 
 
 class _DlInfo(ctypes.Structure):
@@ -81,8 +82,8 @@ def _what(addr: int, l1_size: int) -> str:
     return "not an L1 address (a host pointer or a corrupted value)"
 
 
-def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashError:
-    """The error of a native run that faulted (``title``: the external call it was running)."""
+def _fault_record(rt, handle: int) -> tuple[int, int, int, SourceLoc | None]:
+    """(signal or reason, address, program counter, last kernel-API call) of a stopped run."""
     signo, addr, pc = ctypes.c_int32(), ctypes.c_uint64(), ctypes.c_uint64()
     last_file, last_line = ctypes.c_char_p(), ctypes.c_int32()
     rt.run_fault(
@@ -93,18 +94,52 @@ def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashEr
         ctypes.byref(last_file),
         ctypes.byref(last_line),
     )
-    try:
-        name = signal.Signals(signo.value).name
-        desc = signal.strsignal(signo.value) or name
-    except ValueError:
-        name = desc = f"signal {signo.value}"
-    l1_size = run.core.device.l1_size
-    line = source_line(pc.value)
+    last = None
+    if last_file.value:
+        last = SourceLoc(last_file.value.decode("utf-8", "replace"), last_line.value)
+    return signo.value, addr.value, pc.value, last
+
+
+_CTRL_C = 2  # InterruptReason INT_CTRL_C (runtime/twrt.h); 1 is the watchdog
+
+
+def interrupt_error(rt, handle: int, run, title: str | None = None) -> BaseException:
+    """The interruption of a native run stopped from outside: a ``WatchdogInterrupt`` (the
+    engine reports a livelock) or a ``KeyboardInterrupt`` (Ctrl-C), with ``where`` = the
+    C++ line the fiber was at (addr2line; else its last kernel-API call) and
+    ``native`` = True.  ``title`` names the external call a hosted run was making."""
+    reason, _addr, pc, last = _fault_record(rt, handle)
+    line = source_line(pc)
     after = ""
-    if line is None and last_file.value:
-        line = SourceLoc(last_file.value.decode("utf-8", "replace"), last_line.value)
-        after = "after the kernel-API call at "
-    fault = f"{name} ({desc}) at address {addr.value:#x}, {_what(addr.value, l1_size)}"
+    if line is None and last is not None:
+        line, after = last, "after the kernel-API call at "
+    exc: BaseException = KeyboardInterrupt() if reason == _CTRL_C else WatchdogInterrupt()
+    exc.where = line  # type: ignore[attr-defined]
+    exc.native = True  # type: ignore[attr-defined]
+    node = f"({run.core.logical.x}, {run.core.logical.y})"
+    what = title if title is not None else f"native kernel {run.name}"
+    if line is None:
+        at = " (no line known)"
+    else:
+        at = f" {after}{line}" if after else f" at {line}"
+    exc.add_note(f"{what} on core {node} was stopped in native code{at}")
+    return exc
+
+
+def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashError:
+    """The error of a native run that faulted (``title``: the external call it was running)."""
+    signo, addr, pc, last = _fault_record(rt, handle)
+    try:
+        name = signal.Signals(signo).name
+        desc = signal.strsignal(signo) or name
+    except ValueError:
+        name = desc = f"signal {signo}"
+    l1_size = run.core.device.l1_size
+    line = source_line(pc)
+    after = ""
+    if line is None and last is not None:
+        line, after = last, "after the kernel-API call at "
+    fault = f"{name} ({desc}) at address {addr:#x}, {_what(addr, l1_size)}"
     node = f"({run.core.logical.x}, {run.core.logical.y})"
     hint = (
         "L1 addresses (runtime arguments, get_write_ptr, get_semaphore) are pointers only on the "

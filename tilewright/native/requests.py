@@ -25,26 +25,23 @@ import numpy as np
 from tilewright.device.formats.dataformat import as_data_format
 from tilewright.device.formats.plain import to_integer
 from tilewright.errors import KernelError
-from tilewright.native.accessors import ACCESSORS, describe
+from tilewright.native.accessors import CallTables, describe
 
-__all__ = ["serve", "HANDLERS", "OBSERVERS"]
+__all__ = ["serve", "HANDLERS"]
 
 _KINDS = ("reserve", "push", "wait", "pop")
-
-OBSERVERS: dict[int, Callable[[str, int, int], None]] = {}
-"""Run index -> the contract observer of the external call it is running."""
 
 _RISC = {"brisc": "BR", "ncrisc": "NC"}
 
 
-def _observe(run, args) -> int:
-    observer = OBSERVERS.get(run.index)
+def _observe(run, args, tables: CallTables) -> int:
+    observer = tables.observers.get(run.index)
     if observer is not None:
         observer(_KINDS[args[0]], int(args[1]), int(args[2]))
     return 0
 
 
-def _dprint(run, args) -> int:
+def _dprint(run, args, _tables: CallTables) -> int:
     text = ctypes.string_at(args[0]).decode("utf-8", "replace")
     chip = getattr(run.core.device, "chip", 0)
     where = f"{chip}:({run.core.logical.x}, {run.core.logical.y})"
@@ -61,7 +58,7 @@ def _dprint(run, args) -> int:
     return 0
 
 
-def _map_dram(run, args) -> int:
+def _map_dram(run, args, _tables: CallTables) -> int:
     device = run.core.device
     bank = int(args[0])
     view = device.dram.channel(bank)
@@ -69,19 +66,19 @@ def _map_dram(run, args) -> int:
     return 0
 
 
-def _accessor_describe(run, args) -> int:
+def _accessor_describe(run, args, tables: CallTables) -> int:
     handle, out = int(args[0]), int(args[1])
-    table = ACCESSORS.get(run.index, [])
-    if not 0 < handle < len(table):
+    accessor = tables.accessor(run.index, handle)
+    if accessor is None:
         raise KernelError(
             f"native code used tensor-accessor handle {handle}, which is not valid here: accessors live "
             "only for the external call that created or received them"
         )
-    describe(table[handle], out)
+    describe(accessor, out)
     return 0
 
 
-def _pack_int_error(run, args) -> int:
+def _pack_int_error(run, args, _tables: CallTables) -> int:
     fmt = as_data_format(int(args[0]))
     value = np.array([int(args[2]) & 0xFFFFFFFF], dtype=np.uint32).view(np.float32)
     try:
@@ -94,7 +91,7 @@ def _pack_int_error(run, args) -> int:
     raise KernelError(f"a value packed into {fmt.name} could not be stored")
 
 
-def _sfpu_round(run, args) -> int:
+def _sfpu_round(run, args, _tables: CallTables) -> int:
     tile = np.ctypeslib.as_array(
         ctypes.cast(int(args[0]), ctypes.POINTER(ctypes.c_float)), shape=(1024,)
     )
@@ -115,8 +112,9 @@ HANDLERS: dict[bytes, Callable] = {
 }
 
 
-def serve(rt, handle: int, run) -> None:
-    """Run the pending request of runtime run ``handle`` (kernel run ``run``)."""
+def serve(rt, handle: int, run, tables: CallTables) -> None:
+    """Run the pending request of runtime run ``handle`` (kernel run ``run``; ``tables``:
+    what the engine's external calls handed to native code)."""
     argc = ctypes.c_int32()
     args = (ctypes.c_int64 * 16)()
     name = rt.run_request(handle, ctypes.byref(argc), args)
@@ -126,4 +124,4 @@ def serve(rt, handle: int, run) -> None:
             f"native code asked for {name.decode() if name else '?'!r}, which Tilewright's native "
             "runtime does not provide"
         )
-    rt.run_reply(handle, int(fn(run, list(args[: argc.value])) or 0))
+    rt.run_reply(handle, int(fn(run, list(args[: argc.value]), tables) or 0))

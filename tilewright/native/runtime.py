@@ -42,6 +42,7 @@ SOURCES = (
     "formats.cpp",
     "compute.cpp",
     "layout.cpp",
+    "interrupt.cpp",
 )
 
 SFPU_OPS = (
@@ -59,6 +60,7 @@ SFPU_OPS = (
 
 _FLAGS = (
     "-std=c++20",
+    "-pthread",
     "-O2",
     "-fPIC",
     "-shared",
@@ -152,6 +154,9 @@ class Runtime:
         self.path = path
         self.directory = path.parent
         try:
+            # CDLL: calls release the GIL.  The runtime serialises native code itself (one
+            # thread in native code at a time, runtime/interrupt.cpp); meanwhile other
+            # threads run Python, the watchdog among them.
             lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
         except OSError as exc:
             raise NativeBuildError(f"cannot load the native runtime {path}: {exc}") from None
@@ -198,6 +203,8 @@ class Runtime:
             "twrt_run_dst": (ctypes.POINTER(ctypes.c_float), [vp]),
             "twrt_set_sgemm": (None, [vp, i32]),
             "twrt_window_range": (ctypes.c_uint64, []),
+            "twrt_interrupt": (i32, [ctypes.c_ulong, i32]),
+            "twrt_sigint_arm": (None, [i32, ctypes.c_ulong]),
             "twrt_test_decode": (i32, [u32, vp, vp]),
             "twrt_test_encode": (i32, [u32, vp, vp]),
         }

@@ -40,9 +40,16 @@ from tilewright.target.enums import (
     DataType,
     EnumTable,
 )
-from tilewright.target.files import file_format, read_system_desc, write_system_desc
+from tilewright.target.files import (
+    MAX_DESCRIPTOR_BYTES,
+    file_format,
+    read_descriptor_bytes,
+    read_system_desc,
+    write_system_desc,
+)
 from tilewright.target.findings import RULES, Finding, Severity, SystemDescWarning
 from tilewright.target.jsonform import from_json, to_json
+from tilewright.target.limits import PHYSICAL_LIMITS, PhysicalLimits
 from tilewright.target.model import (
     ChipChannel,
     ChipCoord,
@@ -79,6 +86,8 @@ __all__ = [
     "DATA_TYPE",
     "HEAD_SCHEMA_HASH",
     "KNOWN_SCHEMA_HASHES",
+    "PHYSICAL_LIMITS",
+    "MAX_DESCRIPTOR_BYTES",
     "RULES",
     "SCHEMA_REVISIONS",
     "STANDARD_DATA_TYPES",
@@ -95,6 +104,7 @@ __all__ = [
     "Dim2d",
     "EnumTable",
     "Finding",
+    "PhysicalLimits",
     "KernelSlots",
     "Severity",
     "SystemDesc",
@@ -118,6 +128,7 @@ __all__ = [
     "parse_system_desc",
     "print_mlir_module",
     "print_system_desc",
+    "read_descriptor_bytes",
     "read_system_desc",
     "resolve_schema_hash",
     "to_json",

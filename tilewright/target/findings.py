@@ -3,8 +3,9 @@
 A :class:`Finding` is one broken rule: severity (E rejects, W warns), the §11 rule number,
 a message and the path of the offending field.  The decoder and :mod:`validate` both
 produce findings; :func:`error_for` turns an E finding into a :class:`SystemDescError`
-whose ``rule`` is the same id.  Rule 0 is Tilewright's own: a model value that does not
-fit its FlatBuffer type.
+whose ``rule`` is the same id.  Rules 0, 26 and 27 are Tilewright's own: a model value
+that does not fit its FlatBuffer type; a count or size no real chip has
+(:mod:`limits`); what the virtual device needs (``tilewright.device.requirements``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class Severity(enum.Enum):
         return self.value
 
 
-#: Rule number → one-line title (§11; 0 is Tilewright's representability rule).
+#: Rule number → one-line title (§11; 0, 26 and 27 are Tilewright's: representability,
+#: physical limits and what the virtual device needs).
 RULES: Final = MappingProxyType(
     {
         0: "value representable in its FlatBuffer type",
@@ -75,6 +77,8 @@ RULES: Final = MappingProxyType(
         23: "DST size and kernel counts",
         24: "device chip ids and mesh shape",
         25: "printable as #ttcore.system_desc",
+        26: "counts and sizes a real chip can have",
+        27: "runnable on Tilewright's virtual device",
     }
 )
 

@@ -10,6 +10,8 @@ and 19) are enforced by the decoder (:mod:`ttsys`), because a model cannot hold 
 field or an unknown arch; this module reports them for bytes input and checks everything
 else on the model.  Rules that only matter for the MLIR text form (15, 18, 21, 25) are E
 with ``for_mlir=True`` and W otherwise; their single source is :func:`text.mlir_problems`.
+With ``for_device=True`` rule 26 (physical limits, :mod:`limits`) is checked too: what
+the virtual device builds a chip from (``tilewright.device.requirements`` adds rule 27).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tilewright.errors import SystemDescError
 from tilewright.target.enums import ChipCapability, DataType
 from tilewright.target.fields import SYSTEM_DESC, SYSTEM_DESC_ROOT, value_problems
 from tilewright.target.findings import Finding, Severity, SystemDescRuleError, error_for
+from tilewright.target.limits import physical_findings
 from tilewright.target.model import ChipDesc, SystemDesc, SystemDescRoot
 from tilewright.target.schema_hashes import (
     is_hex_hash,
@@ -48,6 +51,8 @@ class Options:
             accepts any known hash (rule 6).
         chip_ids: chip positions a device will use (rule 24), or None.
         mesh_shape: mesh shape a device will use (rule 24), or None.
+        for_device: the descriptor is headed to a (virtual) chip: rule 26, counts and sizes
+            within the architecture's physical limits, is checked (E).
     """
 
     strict: bool = False
@@ -55,6 +60,7 @@ class Options:
     schema_hash: str | None = None
     chip_ids: tuple[int, ...] | None = None
     mesh_shape: tuple[int, ...] | None = None
+    for_device: bool = False
 
 
 def validate(
@@ -65,12 +71,14 @@ def validate(
     schema_hash: str | None = None,
     chip_ids: Sequence[int] | None = None,
     mesh_shape: Sequence[int] | None = None,
+    for_device: bool = False,
 ) -> list[Finding]:
     """Every broken §11 rule, errors and warnings, in rule order per object.
 
     Args:
         obj: ``.ttsys`` bytes, a root, or a bare system descriptor.
-        strict, for_mlir, schema_hash, chip_ids, mesh_shape: see :class:`Options`.
+        strict, for_mlir, schema_hash, chip_ids, mesh_shape, for_device: see
+            :class:`Options`.
     """
     opts = Options(
         strict,
@@ -78,6 +86,7 @@ def validate(
         schema_hash,
         tuple(chip_ids) if chip_ids is not None else None,
         tuple(mesh_shape) if mesh_shape is not None else None,
+        for_device,
     )
     findings: list[Finding] = []
     if isinstance(obj, bytes | bytearray | memoryview):
@@ -103,8 +112,11 @@ def validate(
     for rule in _SYSTEM_RULES:
         findings.extend(rule(sd, opts, prefix))
     for i, chip in enumerate(sd.chip_descs):
+        at = f"{prefix}chip_descs[{i}]."
         for chip_rule in _CHIP_RULES:
-            findings.extend(chip_rule(chip, f"{prefix}chip_descs[{i}]."))
+            findings.extend(chip_rule(chip, at))
+        if for_device:
+            findings.extend(physical_findings(chip, at))
     mlir_severity = E if for_mlir else W
     findings.extend(
         Finding(mlir_severity, f.rule, f.message, f.path) for f in mlir_problems(sd, prefix)
@@ -120,6 +132,7 @@ def check(
     schema_hash: str | None = None,
     chip_ids: Sequence[int] | None = None,
     mesh_shape: Sequence[int] | None = None,
+    for_device: bool = False,
 ) -> list[Finding]:
     """Raise for the first E finding of :func:`validate`; return the W findings.
 
@@ -133,6 +146,7 @@ def check(
         schema_hash=schema_hash,
         chip_ids=chip_ids,
         mesh_shape=mesh_shape,
+        for_device=for_device,
     )
     error = first_error(findings)
     if error is not None:

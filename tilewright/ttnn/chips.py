@@ -2,14 +2,20 @@
 
 A chip is open once: ``open_device`` and ``open_mesh_device`` both register the chips
 they open here and refuse a chip that is already held.  Kept apart from both so that
-neither module imports the other for it.
+neither module imports the other for it.  Openers hold ``OPEN_LOCK`` from the check to
+the registration, so two threads opening the same chip cannot both succeed.
 """
 
 from __future__ import annotations
 
+import threading
+
 from tilewright.device.device import Device
 
-__all__ = ["holder_of", "register", "unregister", "open_devices"]
+__all__ = ["OPEN_LOCK", "holder_of", "register", "unregister", "open_devices"]
+
+OPEN_LOCK = threading.RLock()
+"""Held by ``open_device`` / ``open_mesh_device`` from checking a chip to registering it."""
 
 _OPEN: dict[int, tuple[Device, str]] = {}  # device id -> (open chip, how it was opened)
 

@@ -5,6 +5,11 @@ possible; a bf16 torch tensor widens exactly to float32, so its bits are kept).
 Float → bfloat16 rounds to nearest even, block floats use tt-metal's host packer
 (``tilewright.device.formats``).  Device placement allocates an interleaved or
 sharded ``Buffer`` from the memory config and writes the pages.
+
+Tensors have at least one element: a shape with a zero dimension is refused with the
+user's file and line (a device buffer of no pages cannot be allocated).  Every public
+function here points its errors at the user's call (:mod:`located`).  The creation
+functions are in :mod:`creation`, the mesh-aware entry points in :mod:`distributed`.
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ import math
 import numpy as np
 
 from tilewright.device.buffer import Buffer, BufferType, ShardSpecBuffer
+from tilewright.device.device import Device
 from tilewright.device.formats import DATA_TYPE_NAMES, TtnnDataType, data_type_name, element_size
+from tilewright.device.ops import OpParamError, OpShapeError
 from tilewright.errors import DeviceError
+from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
 from tilewright.ttnn.types import (
@@ -30,6 +38,9 @@ from tilewright.ttnn.types import (
 __all__ = [
     "from_torch",
     "host_values",
+    "dtype_arg",
+    "layout_arg",
+    "check_not_empty",
     "values_to_torch",
     "to_numpy",
     "to_device",
@@ -98,6 +109,35 @@ def _prepare(values: np.ndarray, dtype: DataType) -> np.ndarray:
     return values
 
 
+def dtype_arg(op: str, dtype) -> DataType:
+    """``dtype`` as a ttnn DataType; an OpParamError naming ``op`` otherwise."""
+    try:
+        return DataType(dtype)
+    except (ValueError, TypeError):
+        raise OpParamError(f"{op}: dtype must be a ttnn.DataType, got {dtype!r}") from None
+
+
+def layout_arg(op: str, layout) -> Layout:
+    """``layout`` as a ttnn Layout; an OpParamError naming ``op`` otherwise."""
+    try:
+        return Layout(layout)
+    except (ValueError, TypeError):
+        raise OpParamError(
+            f"{op}: layout must be ttnn.ROW_MAJOR_LAYOUT or ttnn.TILE_LAYOUT, got {layout!r}"
+        ) from None
+
+
+def check_not_empty(op: str, shape: tuple[int, ...]) -> None:
+    """Refuse a shape with no elements (a device buffer of no pages cannot be allocated)."""
+    if 0 in shape:
+        raise OpShapeError(
+            f"{op}: shape {list(shape)} has no elements; a ttnn tensor holds at least one "
+            "(a device buffer of no pages cannot be allocated)",
+            hint="skip the empty case in the program, or give every dimension a size >= 1",
+        )
+
+
+@at_user_call
 def from_torch(
     tensor,
     dtype: DataType | None = None,
@@ -117,8 +157,9 @@ def from_torch(
     mappers and mesh devices to the mesh path and everything else here.
     """
     values, default = host_values(tensor)
-    dtype = DataType(dtype) if dtype is not None else default
-    layout = Layout(layout) if layout is not None else Layout.ROW_MAJOR
+    check_not_empty("ttnn.from_torch", values.shape)
+    dtype = dtype_arg("ttnn.from_torch", dtype) if dtype is not None else default
+    layout = layout_arg("ttnn.from_torch", layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
     values = _prepare(values, dtype)
     pad = 0.0 if pad_value is None else pad_value
@@ -190,6 +231,13 @@ def _shard_buffer_spec(
 
 def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor:
     """Allocate a buffer for ``memory_config`` on ``device`` and write the host pages."""
+    if not isinstance(device, Device):
+        raise DeviceError(
+            f"device must be an open ttnn device (ttnn.open_device(...)), got "
+            f"{type(device).__name__}"
+        )
+    if device.closed:
+        raise DeviceError(f"device {device.device_id} is closed")
     if not isinstance(memory_config, MemoryConfig):
         raise DeviceError(
             f"memory_config must be a ttnn.MemoryConfig, got {type(memory_config).__name__}"
@@ -219,6 +267,7 @@ def place_on_device(host: Tensor, device, memory_config: MemoryConfig) -> Tensor
     )
 
 
+@at_user_call
 def to_device(
     tensor: Tensor, device, memory_config: MemoryConfig | None = None, **_ignored
 ) -> Tensor:
@@ -231,6 +280,7 @@ def to_device(
     return place_on_device(tensor, device, memory_config or DRAM_MEMORY_CONFIG)
 
 
+@at_user_call
 def from_device(tensor: Tensor, **_ignored) -> Tensor:
     return tensor.cpu()
 
@@ -238,8 +288,8 @@ def from_device(tensor: Tensor, **_ignored) -> Tensor:
 def _rebuild(
     tensor: Tensor, values: np.ndarray, *, dtype=None, layout=None, memory_config=None
 ) -> Tensor:
-    dtype = DataType(dtype) if dtype is not None else tensor.dtype
-    layout = Layout(layout) if layout is not None else tensor.layout
+    dtype = dtype_arg("ttnn", dtype) if dtype is not None else tensor.dtype
+    layout = layout_arg("ttnn", layout) if layout is not None else tensor.layout
     dev = tensor.device()
     pages = encode_pages(
         _prepare(values, dtype),
@@ -258,6 +308,7 @@ def _rebuild(
     return place_on_device(host, dev, config)
 
 
+@at_user_call
 def to_layout(
     tensor: Tensor,
     layout: Layout,
@@ -266,7 +317,8 @@ def to_layout(
     pad_value: float = 0.0,
     **_ignored,
 ) -> Tensor:
-    if Layout(layout) == tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
+    layout = layout_arg("ttnn.to_layout", layout)
+    if layout == tensor.layout and dtype in (None, tensor.dtype) and memory_config is None:
         return tensor
     if isinstance(tensor, MeshTensor):
         return tensor.map_shards(lambda t: to_layout(t, layout, dtype, memory_config, pad_value))
@@ -275,6 +327,7 @@ def to_layout(
     )
 
 
+@at_user_call
 def to_memory_config(
     tensor: Tensor, memory_config: MemoryConfig, dtype: DataType | None = None
 ) -> Tensor:
@@ -285,12 +338,15 @@ def to_memory_config(
     return _rebuild(tensor, tensor.to_numpy(), dtype=dtype, memory_config=memory_config)
 
 
+@at_user_call
 def typecast(tensor: Tensor, dtype: DataType, **_ignored) -> Tensor:
+    dtype = dtype_arg("ttnn.typecast", dtype)
     if isinstance(tensor, MeshTensor):
         return tensor.map_shards(lambda t: typecast(t, dtype))
     return _rebuild(tensor, tensor.to_numpy(), dtype=dtype)
 
 
+@at_user_call
 def deallocate(tensor: Tensor, force: bool = True) -> None:
     tensor.deallocate()
 
@@ -301,6 +357,3 @@ def host_slice(tensor: Tensor, key) -> Tensor:
     if tensor.layout == Layout.TILE and values.ndim < 2:
         values = values.reshape((1,) * (2 - values.ndim) + values.shape)
     return _rebuild(tensor, np.ascontiguousarray(values))
-
-
-# -- creation ----------------------------------------------------------------------------------

@@ -1,12 +1,32 @@
 """ttnn tensor creation: ``rand``, ``randn``, ``full``, ``zeros``, ``ones``, ``empty`` and
-their ``*_like`` forms, on one device or (with a mesh device) replicated on every chip."""
+their ``*_like`` forms, on one device or (with a mesh device) replicated on every chip.
+
+Constant tensors (``full``, ``zeros``, ``ones``, ``empty``) never hold their elements
+as a float32 array: each distinct page (one row; or the interior, edge and corner
+tiles) is encoded once and repeated, so a device tensor costs its device bytes.  A
+shape with a zero dimension is refused at the user's line (``convert.check_not_empty``).
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from tilewright.device.device import Device
+from tilewright.device.ops import OpParamError, OpShapeError
+from tilewright.errors import DeviceError
+from tilewright.ttnn.convert import (
+    _prepare,
+    check_not_empty,
+    dtype_arg,
+    layout_arg,
+    place_on_device,
+)
 from tilewright.ttnn.distributed import from_torch
-from tilewright.ttnn.tensor import Tensor
+from tilewright.ttnn.located import at_user_call
+from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
+from tilewright.ttnn.tensor import Tensor, TileShape, _tile_shape, encode_pages
 from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, DataType, Layout, is_float
 
 __all__ = [
@@ -25,18 +45,92 @@ __all__ = [
 
 
 def _make(values: np.ndarray, dtype, layout, device, memory_config, tile=None) -> Tensor:
-    dtype = DataType(dtype)
+    dtype = dtype_arg("ttnn", dtype)
     return from_torch(
         values, dtype=dtype, layout=layout, device=device, memory_config=memory_config, tile=tile
     )
 
 
-def _shape(shape) -> tuple[int, ...]:
-    if isinstance(shape, int):
-        return (shape,)
-    return tuple(int(s) for s in shape)
+def _shape(op: str, shape) -> tuple[int, ...]:
+    """A tensor shape: non-negative ints, at least one element."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        items = list(dims)
+    except TypeError:
+        items = None
+    if items is None or not all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in items
+    ):
+        raise OpParamError(f"{op}: shape must be a sequence of ints, got {shape!r}")
+    out = tuple(int(d) for d in items)
+    if any(d < 0 for d in out):
+        raise OpShapeError(f"{op}: shape {list(out)} has a negative dimension")
+    check_not_empty(op, out)
+    return out
 
 
+def _constant_pages(
+    shape: tuple[int, ...], value, dtype: DataType, layout: Layout, tile: TileShape, align: int
+) -> np.ndarray:
+    """The pages of a tensor whose elements all equal ``value``, without the elements.
+
+    Each distinct page is encoded once: one row (ROW_MAJOR), or up to four tiles (interior,
+    right edge, bottom edge, corner: edge tiles are partly padding).  The result is a
+    read-only broadcast view when every page is the same.
+    """
+    np_type = np.float32 if is_float(dtype) else np.int64
+
+    def encode(h: int, w: int) -> np.ndarray:
+        values = _prepare(np.full((h, w), value, dtype=np_type), dtype)
+        return encode_pages(values, dtype, layout, tile, 0.0, align)
+
+    if layout == Layout.ROW_MAJOR:
+        width = shape[-1] if shape else 1
+        rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
+        row = encode(1, width)
+        return np.broadcast_to(row, (rows, row.shape[1]))
+    if len(shape) < 2:
+        raise DeviceError("TILE layout needs a tensor of rank 2 or more")
+    *batch, h, w = shape
+    th, tw = tile.height, tile.width
+    edge_h, edge_w = h % th or th, w % tw or tw
+    if edge_h == th and edge_w == tw:  # whole tiles: one page repeated
+        tile_page = encode(th, tw)
+        n = math.prod(batch) * (h // th) * (w // tw)
+        return np.broadcast_to(tile_page, (n, tile_page.shape[1]))
+    # kind = 2 * (last tile row, partial) + (last tile column, partial)
+    unique = np.concatenate(
+        [encode(th, tw), encode(th, edge_w), encode(edge_h, tw), encode(edge_h, edge_w)]
+    )
+    rows_t, cols_t = -(-h // th), -(-w // tw)
+    row_kind = np.zeros(rows_t, dtype=np.intp)
+    col_kind = np.zeros(cols_t, dtype=np.intp)
+    row_kind[-1] = 2 if edge_h != th else 0
+    col_kind[-1] = 1 if edge_w != tw else 0
+    kinds = (row_kind[:, None] + col_kind[None, :]).reshape(-1)
+    return unique[np.tile(kinds, math.prod(batch))]
+
+
+def _constant(op: str, shape, value, dtype, layout, device, memory_config, tile) -> Tensor:
+    dtype = dtype_arg(op, dtype if dtype is not None else DataType.BFLOAT16)
+    layout = layout_arg(op, layout if layout is not None else Layout.ROW_MAJOR)
+    dims = _shape(op, shape)
+    tshape = _tile_shape(tile)
+    chips = list(device.devices) if is_mesh_device(device) else [device]
+    align = chips[0].dram_alignment if isinstance(chips[0], Device) else 32
+    pages = _constant_pages(dims, value, dtype, layout, tshape, align)
+    if device is None:
+        storage = pages if pages.flags.writeable else pages.copy()  # not a broadcast view
+        return Tensor(storage, dims, dtype, layout, tshape)
+    # The broadcast view goes straight to the device buffers (no host copy of the tensor).
+    host = Tensor(pages, dims, dtype, layout, tshape)
+    config = memory_config or DRAM_MEMORY_CONFIG
+    if is_mesh_device(device):  # replicated: the same pages on every chip
+        return MeshTensor([place_on_device(host, chip, config) for chip in chips], device)
+    return place_on_device(host, device, config)
+
+
+@at_user_call
 def rand(
     shape,
     *,
@@ -51,10 +145,11 @@ def rand(
 ) -> Tensor:
     """Uniform values in [low, high) (numpy's PCG64 with ``seed``; not bit-equal to ttnn's RNG)."""
     rng = np.random.default_rng(seed)
-    values = rng.uniform(low, high, size=_shape(shape)).astype(np.float32)
+    values = rng.uniform(low, high, size=_shape("ttnn.rand", shape)).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def randn(
     shape,
     *,
@@ -66,10 +161,11 @@ def randn(
     tile=None,
 ) -> Tensor:
     rng = np.random.default_rng(seed)
-    values = rng.standard_normal(size=_shape(shape)).astype(np.float32)
+    values = rng.standard_normal(size=_shape("ttnn.randn", shape)).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def full(
     shape,
     fill_value,
@@ -79,19 +175,10 @@ def full(
     memory_config=None,
     tile=None,
 ) -> Tensor:
-    dtype = DataType(dtype if dtype is not None else DataType.BFLOAT16)
-    np_type = np.float32 if is_float(dtype) else np.int64
-    values = np.full(_shape(shape), fill_value, dtype=np_type)
-    return _make(
-        values,
-        dtype,
-        layout if layout is not None else Layout.ROW_MAJOR,
-        device,
-        memory_config,
-        tile,
-    )
+    return _constant("ttnn.full", shape, fill_value, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def zeros(
     shape,
     dtype=DataType.BFLOAT16,
@@ -100,9 +187,10 @@ def zeros(
     memory_config=None,
     tile=None,
 ) -> Tensor:
-    return full(shape, 0, dtype, layout, device, memory_config, tile)
+    return _constant("ttnn.zeros", shape, 0, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def ones(
     shape,
     dtype=DataType.BFLOAT16,
@@ -111,9 +199,10 @@ def ones(
     memory_config=None,
     tile=None,
 ) -> Tensor:
-    return full(shape, 1, dtype, layout, device, memory_config, tile)
+    return _constant("ttnn.ones", shape, 1, dtype, layout, device, memory_config, tile)
 
 
+@at_user_call
 def empty(
     shape,
     dtype=DataType.BFLOAT16,
@@ -123,7 +212,7 @@ def empty(
     tile=None,
 ) -> Tensor:
     """An uninitialised tensor (zero-filled here, so runs stay deterministic)."""
-    return full(shape, 0, dtype, layout, device, memory_config, tile)
+    return _constant("ttnn.empty", shape, 0, dtype, layout, device, memory_config, tile)
 
 
 def _like(
@@ -138,18 +227,21 @@ def _like(
     )
 
 
+@at_user_call
 def zeros_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return full(
         ref.shape, 0, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
     )
 
 
+@at_user_call
 def ones_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return full(
         ref.shape, 1, *_like(ref, dtype, layout, device, memory_config), tile=ref.tile_shape
     )
 
 
+@at_user_call
 def full_like(
     ref: Tensor, fill_value, dtype=None, layout=None, device=None, memory_config=None
 ) -> Tensor:
@@ -161,10 +253,12 @@ def full_like(
     )
 
 
+@at_user_call
 def empty_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=None) -> Tensor:
     return zeros_like(ref, dtype, layout, device, memory_config)
 
 
+@at_user_call
 def rand_like(
     ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int = 0
 ) -> Tensor:

@@ -14,7 +14,8 @@ import contextlib
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import EngineOptions
 from tilewright.errors import DeviceError
-from tilewright.ttnn.chips import holder_of, register, unregister
+from tilewright.ttnn.chips import OPEN_LOCK, holder_of, register, unregister
+from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_device import GetNumAvailableDevices, get_num_devices, resolve_system
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 
+@at_user_call
 def open_device(
     *,
     device_id: int = 0,
@@ -41,6 +43,11 @@ def open_device(
     **_ignored,
 ) -> Device:
     """Open virtual device ``device_id`` (a chip position of the system descriptor)."""
+    with OPEN_LOCK:  # two threads opening the same chip: exactly one succeeds
+        return _open(device_id, l1_small_size, system_desc, board, options)
+
+
+def _open(device_id, l1_small_size, system_desc, board, options) -> Device:
     held = holder_of(device_id)
     if held is not None:
         raise DeviceError(f"device {device_id} is already open ({held}); close it first")
@@ -61,6 +68,7 @@ def open_device(
     return dev
 
 
+@at_user_call
 def close_device(device) -> None:
     """Close a device (a mesh device too, as ``ttnn.close_device`` does)."""
     from tilewright.device.mesh import MeshDevice
@@ -84,5 +92,6 @@ def manage_device(device_id: int = 0, **kwargs):
         close_device(device)
 
 
+@at_user_call
 def synchronize_device(device: Device, queue_id=None, sub_device_ids=None) -> None:
     device.command_queue.finish()

@@ -26,8 +26,9 @@ import numpy as np
 
 from tilewright.device.topology import MeshError, MeshShape
 from tilewright.ttnn import convert
+from tilewright.ttnn.convert import check_not_empty, dtype_arg, layout_arg, place_on_device
 from tilewright.ttnn.convert import from_torch as _single_from_torch
-from tilewright.ttnn.convert import place_on_device
+from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
 from tilewright.ttnn.tensor import Tensor, _tile_shape
 from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, DataType, Layout
@@ -412,6 +413,7 @@ def mesh_to_device(tensor, device, memory_config) -> MeshTensor:
 # -- the mesh-aware ttnn entry points (single-device work goes to ttnn.convert) -------------------
 
 
+@at_user_call
 def from_torch(
     tensor,
     dtype: DataType | None = None,
@@ -429,10 +431,11 @@ def from_torch(
             tensor, dtype, tile=tile, pad_value=pad_value, layout=layout, device=device, **kwargs
         )
     values, default = convert.host_values(tensor)
+    check_not_empty("ttnn.from_torch", values.shape)
     return mesh_from_torch(
         values,
-        DataType(dtype) if dtype is not None else default,
-        Layout(layout) if layout is not None else Layout.ROW_MAJOR,
+        dtype_arg("ttnn.from_torch", dtype) if dtype is not None else default,
+        layout_arg("ttnn.from_torch", layout) if layout is not None else Layout.ROW_MAJOR,
         _tile_shape(tile),
         pad_value,
         device,
@@ -444,6 +447,7 @@ def from_torch(
 from_numpy = from_torch
 
 
+@at_user_call
 def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None, **_ignored):
     """``ttnn.to_torch``: a mesh tensor is joined by ``mesh_composer`` first."""
     if mesh_composer is not None or isinstance(tensor, MeshTensor):
@@ -453,6 +457,7 @@ def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None,
     return convert.values_to_torch(values, tensor, dtype, torch_rank)
 
 
+@at_user_call
 def to_device(tensor: Tensor, device, memory_config=None, **_ignored) -> Tensor:
     """``ttnn.to_device``: onto a mesh device, one tensor per chip."""
     if isinstance(tensor, MeshTensor) or is_mesh_device(device):

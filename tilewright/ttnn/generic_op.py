@@ -72,7 +72,7 @@ def _error(message: str, hint: str | None = None) -> DescriptorError:
 
 
 def _user_loc() -> SourceLoc | None:
-    from tilewright.device.engine import user_location
+    from tilewright.errors import user_location
 
     return user_location()
 

@@ -15,6 +15,7 @@ import math
 from tilewright.device.buffer import BufferType, ShardOrientation, ShardSpec, TensorMemoryLayout
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
 from tilewright.errors import DeviceError
+from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.types import CoreGrid, MemoryConfig, ShardStrategy
 
 __all__ = ["create_sharded_memory_config", "num_cores_to_corerangeset", "split_work_to_cores"]
@@ -30,6 +31,7 @@ def _round_up(v: int, a: int) -> int:
     return -(-v // a) * a
 
 
+@at_user_call
 def create_sharded_memory_config(
     shape,
     core_grid,
@@ -78,6 +80,7 @@ def create_sharded_memory_config(
     return MemoryConfig(_LAYOUT[strategy], BufferType.L1, ShardSpec(grid, shard, orientation))
 
 
+@at_user_call
 def num_cores_to_corerangeset(
     target_num_cores: int, grid_size: CoreCoord, row_wise: bool = False
 ) -> CoreRangeSet:
@@ -101,6 +104,7 @@ def num_cores_to_corerangeset(
     return CoreRangeSet(ranges)
 
 
+@at_user_call
 def split_work_to_cores(grid, units: int, row_wise: bool = False):
     """(num_cores, all_cores, group_1, group_2, units_per_core_g1, units_per_core_g2).
 

@@ -27,6 +27,7 @@ from tilewright.device.engine import EngineOptions
 from tilewright.device.fabric import MODELLED_CONFIGS, FabricConfig
 from tilewright.device.mesh import MeshDevice
 from tilewright.device.topology import MeshCoordinate, MeshError, MeshShape, SystemMesh
+from tilewright.errors import SystemDescError
 from tilewright.target.model import SystemDesc
 from tilewright.ttnn import chips as open_chips
 
@@ -75,8 +76,15 @@ def resolve_system(system_desc=None, board: str | None = None, *, multi_chip: bo
     if system_desc is not None:
         name = "the system descriptor"
         if isinstance(system_desc, (str, os.PathLike)):
+            from tilewright.device.requirements import check_runnable
+
             name = os.fspath(system_desc)
             system_desc = target.read_system_desc(system_desc)
+            try:  # the device checks again; here the error can name the file
+                check_runnable(system_desc)
+            except SystemDescError as err:
+                err.add_note(f"in system descriptor {name}")
+                raise
         sd = getattr(system_desc, "system_desc", system_desc)
         return _system(sd, name, None)
     name = board or (DEFAULT_MULTI_CHIP_BOARD if multi_chip else DEFAULT_SINGLE_CHIP_BOARD)
@@ -160,6 +168,15 @@ def open_mesh_device(
         MeshError: the shape does not fit the system, the offset reaches outside it, or a
             chip is already open.
     """
+    with open_chips.OPEN_LOCK:  # two threads opening the same chips: exactly one succeeds
+        return _open_mesh(
+            mesh_shape, l1_small_size, offset, physical_device_ids, system_desc, board, options
+        )
+
+
+def _open_mesh(
+    mesh_shape, l1_small_size, offset, physical_device_ids, system_desc, board, options
+) -> MeshDevice:
     from tilewright.device import session
 
     system = resolve_system(system_desc, board, multi_chip=True)

@@ -33,7 +33,7 @@ from tilewright.device.formats import (
     tilize,
     untilize,
 )
-from tilewright.errors import DeviceError
+from tilewright.errors import DeviceError, user_location
 from tilewright.ttnn.types import (
     DataType,
     Layout,
@@ -194,7 +194,9 @@ class Tensor:
     @property
     def buffer(self) -> Buffer:
         if self._buffer is None:
-            raise DeviceError("the tensor is on the host; it has no device buffer")
+            raise DeviceError(
+                "the tensor is on the host; it has no device buffer", loc=user_location()
+            )
         self._check_alive()
         return self._buffer
 
@@ -286,7 +288,7 @@ class Tensor:
 
     def _check_alive(self) -> None:
         if self._deallocated:
-            raise DeviceError("the tensor was deallocated")
+            raise DeviceError("the tensor was deallocated", loc=user_location())
 
     # -- indexing ----------------------------------------------------------------------------
 
@@ -299,31 +301,40 @@ class Tensor:
             raise DeviceError(
                 f"tensor slice needs one index per dimension: the tensor has {len(grid)} "
                 f"dimensions ({'tiles' if self.layout == Layout.TILE else 'elements'}: {grid}), "
-                f"got {len(key)}"
+                f"got {len(key)}",
+                loc=user_location(),
             )
         index, squeezed = [], []
         for d, (k, n) in enumerate(zip(key, grid)):
             if isinstance(k, slice):
                 if k.step not in (None, 1):
-                    raise DeviceError(f"tensor slice dimension {d}: step must be 1, got {k.step}")
+                    raise DeviceError(
+                        f"tensor slice dimension {d}: step must be 1, got {k.step}",
+                        loc=user_location(),
+                    )
                 start = 0 if k.start is None else int(k.start)
                 stop = n if k.stop is None else int(k.stop)
                 if not 0 <= start < stop <= n:
                     raise DeviceError(
                         f"tensor slice dimension {d}: {start}:{stop} is outside 0:{n} "
-                        f"({'tiles' if self.layout == Layout.TILE else 'elements'})"
+                        f"({'tiles' if self.layout == Layout.TILE else 'elements'})",
+                        loc=user_location(),
                     )
                 index.append(slice(start, stop))
                 squeezed.append(False)
             elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
                 i = int(k)
                 if not 0 <= i < n:
-                    raise DeviceError(f"tensor slice dimension {d}: index {i} is outside 0:{n}")
+                    raise DeviceError(
+                        f"tensor slice dimension {d}: index {i} is outside 0:{n}",
+                        loc=user_location(),
+                    )
                 index.append(slice(i, i + 1))
                 squeezed.append(True)
             else:
                 raise DeviceError(
-                    f"tensor slice dimension {d}: expected an int or a slice, got {type(k).__name__}"
+                    f"tensor slice dimension {d}: expected an int or a slice, got {type(k).__name__}",
+                    loc=user_location(),
                 )
         return TensorSlice(self, tuple(index), tuple(squeezed))
 

@@ -24,7 +24,7 @@ from tilewright.device.formats import (
     TileShape,
     TtnnDataType,
 )
-from tilewright.errors import DeviceError
+from tilewright.errors import DeviceError, user_location
 
 __all__ = [
     "DataType",
@@ -168,7 +168,10 @@ class MemoryConfig:
         object.__setattr__(self, "memory_layout", TensorMemoryLayout(self.memory_layout))
         object.__setattr__(self, "buffer_type", BufferType(self.buffer_type))
         if self.is_sharded() and self.shard_spec is None:
-            raise DeviceError(f"a {self.memory_layout.name} memory config needs a shard_spec")
+            raise DeviceError(
+                f"a {self.memory_layout.name} memory config needs a shard_spec",
+                loc=user_location(),
+            )
 
     def is_sharded(self) -> bool:
         return self.memory_layout != TensorMemoryLayout.INTERLEAVED

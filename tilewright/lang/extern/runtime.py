@@ -19,6 +19,7 @@ must give the same truth value.
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import numpy as np
 
@@ -36,9 +37,17 @@ from tilewright.native.build import build_shared_object
 
 __all__ = ["call", "Binding", "build_site"]
 
-_BINDINGS: dict = {}
-_CONDITIONS: dict = {}
-_LAUNCH: list = [None]
+
+class _LaunchBindings(threading.local):
+    """Bindings and branch conditions of the launch running on this thread."""
+
+    def __init__(self) -> None:
+        self.launch: object = None
+        self.bindings: dict = {}
+        self.conditions: dict = {}
+
+
+_PER_THREAD = _LaunchBindings()
 _LIBS: dict = {}
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
@@ -57,14 +66,13 @@ def call(frame, func_args, template_args, dfb_dependencies):
     """Evaluate the external call at ``frame``'s current call instruction on the running kernel."""
     run = ACTIVE.run
     launch = state.CURRENT
-    if _LAUNCH[0] is not launch:
-        _BINDINGS.clear()
-        _CONDITIONS.clear()
-        _LAUNCH[0] = launch
+    per = _PER_THREAD
+    if per.launch is not launch:
+        per.launch, per.bindings, per.conditions = launch, {}, {}
     key = (run, frame.f_code, frame.f_lasti)
-    binding = _BINDINGS.get(key)
+    binding = per.bindings.get(key)
     if binding is None:
-        binding = _BINDINGS[key] = Binding(
+        binding = per.bindings[key] = Binding(
             run, launch, frame, func_args, template_args, dfb_dependencies
         )
     return binding.invoke(func_args)
@@ -498,9 +506,10 @@ class Binding:
         site = self.site
         key = (site.condition, self.run.core.index)
         truth = bool(value)
-        prev = _CONDITIONS.get(key)
+        conditions = _PER_THREAD.conditions
+        prev = conditions.get(key)
         if prev is None:
-            _CONDITIONS[key] = (truth, site, self.run.label)
+            conditions[key] = (truth, site, self.run.label)
             return
         if prev[0] != truth:
             first, first_label = prev[1], prev[2]

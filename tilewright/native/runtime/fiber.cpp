@@ -46,12 +46,16 @@ twrt_switch:
     popq %rbx
     popq %rbp
     ret
+    .globl twrt_switch_end
+    .hidden twrt_switch_end
+twrt_switch_end:
     .size twrt_switch, .-twrt_switch
 )");
 
 namespace twrt {
 
 Run* g_cur = nullptr;
+volatile sig_atomic_t g_running = 0;
 
 namespace {
 
@@ -86,6 +90,7 @@ void copy_error(Run* r, const char* text) {
 
 // The first frame of every fiber: run the entry point, catch what escapes it.
 extern "C" void twrt_fiber_main() {
+    g_running = 1;
     Run* r = g_cur;
     try {
         r->entry_rc = r->entry(r->argv, r->result);
@@ -145,11 +150,14 @@ int32_t fiber_resume(Run* r) {
 
 void fiber_yield(Run* r, int32_t status) {
     r->status = status;
+    g_running = 0;
     twrt_switch(&r->fiber.sp, r->fiber.ret_sp);
+    g_running = 1;
 }
 
 void fiber_exit(Run* r, int32_t status) {
     r->status = status;
+    g_running = 0;
     void* dead;
     twrt_switch(&dead, r->fiber.ret_sp);
     __builtin_unreachable();

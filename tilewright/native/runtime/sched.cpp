@@ -135,7 +135,10 @@ TW_EXPORT void twrt_fail(int32_t cls, const char* message, tw::Loc loc) {
 // -- Python-facing -----------------------------------------------------------------------------
 
 TW_EXPORT Engine* twrt_engine_new(tw_EngineHeader* hdr) {
-    window_install();
+    {
+        NativeSection section(hdr);
+        window_install();
+    }
     auto* e = new Engine;
     e->hdr = hdr;
     e->runs = static_cast<tw_RunState*>(hdr->runs);
@@ -196,6 +199,7 @@ TW_EXPORT int32_t twrt_run_start(Run* r, int32_t (*entry)(const int64_t*, int64_
     r->entry_rc = 0;
     r->err_class = 0;
     r->err_msg[0] = 0;
+    NativeSection section(nullptr);  // the stack pool is process-wide
     try {
         fiber_init(r);
     } catch (const std::bad_alloc&) {
@@ -207,13 +211,17 @@ TW_EXPORT int32_t twrt_run_start(Run* r, int32_t (*entry)(const int64_t*, int64_
 TW_EXPORT void twrt_run_free(Run* r) {
     if (r == nullptr) return;
     if (r->eng != nullptr && r->index >= 0 && r->eng->native[r->index] == r) r->eng->native[r->index] = nullptr;
-    fiber_free(r);
+    {
+        NativeSection section(nullptr);  // the stack pool is process-wide
+        fiber_free(r);
+    }
     delete[] r->dst;
     delete r;
 }
 
 /** Run native run `index`, then every native run at the head of the ring. */
 TW_EXPORT int64_t twrt_resume(Engine* e, int32_t index) {
+    NativeSection section(e->hdr);
     int32_t i = index;
     for (;;) {
         Run* r = e->native[i];
@@ -239,6 +247,7 @@ TW_EXPORT int64_t twrt_resume(Engine* e, int32_t index) {
 
 /** Resume a hosted run (an external call of a Python kernel); returns its status. */
 TW_EXPORT int32_t twrt_call(Run* r) {
+    NativeSection section(r->eng != nullptr ? r->eng->hdr : nullptr);
     int32_t status = fiber_resume(r);
     if (status == ST_DONE) fiber_free(r);
     return status;

@@ -7,6 +7,8 @@
 // runtime switches fibers itself and returns to Python only when Python must act.
 #pragma once
 
+#include <signal.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <initializer_list>
@@ -37,6 +39,13 @@ enum ErrClass : int32_t {
     ERR_FAULT = 5,
     ERR_FORMAT = 6,
     ERR_CPP = 7,  // a C++ exception escaped the kernel / external function
+    ERR_INTERRUPT = 8,  // stopped from outside (Run::signo holds the InterruptReason)
+};
+
+/** Why a fiber was stopped from outside (twrt_interrupt, Ctrl-C). */
+enum InterruptReason : int32_t {
+    INT_WATCHDOG = 1,  // no progress for EngineOptions.watchdog seconds
+    INT_CTRL_C = 2,    // SIGINT while the main thread ran native code
 };
 
 struct Fiber {
@@ -110,6 +119,10 @@ struct Engine {
 };
 
 extern Run* g_cur;  // the run whose fiber is executing (null in Python)
+// 1 while a fiber's own code runs (the kernel, the kernel API it calls, libraries it
+// calls), 0 in the scheduler, in a context switch and in Python: where an interruption
+// may abandon the fiber.
+extern volatile sig_atomic_t g_running;
 
 // fiber.cpp
 void fiber_init(Run* r);
@@ -122,6 +135,19 @@ void fiber_yield(Run* r, int32_t status);
 bool window_install();
 void window_enter(Run* r);  // before resuming r's fiber
 void window_leave();
+void redirect_to_exit(void* uctx);
+void thread_altstack();  // give the calling thread an alternate signal stack if it has none  // in a signal handler: resume the fiber at the failure stub
+
+// interrupt.cpp: one thread runs native code at a time (fibers, g_cur and the identity
+// window are process-wide).  Every entry point from Python that touches them holds a
+// NativeSection; `hdr` (may be null) gets lock_wait = 1 while the thread waits for it.
+struct NativeSection {
+    explicit NativeSection(tw_EngineHeader* hdr);
+    ~NativeSection();
+    NativeSection(const NativeSection&) = delete;
+    NativeSection& operator=(const NativeSection&) = delete;
+};
+bool on_native_thread();  // async-signal-safe: is the calling thread the one in native code?
 
 // sched.cpp
 void make_ready(Engine* e, int32_t index, uint64_t now);

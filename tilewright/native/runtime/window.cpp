@@ -78,7 +78,9 @@ extern "C" void twrt_fault_exit() {
 void handler(int sig, siginfo_t* info, void* uctx) {
     Run* r = g_cur;
     uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
-    if (g_in_fiber && r != nullptr) {
+    // Only the thread running native code has a fiber: another thread's fault (Python
+    // code of a second device's thread) goes to the previous handlers.
+    if (g_in_fiber && r != nullptr && on_native_thread()) {
         if (sig == SIGSEGV && g_window_ok && addr >= kWindowLo && addr < g_window_hi &&
             !shows(r)) {
             if (g_mapped_serial != 0) revoke();
@@ -89,10 +91,7 @@ void handler(int sig, siginfo_t* info, void* uctx) {
         r->fault_addr = addr;
         r->fault_pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
         r->err_class = ERR_FAULT;
-        g_in_fiber = 0;
-        uintptr_t sp = (reinterpret_cast<uintptr_t>(g_exit_stack + sizeof(g_exit_stack)) & ~uintptr_t(15)) - 8;
-        uc->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(sp);
-        uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&twrt_fault_exit);
+        redirect_to_exit(uctx);
         return;
     }
     struct sigaction& old = g_old[sig];
@@ -108,6 +107,15 @@ void handler(int sig, siginfo_t* info, void* uctx) {
 }
 
 }  // namespace
+
+void redirect_to_exit(void* uctx) {
+    auto* uc = static_cast<ucontext_t*>(uctx);
+    g_in_fiber = 0;
+    g_running = 0;
+    uintptr_t sp = (reinterpret_cast<uintptr_t>(g_exit_stack + sizeof(g_exit_stack)) & ~uintptr_t(15)) - 8;
+    uc->uc_mcontext.gregs[REG_RSP] = static_cast<greg_t>(sp);
+    uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&twrt_fault_exit);
+}
 
 bool window_install() {
     static bool done = false;
@@ -137,6 +145,20 @@ bool window_install() {
         sigaction(sig, &sa, &g_old[sig]);
     }
     return g_window_ok;
+}
+
+void thread_altstack() {
+    // Faults (a fiber's stack overflow among them) are handled on an alternate stack;
+    // window_install gave the first thread one, every other thread gets its own here.
+    stack_t ss;
+    if (sigaltstack(nullptr, &ss) != 0 || !(ss.ss_flags & SS_DISABLE)) return;
+    constexpr size_t kSize = 64 * 1024;
+    void* p = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    ss.ss_sp = p;  // kept for the thread's life (a thread that ran native code)
+    ss.ss_size = kSize;
+    ss.ss_flags = 0;
+    sigaltstack(&ss, nullptr);
 }
 
 void window_enter(Run* r) {

@@ -19,7 +19,6 @@ from typing import Any
 
 from tilewright.device.engine import ACTIVE
 from tilewright.ttnn import convert, distributed
-from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
 from tilewright.ttnn.operations.data_movement import reshape
 from tilewright.ttnn.operations.eltwise import neg, run_binary
 from tilewright.ttnn.operations.eltwise_rules import RULES, binary_golden
@@ -30,7 +29,7 @@ from tilewright.ttnn.operations.registry import (
     register_python_operation,
 )
 from tilewright.ttnn.tensor import Tensor
-from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, MemoryConfig
+from tilewright.ttnn.types import MemoryConfig
 
 __all__ = ["TENSOR_CONVERSIONS", "TENSOR_METHODS", "install"]
 
@@ -101,11 +100,9 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
 
 
 def _to(self: Tensor, device: Any, memory_config: MemoryConfig | None = None) -> Tensor:
-    """A device copy of a host tensor (``Tensor.to(device, mem_cfg)``); onto a mesh device,
-    one tensor per chip."""
-    if isinstance(self, MeshTensor) or is_mesh_device(device):
-        return distributed.mesh_to_device(self, device, memory_config)
-    return convert.place_on_device(self, device, memory_config or DRAM_MEMORY_CONFIG)
+    """A device copy of a tensor (``Tensor.to(device, mem_cfg)``, ``ttnn.to_device``); onto a
+    mesh device, one tensor per chip."""
+    return distributed.to_device(self, device, memory_config)
 
 
 def _getitem(self: Tensor, key: Any) -> Any:

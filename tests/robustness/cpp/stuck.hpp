@@ -1,0 +1,11 @@
+// stuck.hpp -- external functions that never return (the watchdog and Ctrl-C must stop them).
+#pragma once
+
+#include <cstdint>
+
+inline void spin_forever(int32_t start) {
+    volatile int32_t n = start;
+    while (true) {  // STUCK LINE
+        n = n + 1;
+    }
+}
