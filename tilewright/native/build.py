@@ -90,10 +90,17 @@ def _flags(opts: BuildOptions, include_paths) -> list[str]:
     return flags
 
 
+EXIT_WRAPS = ("exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail")
+"""Calls that would end the process, routed to the runtime (runtime/exits.cpp): inside a
+kernel or an external call they end that run with an error at the call site."""
+
+
 def _link_args() -> list[str]:
-    """Link inputs after the source: the runtime library, found again through the rpath."""
+    """Link inputs after the source: the runtime library, found again through the rpath;
+    the process-ending calls of the object wrapped by the runtime's."""
     runtime = library()
-    return [str(runtime.path), f"-Wl,-rpath,{runtime.directory}"]
+    wraps = ",".join(f"--wrap={name}" for name in EXIT_WRAPS)
+    return [str(runtime.path), f"-Wl,-rpath,{runtime.directory}", f"-Wl,{wraps}"]
 
 
 def build_shared_object(

@@ -63,7 +63,7 @@ class Status:
     FAILED = 4
 
 
-ERR_FAULT, ERR_INTERRUPT = 5, 8
+ERR_FAULT, ERR_INTERRUPT, ERR_EXIT, ERR_ASSERT, ERR_L1 = 5, 8, 9, 10, 11
 """Error classes of a failed run that are not exceptions of the kernel API (twrt.h)."""
 
 _ERROR_CLASSES: dict[int, type[TilewrightError]] = {
@@ -272,6 +272,25 @@ def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None
         return faults.fault_error(rt, handle, run, title)
     if kind == ERR_INTERRUPT:
         return faults.interrupt_error(rt, handle, run, title)
+    if kind == ERR_EXIT:
+        return faults.exit_error(rt, handle, run, title)
+    if kind in (ERR_ASSERT, ERR_L1):
+        who = title if title is not None else f"native kernel {run.name}"
+        node = f"({run.core.logical.x}, {run.core.logical.y})"
+        if kind == ERR_ASSERT:
+            return NativeCrashError(
+                f"{who} on core {node}: {text}",
+                loc=loc,
+                rule="native-abort",
+                hint="a failed assert() ends the kernel here, not the process",
+            )
+        return NativeCrashError(
+            f"{who}: {text}",
+            loc=loc,
+            rule="l1-bounds",
+            hint="an L1 address names memory of the core it is used on; check the address "
+            "arithmetic and the circular buffer's page count",
+        )
     if text.startswith("#cb "):
         code, n, ptr = (int(v) for v in text.split()[1:4])
         state = run.core.cbs[cb.value] if run.core.cbs[cb.value] is not None else None

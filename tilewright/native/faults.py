@@ -19,7 +19,7 @@ from tilewright.device.memory import NATIVE_WINDOW_BASE
 from tilewright.device.watchdog import WatchdogInterrupt
 from tilewright.errors import NativeCrashError, SourceLoc
 
-__all__ = ["fault_error", "interrupt_error", "source_line"]
+__all__ = ["fault_error", "interrupt_error", "exit_error", "source_line"]
 
 
 class _DlInfo(ctypes.Structure):
@@ -126,6 +126,43 @@ def interrupt_error(rt, handle: int, run, title: str | None = None) -> BaseExcep
     return exc
 
 
+_EXIT_CALLS = (
+    "exit({status})",
+    "_exit({status})",
+    "_Exit({status})",
+    "quick_exit({status})",
+    "abort()",
+)
+"""What a kernel called, by the runtime's ExitKind (runtime/exits.cpp)."""
+
+
+def exit_error(rt, handle: int, run, title: str | None = None) -> NativeCrashError:
+    """A native run that called exit(), _exit(), _Exit(), quick_exit() or abort(): the
+    run ends with this error at the call site; the process keeps running."""
+    status, kind, pc, last = _fault_record(rt, handle)
+    call = _EXIT_CALLS[kind if 0 <= kind < len(_EXIT_CALLS) else 0].format(status=status)
+    line = source_line(pc)
+    after = ""
+    if line is None and last is not None:
+        line, after = last, " (after the kernel-API call at that line)"
+    node = f"({run.core.logical.x}, {run.core.logical.y})"
+    who = title if title is not None else f"native kernel {run.name}"
+    rule = "native-abort" if kind == len(_EXIT_CALLS) - 1 else "native-exit"
+    hint = (
+        "native code runs inside the simulation: report a failure with an error value or a "
+        "C++ exception instead of ending the process"
+    )
+    message = f"{who} on core {node} called {call}{after}; the run was stopped"
+    if title is not None:  # an external call: located at the Python call, the C++ line named
+        where = f" at {line}" if line is not None else ""
+        return NativeCrashError(
+            f"{who} on core {node} called {call}{where}{after}; the run was stopped",
+            rule=rule,
+            hint=hint,
+        )
+    return NativeCrashError(message, loc=line, rule=rule, hint=hint)
+
+
 def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashError:
     """The error of a native run that faulted (``title``: the external call it was running)."""
     signo, addr, pc, last = _fault_record(rt, handle)
@@ -139,7 +176,10 @@ def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashEr
     after = ""
     if line is None and last is not None:
         line, after = last, "after the kernel-API call at "
-    fault = f"{name} ({desc}) at address {addr:#x}, {_what(addr, l1_size)}"
+    if signo == signal.SIGABRT:  # raise(): no address (abort() from a library, std::terminate)
+        fault = f"{name} ({desc}): abort() called by a library, or std::terminate"
+    else:
+        fault = f"{name} ({desc}) at address {addr:#x}, {_what(addr, l1_size)}"
     node = f"({run.core.logical.x}, {run.core.logical.y})"
     hint = (
         "L1 addresses (runtime arguments, get_write_ptr, get_semaphore) are pointers only on the "

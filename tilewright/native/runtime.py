@@ -43,6 +43,7 @@ SOURCES = (
     "compute.cpp",
     "layout.cpp",
     "interrupt.cpp",
+    "exits.cpp",
 )
 
 SFPU_OPS = (

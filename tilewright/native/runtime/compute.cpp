@@ -96,7 +96,8 @@ void unpack(Run* r, int32_t cb, uint32_t itile, float* out, tw::Loc loc) {
                 filled);
     check_tile_shape(r, cb, c, loc);
     check_page(r, cb, c, loc);
-    decode_tile(c->format_code, r->l1 + c->rd_ptr + size_t(itile) * c->page_size, out);
+    decode_tile(c->format_code,
+                l1_span(r, c->rd_ptr + uint64_t(itile) * c->page_size, c->page_size, "unpack", loc), out);
 }
 
 void pack_int_error(Run* r, uint32_t fmt, int32_t index, float value, tw::Loc loc) {
@@ -120,7 +121,7 @@ void pack_values(Run* r, int32_t cb, uint32_t slot, const float* values, const c
     uint32_t addr = slot_addr(r, cb, c, slot, what, loc);
     check_tile_shape(r, cb, c, loc);
     check_page(r, cb, c, loc);
-    uint8_t* mem = r->l1 + addr;
+    uint8_t* mem = l1_span(r, addr, c->page_size, what, loc);
     float sum[kTile];
     if (r->l1_acc) {
         decode_tile(c->format_code, mem, sum);

@@ -488,6 +488,8 @@ TW_EXPORT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_des
     int32_t n = mcast_targets(r, addr, false, what, cores, &local, loc);
     if (uint32_t(n) != num_dests)
         fail(r, ERR_NOC, loc, "%s: num_dests is %u but the rectangle reaches %d cores", what, num_dests, n);
+    if (local % 4 || uint64_t(local) + 4 > r->dev->l1_size)
+        fail(r, ERR_NOC, loc, "%s: address 0x%x is not a valid L1 word", what, local);
     for (int32_t i = 0; i < n; ++i) {
         uint8_t* mem = static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot;
         uint32_t v;

@@ -92,7 +92,8 @@ void tile_through_dst(Run* r, int32_t cb, tw_CBState* c, uint32_t itile, float* 
     if (itile >= filled)
         fail(r, ERR_KERNEL, loc, "tile %u of {cb:%d} is not available: %u pages are waited at the front", itile, cb,
              filled);
-    decode_tile(c->format_code, r->l1 + c->rd_ptr + size_t(itile) * c->page_size, out);
+    decode_tile(c->format_code,
+                l1_span(r, c->rd_ptr + uint64_t(itile) * c->page_size, c->page_size, "unpack", loc), out);
     bool integer = is_integer(c->format_code);
     for (int i = 0; i < kTile; ++i) out[i] = through_dst(r, out[i], integer);
 }
@@ -111,11 +112,12 @@ void write_row_major(Run* r, int32_t cb, tw_CBState* c, uint32_t slot, const flo
              "%s: the row-major block (%u rows of %u values, %" PRIu64 " bytes) does not fit in {cb:%d} from tile "
              "slot %u (%u pages of %u bytes)",
              what, rows, row_width, region, cb, slot, c->num_pages, c->page_size);
+    uint8_t* region_mem = l1_span(r, base, region, what, loc);
     for (uint32_t tr = 0; tr < rows_t; ++tr) {
         for (uint32_t tc = 0; tc < cols_t; ++tc) {
             const float* t = tiles + (size_t(tr) * cols_t + tc) * kTile;
             for (int i = 0; i < 32; ++i) {
-                uint8_t* row = r->l1 + base + (uint64_t(tr * 32 + i) * row_width + col_offset + tc * 32) * es;
+                uint8_t* row = region_mem + (uint64_t(tr * 32 + i) * row_width + col_offset + tc * 32) * es;
                 for (int j = 0; j < 32; ++j)
                     if (!write_elem(c->format_code, row + j * es, t[i * 32 + j]))
                         fail(r, ERR_FORMAT, loc, "%s: value %g cannot be stored in the integer format of {cb:%d}",
@@ -167,7 +169,7 @@ TW_EXPORT void twrt_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uin
     if (src->rd_ptr + needed > src->fifo_limit)
         fail(r, ERR_KERNEL, loc, "%s: the row-major block wraps past the end of {cb:%u}'s FIFO", what, icb);
     bool integer = is_integer(src->format_code);
-    const uint8_t* base = r->l1 + src->rd_ptr;
+    const uint8_t* base = l1_span(r, src->rd_ptr, needed, what, loc);
     float t[kTile];
     for (uint32_t k = 0; k < block; ++k) {
         uint64_t col0 = 32 * (uint64_t(in_idx) + k);
@@ -263,10 +265,11 @@ TW_EXPORT void twrt_pack_rows(uint32_t idst, uint32_t ocb, uint32_t num_rows, tw
     uint32_t addr = c->wr_ptr + slot * c->page_size;
     if (addr + c->page_size > c->fifo_limit) addr -= c->num_pages * c->page_size;
     const float* d = r->dst + size_t(idst) * kTile;
+    uint8_t* page = l1_span(r, addr, bytes, "pack_rows", loc);
     for (uint32_t i = 0; i < num_rows * 16; ++i) {
         int face = i / 256, rr = (i % 256) / 16, cc = i % 16;
         float v = d[((face / 2) * 16 + rr) * 32 + (face % 2) * 16 + cc];
-        if (!write_elem(c->format_code, r->l1 + addr + i * es, v))
+        if (!write_elem(c->format_code, page + i * es, v))
             fail(r, ERR_FORMAT, loc, "pack_rows: value %g cannot be stored in the integer format of {cb:%u}", double(v),
                  ocb);
     }

@@ -102,6 +102,14 @@ static void set_error(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* 
     std::vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
 }
 
+void l1_overflow(Run* r, uint64_t addr, uint64_t size, const char* what, tw::Loc loc) {
+    fail(r, ERR_L1, loc,
+         "%s: L1 range [0x%llx, 0x%llx) of core (%u, %u) ends beyond its %u B of L1 (it would reach the next "
+         "core's memory)",
+         what, static_cast<unsigned long long>(addr), static_cast<unsigned long long>(addr + size), r->cs->logical_x,
+         r->cs->logical_y, r->dev->l1_size);
+}
+
 void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

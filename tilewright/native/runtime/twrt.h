@@ -40,6 +40,10 @@ enum ErrClass : int32_t {
     ERR_FORMAT = 6,
     ERR_CPP = 7,  // a C++ exception escaped the kernel / external function
     ERR_INTERRUPT = 8,  // stopped from outside (Run::signo holds the InterruptReason)
+    ERR_EXIT = 9,       // called exit/_exit/_Exit/quick_exit/abort (exits.cpp)
+    ERR_ASSERT = 10,    // a failed assert() (err_file / err_line: the assertion)
+    ERR_L1 = 11,        // an L1 range outside the core's L1 (a host-form address would
+                        // reach another core's memory)
 };
 
 /** Why a fiber was stopped from outside (twrt_interrupt, Ctrl-C). */
@@ -158,6 +162,16 @@ int64_t request(Run* r, const char* name, int32_t argc, const int64_t* argv, tw:
 [[noreturn]] void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
 [[noreturn]] void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+[[noreturn]] void l1_overflow(Run* r, uint64_t addr, uint64_t size, const char* what, tw::Loc loc);
+
+/** The host-form pointer of local L1 range [addr, addr + size) of r's core.  Cores' L1s
+ *  sit side by side in the device's arena, so a range past the end would reach the next
+ *  core's memory: that is an error of the run (ERR_L1) instead. */
+inline uint8_t* l1_span(Run* r, uint64_t addr, uint64_t size, const char* what, tw::Loc loc) {
+    if (addr + size > r->dev->l1_size) l1_overflow(r, addr, size, what, loc);
+    return r->l1 + addr;
+}
 
 inline Run* cur() { return g_cur; }
 inline void tick(Run* r, uint64_t cycles) {

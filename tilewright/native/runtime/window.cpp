@@ -34,7 +34,9 @@ inline bool shows(const Run* r) { return g_mapped_serial == r->dev->serial && g_
 volatile sig_atomic_t g_in_fiber = 0;
 
 struct sigaction g_old[32];
-const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+// SIGABRT: abort() called from a library (std::terminate, a failed libstdc++ check);
+// the kernel's own abort() calls are wrapped (exits.cpp).
+const int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 alignas(16) uint8_t g_exit_stack[64 * 1024];
 alignas(16) uint8_t g_alt_stack[64 * 1024];
@@ -88,7 +90,7 @@ void handler(int sig, siginfo_t* info, void* uctx) {
         }
         auto* uc = static_cast<ucontext_t*>(uctx);
         r->signo = sig;
-        r->fault_addr = addr;
+        r->fault_addr = sig == SIGABRT ? 0 : addr;  // raise() leaves no address
         r->fault_pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
         r->err_class = ERR_FAULT;
         redirect_to_exit(uctx);
