@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.errors import KernelError, NativeBuildError
 from tilewright.native import requests
+from tilewright.native.crash_slot import CRASH, CrashContext
 from tilewright.native.driver import NATIVE_WAIT, Status, driver_for, run_error
 
 if TYPE_CHECKING:
@@ -111,32 +112,6 @@ def new_handle(obj) -> int:
 def host_address(local: int) -> int:
     """A local L1 address as native code sees it: the same number (L1 is identity-mapped)."""
     return local
-
-
-class CrashContext:
-    """Where native code is running, for crash reports of isolated runs (``--isolate``).
-
-    ``slot`` is a shared-memory int32 array ``[site id, node x, node y]`` the parent
-    process reads after a crash; it is None unless the simulation runs isolated.
-    """
-
-    __slots__ = ("slot",)
-
-    def __init__(self) -> None:
-        self.slot: ctypes.Array[ctypes.c_int32] | None = None
-
-    def enter(self, token) -> None:
-        slot = self.slot
-        if slot is not None and token is not None:
-            site, x, y = token
-            slot[1], slot[2], slot[0] = x, y, site
-
-    def leave(self) -> None:
-        if self.slot is not None:
-            self.slot[0] = 0
-
-
-CRASH = CrashContext()
 
 
 def invoke(call: NativeCall, argv, result) -> int:

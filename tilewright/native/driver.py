@@ -45,6 +45,7 @@ from tilewright.errors import (
 )
 from tilewright.native import faults, requests
 from tilewright.native.accessors import CallTables
+from tilewright.native.crash_slot import CRASH, NATIVE_KERNELS
 from tilewright.native.runtime import Runtime, library
 
 if TYPE_CHECKING:
@@ -178,7 +179,14 @@ class Driver(NativeDriver):
         return _Native(handle, (cta, argv, result))
 
     def resume(self, index: int) -> tuple[int, int]:
-        packed = self.rt.resume(self.cengine, index)
+        if CRASH.slot is None:
+            packed = self.rt.resume(self.cengine, index)
+        else:  # isolated: tell the parent native kernels are running
+            engine = self.engine
+            core = engine.runs[index].core.logical if engine is not None else None
+            CRASH.enter((NATIVE_KERNELS, core.x, core.y) if core is not None else None)
+            packed = self.rt.resume(self.cengine, index)
+            CRASH.leave()
         return packed >> 32, packed & 0xFFFFFFFF
 
     def serve(self, index: int) -> None:

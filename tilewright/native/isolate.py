@@ -9,9 +9,18 @@ with the same options) and the parent reports a crash instead of dying:
 * before entering native code it stores ``(site id, node x, node y)`` in a small
   shared-memory slot (three int32 stores, no system call), clears it when native
   code returns or calls back into Python, and restores it when the callback returns;
+* while the native kernels of a launch run, the slot says so (``crash_slot``);
 * if the child dies from a signal, the parent reads the slot and raises a
   :class:`~tilewright.errors.NativeCrashError` located at the call site that was
-  running (or says the crash happened outside external code).
+  running (or says the crash happened outside external code);
+* if the child *exits* while native code runs (an exit system call, or a library's
+  exit that the in-process interception of ``exit``/``abort`` cannot see), that is a
+  crash report too, naming the call;
+* the child dies with its parent (``PR_SET_PDEATHSIG``): killing the parent never
+  leaves a simulation spinning, orphaned;
+* Ctrl-C reaches both (one process group): the parent waits for the child's own
+  report (where every kernel was) and then ends; a child that does not stop within
+  ``CTRL_C_GRACE`` seconds is killed.
 
 The child's output, exit status and Tilewright diagnostics pass through unchanged.
 """
@@ -29,11 +38,14 @@ import tempfile
 from typing import ClassVar, TextIO
 
 from tilewright.errors import NativeCrashError, SourceLoc, format_error
-from tilewright.native.bridge import CRASH
+from tilewright.native.crash_slot import CRASH, NATIVE_KERNELS
 
-__all__ = ["run_isolated", "attach_child", "announce", "crash_error"]
+__all__ = ["run_isolated", "attach_child", "announce", "crash_error", "exit_error"]
 
 _SLOT_BYTES = 16
+_PR_SET_PDEATHSIG = 1
+CTRL_C_GRACE = 30.0
+"""Seconds the parent waits after Ctrl-C for the child to report and stop."""
 
 
 class _Child:
@@ -64,13 +76,25 @@ def announce(site) -> None:
     channel.write("S\t" + "\t".join(f.replace("\t", " ").replace("\n", " ") for f in fields) + "\n")
 
 
-def _no_core_dump() -> None:  # pragma: no cover - runs in the child before exec
-    try:
-        import resource
+def _child_setup(parent: int):
+    """What the child does between fork and exec: no core dump, and die with the parent."""
 
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):  # no resource module / limit refused:
-        pass  # a core dump only costs disk space, the crash is still reported
+    def setup() -> None:  # pragma: no cover - runs in the child before exec
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ImportError, ValueError, OSError):  # no resource module / limit refused:
+            pass  # a core dump only costs disk space, the crash is still reported
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # not Linux: no parent-death signal
+            return
+        if os.getppid() != parent:  # the parent died before the prctl
+            os._exit(1)
+
+    return setup
 
 
 def crash_error(returncode: int, sites: dict, slot: tuple[int, int, int]) -> NativeCrashError:
@@ -82,6 +106,12 @@ def crash_error(returncode: int, sites: dict, slot: tuple[int, int, int]) -> Nat
     except ValueError:
         name = desc = f"signal {signum}"
     site_id, x, y = slot
+    if site_id == NATIVE_KERNELS:
+        return NativeCrashError(
+            f"the isolated simulation process died with {name} ({desc}) while native kernels ran "
+            f"(resumed on core ({x}, {y}))",
+            hint="a C++ kernel (or code it calls) faulted in a way the process could not survive",
+        )
     info = sites.get(site_id)
     if site_id and info is not None:
         file, line, col, title = info
@@ -98,6 +128,51 @@ def crash_error(returncode: int, sites: dict, slot: tuple[int, int, int]) -> Nat
         f"the isolated simulation process died with {name} ({desc}) outside external C++ code",
         hint="this is a crash of the simulation itself; please report it with the program",
     )
+
+
+def exit_error(status: int, sites: dict, slot: tuple[int, int, int]) -> NativeCrashError | None:
+    """The report for a child that *exited* with ``status`` while native code ran (None:
+    it exited normally, outside native code)."""
+    site_id, x, y = slot
+    if site_id == 0:
+        return None
+    hint = (
+        "native code ended the process (an exit system call, or a library's exit Tilewright "
+        "cannot intercept); report failures with an error value or a C++ exception"
+    )
+    if site_id == NATIVE_KERNELS:
+        return NativeCrashError(
+            f"the isolated simulation process exited with status {status} while native kernels "
+            f"ran (resumed on core ({x}, {y}))",
+            hint=hint,
+        )
+    info = sites.get(site_id)
+    if info is None:
+        return NativeCrashError(
+            f"the isolated simulation process exited with status {status} inside external C++ code",
+            hint=hint,
+        )
+    file, line, col, title = info
+    return NativeCrashError(
+        f"{title} ended the isolated simulation process with exit status {status} on node "
+        f"({x}, {y})",
+        loc=SourceLoc(file, line, col),
+        hint=hint,
+    )
+
+
+def _wait_after_ctrl_c(proc: subprocess.Popen) -> int:
+    """Ctrl-C reached the child too: let it print its report, then end."""
+    try:
+        return proc.wait(timeout=CTRL_C_GRACE)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        proc.kill()
+        proc.wait()
+        print(
+            "KeyboardInterrupt: the isolated simulation process did not stop; it was killed",
+            file=sys.stderr,
+        )
+        return 130
 
 
 def run_isolated(program: str, args: list[str], forwarded: list[str]) -> int:
@@ -118,23 +193,32 @@ def run_isolated(program: str, args: list[str], forwarded: list[str]) -> int:
         *args,
     ]
     try:
-        proc = subprocess.Popen(cmd, pass_fds=(write_fd, slot_fd), preexec_fn=_no_core_dump)
+        proc = subprocess.Popen(
+            cmd, pass_fds=(write_fd, slot_fd), preexec_fn=_child_setup(os.getpid())
+        )
     finally:
         os.close(write_fd)
     sites: dict[int, tuple[str, int, int | None, str]] = {}
-    with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as pipe:
-        for line in pipe:
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) == 6 and parts[0] == "S":
-                _, sid, file, lno, col, title = parts
-                sites[int(sid)] = (file, int(lno), int(col) if col else None, title)
-    returncode = proc.wait()
-    if returncode >= 0:
+    try:
+        with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as pipe:
+            for line in pipe:
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) == 6 and parts[0] == "S":
+                    _, sid, file, lno, col, title = parts
+                    sites[int(sid)] = (file, int(lno), int(col) if col else None, title)
+        returncode = proc.wait()
+    except KeyboardInterrupt:
         slot_file.close()
-        return returncode
+        return _wait_after_ctrl_c(proc)
     slot_file.seek(0)
     site_id, x, y, _ = struct.unpack("<4i", slot_file.read(_SLOT_BYTES).ljust(_SLOT_BYTES, b"\0"))
     slot_file.close()
+    if returncode >= 0:
+        error = exit_error(returncode, sites, (site_id, x, y))
+        if error is None:
+            return returncode
+    else:
+        error = crash_error(returncode, sites, (site_id, x, y))
     sys.stdout.flush()
-    print(format_error(crash_error(returncode, sites, (site_id, x, y))), file=sys.stderr)
+    print(format_error(error), file=sys.stderr)
     return 1
