@@ -26,7 +26,7 @@ import time
 from tilewright import native, ttl, ttnn
 from tilewright.lang.extern import glue
 from tilewright.native import build as nbuild
-from tilewright.native import toolchain
+from tilewright.native import cachefs, toolchain
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE_07 = os.path.join(os.path.dirname(HERE), "examples", "07_extern_reader")
@@ -64,7 +64,7 @@ def bench_builds(cache: str) -> tuple[float, float]:
             native.build_shared_object(src, include_paths=[EXAMPLE_07], options=opts).seconds
         )
         nbuild._VERIFIED.clear()
-        nbuild._FILE_HASHES.clear()
+        cachefs.FILE_HASHES.clear()
         hit = native.build_shared_object(src, include_paths=[EXAMPLE_07], options=opts)
         assert hit.cached
         lookup.append(hit.seconds)

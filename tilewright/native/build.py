@@ -14,6 +14,23 @@ in a user cache directory (``BuildOptions.cache_dir``, else
 * a lookup reuses the object only if every listed header still has the recorded
   contents, so editing an included header rebuilds (ccache's "direct mode").
 
+The cache is not trusted blindly (docs/robustness.md#build-cache):
+
+* the manifest records the object's SHA-256; a lookup verifies it before the object is
+  handed out for loading, and rebuilds a damaged one (a bit flip or a truncation would
+  otherwise crash the dynamic loader);
+* the manifest names its object by file name only (the content hash and ``.so``): a
+  manifest pointing anywhere else (another directory, a symlink) is ignored and rebuilt;
+  manifests, headers and objects are read bounded (regular files of limited size);
+* within a process, a verified object is re-checked at every lookup by ``stat`` of its
+  recorded headers and of itself (cheap), so a header edited while the process runs
+  rebuilds on the next use; callers that keep a loaded object ask :func:`is_current`;
+* builds happen in a temporary directory and are renamed into place, so a build killed
+  half-way leaves no object or manifest behind, only its temporary directory, which
+  later builds remove once it is older than ``STALE_SECONDS``;
+* a cache directory that cannot be used (not writable, a file in the way) is a
+  :class:`~tilewright.errors.NativeBuildError` naming the path.
+
 Objects are written to a temporary name and renamed into place, so concurrent
 builds of the same source are safe.  A failed build raises
 :class:`~tilewright.errors.NativeBuildError` with the compiler's messages and the
@@ -36,6 +53,14 @@ from pathlib import Path
 
 from tilewright.errors import NativeBuildError, SourceLoc
 from tilewright.native import toolchain
+from tilewright.native.cachefs import (
+    Signature,
+    make_dir,
+    remove_stale_builds,
+    unusable_cache,
+)
+from tilewright.native.cachefs import file_hash as _file_hash
+from tilewright.native.cachefs import signature as _signature
 from tilewright.native.runtime import library
 from tilewright.native.toolchain import (
     BASE_FLAGS,
@@ -47,11 +72,24 @@ from tilewright.native.toolchain import (
 __all__ = [
     "BuildResult",
     "build_shared_object",
+    "is_current",
 ]
 
-_VERIFIED: dict[tuple[str, str], str] = {}
-"""(cache directory, primary key) -> object path verified in this process."""
-_FILE_HASHES: dict[tuple[str, int, int], str] = {}
+_MAX_MANIFEST = 1 << 20
+_OBJECT_NAME = re.compile(r"[0-9a-f]{64}\.so")
+
+
+@dataclass(frozen=True, slots=True)
+class _Verified:
+    """An object verified in this process, with what it was verified against."""
+
+    path: str
+    files: tuple[tuple[str, Signature | None], ...]  # the object and its headers, stat'ed
+
+
+_VERIFIED: dict[tuple[str, str], _Verified] = {}
+"""(cache directory, primary key) -> the object verified in this process."""
+_CLEANED: set[str] = set()  # cache directories whose stale builds this process removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,20 +99,35 @@ class BuildResult:
     cached: bool
     seconds: float
     command: tuple[str, ...] = field(default=())
+    cache: str = ""
+    """The cache directory the object is in (with ``key``: what :func:`is_current` checks)."""
 
 
-def _file_hash(path: str) -> str | None:
+def is_current(result: BuildResult) -> bool:
+    """Whether ``result``'s object is still what a lookup would return: its headers and
+    the object itself are unchanged since this process verified them (``stat`` only)."""
+    verified = _VERIFIED.get((result.cache, result.key))
+    return verified is not None and verified.path == result.path and _unchanged(verified)
+
+
+def _unchanged(verified: _Verified) -> bool:
+    return all(_signature(path) == sig for path, sig in verified.files)
+
+
+def _clean_once(cache: Path) -> None:
+    """Once per process and cache directory: remove stale temporary build directories
+    (of objects, ``<bucket>/build-*``, and of the runtime library, ``runtime/twrt-*``)."""
+    key = str(cache)
+    if key in _CLEANED:
+        return
+    _CLEANED.add(key)
     try:
-        st = os.stat(path)
+        buckets = [e.path for e in os.scandir(cache) if e.is_dir(follow_symlinks=False)]
     except OSError:
-        return None
-    key = (path, st.st_mtime_ns, st.st_size)
-    digest = _FILE_HASHES.get(key)
-    if digest is None:
-        with open(path, "rb") as f:
-            digest = hashlib.sha256(f.read()).hexdigest()
-        _FILE_HASHES[key] = digest
-    return digest
+        return
+    for bucket in buckets:
+        remove_stale_builds(Path(bucket), "build-")
+    remove_stale_builds(cache / "runtime", "twrt-")
 
 
 def _flags(opts: BuildOptions, include_paths) -> list[str]:
@@ -123,36 +176,71 @@ def build_shared_object(
     cache = opts.resolved_cache_dir()
     key = (str(cache), primary)
     verified = _VERIFIED.get(key)
-    if verified is not None and os.path.exists(verified):
-        return BuildResult(verified, primary, True, time.perf_counter() - start)
+    if verified is not None and _unchanged(verified):
+        return BuildResult(
+            verified.path, primary, True, time.perf_counter() - start, (), str(cache)
+        )
     bucket = cache / primary[:2]
     manifest_path = bucket / f"{primary}.json"
-    cached = _lookup(manifest_path)
-    if cached is not None:
-        _VERIFIED[key] = cached
-        return BuildResult(cached, primary, True, time.perf_counter() - start)
-    bucket.mkdir(parents=True, exist_ok=True)
-    path, command = _compile(source, compiler, flags, link, bucket, primary, what, loc, opts, cache)
-    _VERIFIED[key] = path
-    return BuildResult(path, primary, False, time.perf_counter() - start, tuple(command))
+    found = _lookup(manifest_path)
+    if found is not None:
+        _VERIFIED[key] = found
+        return BuildResult(found.path, primary, True, time.perf_counter() - start, (), str(cache))
+    make_dir(bucket)
+    _clean_once(cache)
+    found, command = _compile(
+        source, compiler, flags, link, bucket, primary, what, loc, opts, cache
+    )
+    _VERIFIED[key] = found
+    return BuildResult(
+        found.path, primary, False, time.perf_counter() - start, tuple(command), str(cache)
+    )
 
 
-def _lookup(manifest_path: Path) -> str | None:
+def _read_manifest(path: Path) -> dict | None:
+    """A manifest as written by :func:`_compile`, or None (missing, damaged, not ours)."""
+    sig = _signature(str(path))
+    if sig is None or sig[3] > _MAX_MANIFEST:
+        return None
     try:
-        manifest = json.loads(manifest_path.read_text())
+        manifest = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return None
-    obj = manifest_path.parent / manifest.get("object", "")
-    if not obj.is_file():
+    if not isinstance(manifest, dict):
         return None
-    for dep, digest in manifest.get("deps", ()):
+    name, digest, deps = manifest.get("object"), manifest.get("sha256"), manifest.get("deps")
+    if not isinstance(name, str) or not _OBJECT_NAME.fullmatch(name):
+        return None  # only a content-named object in the manifest's own bucket
+    if not isinstance(digest, str) or not isinstance(deps, list):
+        return None
+    if not all(
+        isinstance(d, list) and len(d) == 2 and all(isinstance(x, str) for x in d) for d in deps
+    ):
+        return None
+    return manifest
+
+
+def _lookup(manifest_path: Path) -> _Verified | None:
+    """The manifest's object if it and every recorded header are intact, else None."""
+    manifest = _read_manifest(manifest_path)
+    if manifest is None:
+        return None
+    obj = manifest_path.parent / manifest["object"]
+    if obj.is_symlink() or _file_hash(str(obj)) != manifest["sha256"]:
+        return None  # missing, replaced by a link, bit-flipped or truncated: rebuild
+    files: list[tuple[str, Signature | None]] = [(str(obj), _signature(str(obj)))]
+    for dep, digest in manifest["deps"]:
         if _file_hash(dep) != digest:
             return None
-    return str(obj)
+        files.append((dep, _signature(dep)))
+    return _Verified(str(obj), tuple(files))
 
 
 def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, opts, cache: Path):
-    work = Path(tempfile.mkdtemp(prefix="build-", dir=bucket))
+    try:
+        work = Path(tempfile.mkdtemp(prefix="build-", dir=bucket))
+    except OSError as exc:
+        raise unusable_cache(bucket, exc) from None
     try:
         src = work / "extern_call.cpp"
         src.write_text(source)
@@ -181,17 +269,24 @@ def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, op
         if proc.returncode != 0:
             raise _build_error(source, proc, what, loc, cache, primary, src)
         deps = _parse_deps(dep_file.read_text() if dep_file.exists() else "", str(src))
-        records = [[d, _file_hash(d)] for d in deps]
+        records: list[list[str]] = [[d, _file_hash(d) or ""] for d in deps]
         full = hashlib.sha256(
             (primary + "".join(f"{d}\0{h}" for d, h in records)).encode()
         ).hexdigest()
         final = bucket / f"{full}.so"
-        os.replace(obj, final)
-        manifest = {"object": final.name, "deps": records, "what": what}
+        object_hash = _file_hash(str(obj))
+        manifest = {"object": final.name, "sha256": object_hash, "deps": records, "what": what}
         tmp_manifest = work / "manifest.json"
-        tmp_manifest.write_text(json.dumps(manifest))
-        os.replace(tmp_manifest, bucket / f"{primary}.json")
-        return str(final), command
+        try:
+            tmp_manifest.write_text(json.dumps(manifest))
+            # The object first, then its manifest: a build killed between the two renames
+            # leaves an object no manifest names (rebuilt, and overwritten, next time).
+            os.replace(obj, final)
+            os.replace(tmp_manifest, bucket / f"{primary}.json")
+        except OSError as exc:
+            raise unusable_cache(bucket, exc) from None
+        files = [(str(final), _signature(str(final)))] + [(d, _signature(d)) for d, _h in records]
+        return _Verified(str(final), tuple(files)), command
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

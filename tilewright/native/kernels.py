@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tilewright.errors import KernelError
 from tilewright.native import bridge
-from tilewright.native.build import build_shared_object
+from tilewright.native.build import BuildResult, build_shared_object, is_current
 
 __all__ = ["NativeKernel", "kernel_source", "NativeRun"]
 
@@ -133,7 +133,7 @@ class NativeKernel:
         self.include_paths = dirs
         default = Path(self.path).stem if self.path else "kernel"
         self.__name__ = name or default
-        self._libs: dict[BuildConfig, bridge.NativeLibrary] = {}
+        self._libs: dict[BuildConfig, tuple[bridge.NativeLibrary, BuildResult]] = {}
 
     def __call__(self) -> None:
         raise KernelError(
@@ -160,25 +160,28 @@ class NativeKernel:
         )
 
     def library(self, config: BuildConfig) -> bridge.NativeLibrary:
-        """The loaded object of this kernel for ``config`` (built or found in the cache)."""
-        lib = self._libs.get(config)
-        if lib is None:
-            source = kernel_source(
-                self.path,
-                config.kind,
-                config.compile_args,
-                config.defines,
-                text=self.source,
-                named_args=config.named_args,
-                noc=config.noc,
-                compute=config.compute,
-            )
-            built = build_shared_object(
-                source,
-                include_paths=self.include_paths,
-                what=f"{config.kind} kernel {self.path or self.__name__}",
-            )
-            lib = self._libs[config] = bridge.load(built.path)
+        """The loaded object of this kernel for ``config`` (built or found in the cache;
+        rebuilt when a header it read changed since, see ``build.is_current``)."""
+        kept = self._libs.get(config)
+        if kept is not None and is_current(kept[1]):
+            return kept[0]
+        source = kernel_source(
+            self.path,
+            config.kind,
+            config.compile_args,
+            config.defines,
+            text=self.source,
+            named_args=config.named_args,
+            noc=config.noc,
+            compute=config.compute,
+        )
+        built = build_shared_object(
+            source,
+            include_paths=self.include_paths,
+            what=f"{config.kind} kernel {self.path or self.__name__}",
+        )
+        lib = bridge.load(built.path)
+        self._libs[config] = (lib, built)
         return lib
 
     @staticmethod
@@ -190,7 +193,11 @@ class NativeKernel:
         for spec in kernel_specs:
             entry: NativeKernel = spec.entry
             jobs[spec.handle] = (entry, entry.config_of(spec))
-        todo = {(id(e), c): (e, c) for e, c in jobs.values() if c not in e._libs}
+        todo = {
+            (id(e), c): (e, c)
+            for e, c in jobs.values()
+            if c not in e._libs or not is_current(e._libs[c][1])
+        }
         if len(todo) > 1:
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
                 list(pool.map(lambda ec: ec[0].library(ec[1]), todo.values()))

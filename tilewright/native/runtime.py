@@ -29,6 +29,7 @@ from tilewright.device.shared import DeviceInfo, EngineHeader, c_header
 from tilewright.device.transfer import NOC_BYTES_PER_CYCLE, NOC_LATENCY
 from tilewright.errors import NativeBuildError
 from tilewright.native import toolchain
+from tilewright.native.cachefs import file_hash, make_dir, remove_stale_builds, unusable_cache
 from tilewright.native.toolchain import compiler_identity, include_dir
 
 __all__ = ["Runtime", "library", "SFPU_OPS", "generated_dir"]
@@ -255,13 +256,27 @@ def library() -> Runtime:
 
 
 def _build(compiler: str, cache: Path) -> Path:
+    """The runtime library of this build key in ``cache`` (built if missing or damaged).
+
+    The build happens in a temporary directory renamed into place (atomic); the object's
+    SHA-256 is written next to it and checked before the library is loaded, so a damaged
+    copy (a bit flip, a truncation) is rebuilt instead of crashing the dynamic loader.
+    Temporary directories of killed builds are removed once they are stale.
+    """
+    what = "the native runtime's build cache"
     digest = _key(compiler)
-    directory = cache / "runtime" / digest
+    parent = cache / "runtime"
+    directory = parent / digest
     target = directory / f"libtwrt-{digest}.so"
-    if target.is_file():
+    stamp = directory / f"libtwrt-{digest}.sha256"
+    if _intact(target, stamp):
         return target
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="twrt-", dir=directory.parent))
+    make_dir(parent, what)
+    remove_stale_builds(parent, "twrt-")
+    try:
+        work = Path(tempfile.mkdtemp(prefix="twrt-", dir=parent))
+    except OSError as exc:
+        raise unusable_cache(parent, exc, what) from None
     try:
         for name, text in _generated().items():
             (work / name).write_text(text)
@@ -287,14 +302,39 @@ def _build(compiler: str, cache: Path) -> Path:
                 f"{proc.stderr or proc.stdout}",
                 hint="the runtime needs a C++20 compiler for x86-64 Linux (g++ >= 11 or clang >= 14)",
             )
+        (work / stamp.name).write_text(file_hash(str(out)) or "")
+        if directory.exists():  # a damaged copy: move it out of the way first
+            _discard(directory)
         try:
             os.replace(work, directory)  # atomic: a concurrent build of the same key may win
-        except OSError:
-            if not target.is_file():
-                raise
+        except OSError as exc:
+            if not _intact(target, stamp):
+                raise unusable_cache(directory, exc, what) from None
+    except OSError as exc:
+        raise unusable_cache(parent, exc, what) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def _intact(target: Path, stamp: Path) -> bool:
+    """The library exists and has the SHA-256 recorded when it was built."""
+    try:
+        recorded = stamp.read_text(encoding="ascii").strip() if stamp.stat().st_size < 256 else ""
+    except (OSError, ValueError):
+        return False
+    return bool(recorded) and file_hash(str(target)) == recorded
+
+
+def _discard(directory: Path) -> None:
+    """Rename a damaged build out of the way, then remove it (a process that has it
+    loaded keeps its mapping)."""
+    aside = directory.with_name(f"twrt-damaged-{os.getpid()}-{directory.name}")
+    try:
+        os.replace(directory, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 # -- numpy's sgemm ---------------------------------------------------------------------------

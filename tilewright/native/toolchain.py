@@ -95,10 +95,6 @@ def include_dir() -> str:
 _COMPILER_IDS: dict[str, str] = {}
 
 
-_VERIFIED: dict[str, str] = {}  # primary key -> object path verified in this process
-_FILE_HASHES: dict[tuple[str, int, int], str] = {}
-
-
 def compiler_identity(compiler: str) -> str:
     """The compiler's ``--version`` banner (memoized): part of every cache key."""
     ident = _COMPILER_IDS.get(compiler)

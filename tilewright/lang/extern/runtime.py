@@ -33,7 +33,7 @@ from tilewright.lang.extern.contract import ContractMonitor
 from tilewright.lang.extern.types import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
 from tilewright.lang.selectors import LogicalKernel, kernel_of
 from tilewright.native import bridge
-from tilewright.native.build import build_shared_object
+from tilewright.native.build import build_shared_object, is_current
 
 __all__ = ["call", "Binding", "build_site"]
 
@@ -524,17 +524,20 @@ class Binding:
 
 
 def load_source(source: str, site) -> bridge.NativeLibrary:
-    """Build (or find in the cache) and load the glue of a call site."""
+    """Build (or find in the cache) and load the glue of a call site; rebuilt when a
+    header it read changed since it was loaded (``native.build.is_current``)."""
     key = (source, site.include_paths)
-    lib = _LIBS.get(key)
-    if lib is None:
-        result = build_shared_object(
-            source,
-            include_paths=site.include_paths,
-            what=f"{site.title} at {site.loc}",
-            loc=site.loc,
-        )
-        lib = _LIBS[key] = bridge.load(result.path)
+    kept = _LIBS.get(key)
+    if kept is not None and is_current(kept[1]):
+        return kept[0]
+    result = build_shared_object(
+        source,
+        include_paths=site.include_paths,
+        what=f"{site.title} at {site.loc}",
+        loc=site.loc,
+    )
+    lib = bridge.load(result.path)
+    _LIBS[key] = (lib, result)
     return lib
 
 
