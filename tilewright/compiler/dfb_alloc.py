@@ -220,12 +220,18 @@ def _exact(
     """Slots from an exact colouring, or the CapacityError with the search's outcome."""
     outcome = dfb_coloring.color(graph.conflicts(), limit, options.exact_limit)
     if outcome.colors is None:
-        names = ", ".join(d.name for d in graph.dfbs)
+        names = _grouped([d.name for d in graph.dfbs])
         raise CapacityError(
             f"operation '{op_name}' needs {first_fit} DFB indices but the target has {limit} "
             f"(num_cbs); {outcome.describe(limit)} ({EXACT_LIMIT_FLAG} {options.exact_limit}); "
             f"DFBs: {names}",
             loc=loc,
+            hint=(
+                "declare fewer DFBs that are live at the same time"
+                if outcome.lower_bound is not None
+                else "declare fewer DFBs that are live at the same time, or let the exact search "
+                f'try longer: @ttl.operation(options="{EXACT_LIMIT_FLAG}=N")'
+            ),
         )
     classes: dict[int, list[int]] = {}
     for u, c in enumerate(outcome.colors):
@@ -233,6 +239,15 @@ def _exact(
     slots = sorted(classes.values(), key=lambda units: units[0])
     summary = f"first-fit needed {first_fit} of {limit} indices; {outcome.describe(limit)}"
     return slots, summary
+
+
+def _grouped(items: list[str]) -> str:
+    """``items`` joined, each distinct one once, in first-seen order, repeats as "x ×N"
+    (a DFB declared in a loop is one name many times)."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return ", ".join(item if n == 1 else f"{item} ×{n}" for item, n in counts.items())
 
 
 def _note(graph: _Graph, slots: list[list[int]], where: list[int], pos: int, exact: str) -> str:
@@ -318,7 +333,7 @@ def _place(op_name: str, device, dfbs, loc, members: list, grouped: list[bool]) 
         addr += size
     used = addr - device.l1_unreserved_base
     if used > free:
-        listing = ", ".join(f"{d.name} {d.total_bytes} B" for d in dfbs)
+        listing = _grouped([f"{d.name} {d.total_bytes} B" for d in dfbs])
         raise CapacityError(
             f"the DFBs of operation '{op_name}' need {used} B of L1 per node but only {free} B are "
             f"free ({why}): {listing}",

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tilewright.compiler.source import FunctionSource, decorator_name
-from tilewright.errors import InterfaceError
+from tilewright.errors import InterfaceError, KernelError
 
 __all__ = ["Interface", "check_interface", "KERNEL_DECORATORS", "kernel_functions"]
 
@@ -54,6 +54,40 @@ def kernel_functions(tree: ast.FunctionDef) -> list[ast.FunctionDef]:
         if any(decorator_name(d) in KERNEL_DECORATORS for d in node.decorator_list):
             out.append(node)
     return out
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's own body (not of functions nested in it)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _check_plain_kernels(src: FunctionSource, tree: ast.FunctionDef) -> None:
+    """A kernel function that is ``async`` or a generator would only create an object
+    when called: its body would never run (the decorators check it again at run time)."""
+    for node in ast.walk(tree):
+        if node is tree or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not any(decorator_name(d) in KERNEL_DECORATORS for d in node.decorator_list):
+            continue
+        kind = None
+        if isinstance(node, ast.AsyncFunctionDef):
+            kind = "an async function"
+        elif any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+            kind = "a generator function"
+        if kind is not None:
+            raise src.error_at(
+                node,
+                f"kernel function '{node.name}' is {kind}: calling it only creates an object, "
+                "so its body would never run",
+                cls=KernelError,
+                rule="kernel-function",
+                hint="write kernels as plain functions (no yield, no async def)",
+            )
 
 
 def check_interface(src: FunctionSource, op_name: str) -> Interface:
@@ -98,6 +132,7 @@ def check_interface(src: FunctionSource, op_name: str) -> Interface:
                 "into an output tensor argument",
                 cls=InterfaceError,
             )
+    _check_plain_kernels(src, tree)
     kernels = kernel_functions(tree)
     for k in kernels:
         a = k.args

@@ -42,12 +42,17 @@ class Operation:
     """A TT-Lang operation: call it with TT-NN tensors."""
 
     def __init__(
-        self, fn: Callable[..., None], *, grid: GridSpec = None, options: dict | None = None
+        self,
+        fn: Callable[..., None],
+        *,
+        grid: GridSpec = None,
+        options: dict | None = None,
+        loc: SourceLoc | None = None,
     ) -> None:
         self.fn = fn
         self.name = fn.__name__
         self.qualname = f"{fn.__module__}.{fn.__qualname__}"
-        self.grid = _check_grid_spec(grid)
+        self.grid = _check_grid_spec(grid, loc if loc is not None else user_location())
         self.options = dict(options or {})
         self.source = FunctionSource.of(fn)
         self.interface = check_interface(self.source, self.name)
@@ -152,10 +157,11 @@ GridSpec: TypeAlias = tuple[int, ...] | str | Callable[..., object] | None
 returning one of those, or None (no grid)."""
 
 
-def _check_grid_spec(grid: object) -> GridSpec:
+def _check_grid_spec(grid: object, loc: SourceLoc | None) -> GridSpec:
+    """``grid=`` of ``@ttl.operation`` (an error at the decorator's line, ``loc``)."""
     if grid is None or callable(grid):
         return grid
-    return _check_grid_value(grid, loc=None, what="grid")
+    return _check_grid_value(grid, loc=loc, what="grid")
 
 
 def _check_grid_value(grid: object, *, loc: SourceLoc | None, what: str) -> tuple[int, ...] | str:
@@ -270,7 +276,7 @@ def operation(
     }
 
     def wrap(f: Callable[..., None]) -> Operation:
-        return Operation(f, grid=grid, options=opts)
+        return Operation(f, grid=grid, options=opts, loc=loc)
 
     if fn is not None:
         return wrap(fn)

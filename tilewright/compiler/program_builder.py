@@ -24,6 +24,7 @@ from tilewright.compiler import dfb_alloc
 from tilewright.compiler.capacity import assign_slots
 from tilewright.compiler.record import OperationRecord
 from tilewright.device.coords import CoreCoord, CoreRange
+from tilewright.device.kernel_config import NUM_SEMAPHORES
 from tilewright.device.program import (
     CircularBufferConfig,
     ComputeConfig,
@@ -31,7 +32,7 @@ from tilewright.device.program import (
     MathFidelity,
     Program,
 )
-from tilewright.errors import InterfaceError, SourceLoc
+from tilewright.errors import CapacityError, InterfaceError, SourceLoc
 from tilewright.lang import dfb_share
 from tilewright.lang.launch import kernel_entry
 from tilewright.lang.selectors import LogicalKernel, logical_kernel_of
@@ -67,6 +68,21 @@ def _check_consistent(op_name: str, setups: dict[int, NodeSetup]) -> None:
             raise InterfaceError(
                 f"operation '{op_name}': node {s.node} declares a different number of semaphores"
             )
+
+
+def _check_semaphores(op_name: str, setup: NodeSetup, call_loc: SourceLoc | None) -> None:
+    """A core has NUM_SEMAPHORES semaphores: the first one too many is the error's line."""
+    declared = setup.semaphores
+    if len(declared) <= NUM_SEMAPHORES:
+        return
+    extra = declared[NUM_SEMAPHORES]
+    raise CapacityError(
+        f"operation '{op_name}' declares {len(declared)} semaphores per node; a core has "
+        f"{NUM_SEMAPHORES} (this is semaphore {NUM_SEMAPHORES + 1})",
+        loc=extra.loc if extra.loc is not None else call_loc,
+        rule="semaphore-capacity",
+        hint="reuse semaphores across phases, or pass values through a DFB",
+    )
 
 
 def logical_kernels(decls) -> list[LogicalKernel]:
@@ -116,6 +132,7 @@ def build(
     """The device program that runs the operation on ``grid``, from its nodes' setups."""
     _check_consistent(record.name, setups)
     first = next(iter(setups.values()))
+    _check_semaphores(record.name, first, call_loc)
     cols, rows = grid[0], grid[1]
     grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
     program = OperationProgram(record, split_plan)

@@ -7,6 +7,8 @@ their arguments (naming the parameter) and record what they declare.
 
 from __future__ import annotations
 
+import inspect
+import linecache
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -21,7 +23,7 @@ from tilewright.device.formats import (
     element_size,
     tile_size_bytes,
 )
-from tilewright.errors import InterfaceError, KernelError, user_location
+from tilewright.errors import InterfaceError, KernelError, SourceLoc, user_location
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
@@ -245,11 +247,48 @@ def _kernel_decorator(
     def register(fn: KernelFn) -> KernelFn:
         if not callable(fn):
             raise InterfaceError(f"{deco}() decorates a kernel function", loc=loc)
+        _check_plain_function(fn, deco)
         setup = current_setup(f"{deco}()")
         setup.kernels.append(KernelDecl(fn.__name__, kind, fn, kernel, loc))
         return fn
 
     return register
+
+
+_DEFERRED = (
+    (inspect.isasyncgenfunction, "an async generator function"),
+    (inspect.iscoroutinefunction, "an async function"),
+    (inspect.isgeneratorfunction, "a generator function"),
+)
+
+
+def _check_plain_function(fn: object, deco: str) -> None:
+    """A generator or ``async`` kernel would only create an object when called, and its
+    body would never run: refuse it at its ``def`` line."""
+    for test, kind in _DEFERRED:
+        if test(fn):
+            raise KernelError(
+                f"{deco}() kernel '{getattr(fn, '__name__', fn)}' is {kind}: calling it only "
+                "creates an object, so its body would never run",
+                loc=_def_line(fn),
+                rule="kernel-function",
+                hint="write kernels as plain functions (no yield, no async def)",
+            )
+
+
+def _def_line(fn: object) -> SourceLoc | None:
+    """The line of ``def`` (``co_firstlineno`` is the first decorator's)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    line = code.co_firstlineno
+    for offset in range(50):
+        text = linecache.getline(code.co_filename, line + offset).lstrip()
+        if text.startswith(("def ", "async def ")):
+            return SourceLoc(code.co_filename, line + offset)
+        if not text:
+            break
+    return SourceLoc(code.co_filename, line)
 
 
 def compute(kernel: object = None, *, verbose: object = None) -> Any:

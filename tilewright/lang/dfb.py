@@ -35,7 +35,14 @@ from tilewright.device.formats import (
     encode_block,
     encode_elements,
 )
-from tilewright.errors import BlockStateError, DFBContractError, KernelError, SourceLoc, user_frame
+from tilewright.errors import (
+    BlockStateError,
+    DFBContractError,
+    KernelError,
+    SourceLoc,
+    user_frame,
+    user_location,
+)
 from tilewright.lang.blockstate import Context, Op, State, check_and_apply
 from tilewright.lang.expr import (
     BlockExpr,
@@ -69,9 +76,10 @@ class IndexGuard(Protocol):
 def current_kernel(what: str) -> KernelRun:
     """The running KernelRun; an error naming ``what`` outside kernels."""
     run = ACTIVE.run
-    if run is None:
+    if run is None:  # no engine to locate it: the user's line now
         raise KernelError(
-            f"{what} can only be used inside a kernel function of a running @ttl.operation"
+            f"{what} can only be used inside a kernel function of a running @ttl.operation",
+            loc=user_location(),
         )
     return run
 

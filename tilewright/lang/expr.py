@@ -19,7 +19,7 @@ from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import TILE_32x32, TileShape
 from tilewright.device.ops import OpError, bind_params, get_op, result_shape
-from tilewright.errors import KernelError
+from tilewright.errors import KernelError, user_location
 
 __all__ = [
     "BlockOperators",
@@ -151,9 +151,10 @@ def _operand(x):
 
 def _check_compute(name: str) -> KernelRun:
     run = ACTIVE.run
-    if run is None:
+    if run is None:  # no engine to locate it: the user's line now
         raise KernelError(
-            f"ttl.math / block operator '{name}' can only be evaluated inside a compute kernel"
+            f"ttl.math / block operator '{name}' can only be evaluated inside a compute kernel",
+            loc=user_location(),
         )
     if run.kernel_context().kernel.kind != "compute":
         raise KernelError(

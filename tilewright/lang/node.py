@@ -49,9 +49,11 @@ class OperationInfo(Protocol):
 
 
 class DeclaredSemaphore(Protocol):
-    """A ``ttl.Semaphore`` as the program builder sees it: an initial value to bind an id to."""
+    """A ``ttl.Semaphore`` as the program builder sees it: an initial value to bind an id to,
+    and where it was declared."""
 
     initial: int
+    loc: SourceLoc | None
 
     def bind(self, sem_id: int, address: int) -> None: ...
 

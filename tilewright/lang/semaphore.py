@@ -113,6 +113,7 @@ class Semaphore:
 
     def __init__(self, initial: int = 0) -> None:
         setup = current_setup("ttl.Semaphore")
+        self.loc = user_location()  # where capacity errors point (too many semaphores)
         self.initial = _check_value(initial, "ttl.Semaphore(initial)")
         self.core = setup.core
         self.grid = setup.grid
