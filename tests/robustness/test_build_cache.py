@@ -198,7 +198,7 @@ def test_a_native_kernel_sees_its_header_edited_between_launches(tmp_path, cache
             """
         )
     )
-    device = ttnn.open_device(device_id=0)
+    device = ttnn.open_device(device_id=0, board="n150")
     try:
         out = ttnn.from_torch(torch.zeros(1, 8, dtype=torch.int32), dtype=ttnn.int32, device=device)
         nk = NativeKernel(str(kernel), include_paths=[str(tmp_path)])

@@ -24,7 +24,7 @@ def line_of(fn, marker: str) -> int:
 
 @pytest.fixture(scope="module")
 def device():
-    dev = ttnn.open_device(device_id=1)  # chip 0 stays free for programs that open it
+    dev = ttnn.open_device(device_id=1, board="n300")  # chip 0 stays free for the programs
     yield dev
     ttnn.close_device(dev)
 

@@ -48,7 +48,7 @@ EXITS = {
 
 @pytest.fixture(scope="module")
 def device():
-    dev = ttnn.open_device(device_id=0)
+    dev = ttnn.open_device(device_id=0, board="n150")  # its L1 size is in the tests
     yield dev
     ttnn.close_device(dev)
 
@@ -80,6 +80,22 @@ def test_exit_and_abort_in_a_cpp_kernel_end_the_run_at_the_call(device, case):
     assert "native kernel quitter on core (1, 1)" in err.message and text in err.message
     if case != "terminate":  # abort() inside libstdc++: no kernel line
         assert err.loc is not None and err.loc.file.endswith("kernel.cpp") and err.loc.line == 8
+    _still_works(device)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "struct R { static int f(int n) { volatile char b[512]; b[0] = char(n); "
+        "return f(n + 1) + b[0]; } }; DPRINT << R::f(0) << ENDL();",
+        "volatile char big[4 << 20]; big[0] = 1; DPRINT << int(big[0]) << ENDL();",
+    ],
+    ids=["deep recursion", "a 4 MiB local array"],
+)
+def test_a_stack_overflow_is_named_as_one(device, body):
+    with pytest.raises(NativeCrashError) as info:
+        _run(device, body)
+    assert "SIGSEGV" in info.value.message and "stack overflow" in info.value.message
     _still_works(device)
 
 

@@ -54,7 +54,7 @@ void kernel_main() {
 
 @pytest.fixture(scope="module")
 def device():
-    dev = ttnn.open_device(device_id=0, options=EngineOptions(watchdog=0.3))
+    dev = ttnn.open_device(device_id=0, board="n150", options=EngineOptions(watchdog=0.3))
     yield dev
     ttnn.close_device(dev)
 

@@ -131,7 +131,10 @@ def run(program, args, trace_path, stats, board, system_desc, watchdog, isolate,
     if isolate_channel:
         from tilewright.native.isolate import attach_child
 
-        attach_child(isolate_channel)
+        try:
+            attach_child(isolate_channel)
+        except ValueError as exc:  # an internal option: only run_isolated passes it
+            raise click.BadParameter(str(exc), param_hint="--isolate-channel") from None
     session.reset(
         trace=trace_path is not None,
         stats=stats,

@@ -69,7 +69,13 @@ def source_line(pc: int) -> SourceLoc | None:
     return None
 
 
-def _what(addr: int, l1_size: int) -> str:
+def _what(addr: int, l1_size: int, guard: tuple[int, int] = (0, 0)) -> str:
+    lo, size = guard
+    if lo and lo <= addr < lo + size:
+        return (
+            "the guard page below the kernel's 1 MiB stack: a stack overflow (deep recursion "
+            "or large local arrays)"
+        )
     if addr < NATIVE_WINDOW_BASE:
         return (
             f"below {NATIVE_WINDOW_BASE:#x}: a null pointer, or L1's firmware region, which native "
@@ -179,7 +185,9 @@ def fault_error(rt, handle: int, run, title: str | None = None) -> NativeCrashEr
     if signo == signal.SIGABRT:  # raise(): no address (abort() from a library, std::terminate)
         fault = f"{name} ({desc}): abort() called by a library, or std::terminate"
     else:
-        fault = f"{name} ({desc}) at address {addr:#x}, {_what(addr, l1_size)}"
+        guard_size = ctypes.c_uint64()
+        guard = (int(rt.run_guard(handle, ctypes.byref(guard_size))), guard_size.value)
+        fault = f"{name} ({desc}) at address {addr:#x}, {_what(addr, l1_size, guard)}"
     node = f"({run.core.logical.x}, {run.core.logical.y})"
     hint = (
         "L1 addresses (runtime arguments, get_write_ptr, get_semaphore) are pointers only on the "

@@ -58,7 +58,14 @@ class _Child:
 
 def attach_child(spec: str) -> None:
     """Called in the child (``--isolate-channel W,F``): open the pipe and map the slot."""
-    write_fd, slot_fd = (int(x) for x in spec.split(","))
+    try:
+        write_fd, slot_fd = (int(x) for x in spec.split(","))
+        os.fstat(write_fd), os.fstat(slot_fd)
+    except (ValueError, OSError):
+        raise ValueError(
+            f"{spec!r} is not the pipe and slot of an isolated run (an internal option of "
+            "`tilewright run --isolate`)"
+        ) from None
     _Child.channel = os.fdopen(write_fd, "w", buffering=1, encoding="utf-8")
     mapping = _Child.mapping = mmap.mmap(slot_fd, _SLOT_BYTES)
     CRASH.slot = (ctypes.c_int32 * 4).from_buffer(mapping)

@@ -202,6 +202,7 @@ class Runtime:
                 ],
             ),
             "twrt_run_rc": (i32, [vp]),
+            "twrt_run_guard": (ctypes.c_uint64, [vp, ctypes.POINTER(ctypes.c_uint64)]),
             "twrt_run_dst": (ctypes.POINTER(ctypes.c_float), [vp]),
             "twrt_set_sgemm": (None, [vp, i32]),
             "twrt_window_range": (ctypes.c_uint64, []),

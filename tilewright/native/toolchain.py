@@ -40,6 +40,7 @@ BASE_FLAGS = (
     "-fvisibility-inlines-hidden",
     "-fpermissive",
     "-Wno-int-to-pointer-cast",
+    "-fstack-clash-protection",  # a large local array probes its pages: it hits the guard
     "-Wl,-z,defs",
 )
 

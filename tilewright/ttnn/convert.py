@@ -22,7 +22,7 @@ from tilewright.device.buffer import Buffer, BufferType, ShardSpecBuffer
 from tilewright.device.device import Device
 from tilewright.device.formats import DATA_TYPE_NAMES, TtnnDataType, data_type_name, element_size
 from tilewright.device.ops import OpParamError, OpShapeError
-from tilewright.errors import DeviceError
+from tilewright.errors import DeviceError, user_location
 from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
@@ -353,7 +353,22 @@ def deallocate(tensor: Tensor, force: bool = True) -> None:
 
 def host_slice(tensor: Tensor, key) -> Tensor:
     """Host-side ``tensor[key]`` in element units (ttnn.slice semantics)."""
-    values = tensor.to_numpy()[key]
+    parts = key if isinstance(key, tuple) else (key,)
+    for part in parts:
+        if not (
+            isinstance(part, slice)
+            or part is Ellipsis
+            or (isinstance(part, (int, np.integer)) and not isinstance(part, bool))
+        ):
+            raise OpParamError(
+                f"tensor[...]: an index is an int, a slice or ..., got {type(part).__name__} "
+                f"{part!r}",
+                loc=user_location(),
+            )
+    try:
+        values = tensor.to_numpy()[key]
+    except IndexError as exc:
+        raise OpParamError(f"tensor[...]: {exc}", loc=user_location()) from None
     if tensor.layout == Layout.TILE and values.ndim < 2:
         values = values.reshape((1,) * (2 - values.ndim) + values.shape)
     return _rebuild(tensor, np.ascontiguousarray(values))

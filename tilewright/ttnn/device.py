@@ -48,6 +48,8 @@ def open_device(
 
 
 def _open(device_id, l1_small_size, system_desc, board, options) -> Device:
+    if not isinstance(device_id, int) or isinstance(device_id, bool):
+        raise DeviceError(f"device_id must be an int (a chip of the system), got {device_id!r}")
     held = holder_of(device_id)
     if held is not None:
         raise DeviceError(f"device {device_id} is already open ({held}); close it first")

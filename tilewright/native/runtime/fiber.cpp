@@ -60,7 +60,7 @@ volatile sig_atomic_t g_running = 0;
 namespace {
 
 constexpr size_t kStackSize = 1u << 20;  // committed lazily (MAP_NORESERVE)
-constexpr size_t kGuard = 1u << 16;
+constexpr size_t kGuard = kGuardBytes;
 
 // Stacks are recycled: a launch of many cores would otherwise map and unmap thousands.
 uint8_t* g_free_stacks[256];
@@ -164,3 +164,9 @@ void fiber_exit(Run* r, int32_t status) {
 }
 
 }  // namespace twrt
+
+/** The guard page range below run `r`'s fiber stack (a fault there is a stack overflow). */
+TW_EXPORT uint64_t twrt_run_guard(twrt::Run* r, uint64_t* size) {
+    *size = twrt::kGuardBytes;
+    return reinterpret_cast<uint64_t>(r->fiber.stack);
+}

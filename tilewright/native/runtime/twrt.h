@@ -52,6 +52,9 @@ enum InterruptReason : int32_t {
     INT_CTRL_C = 2,    // SIGINT while the main thread ran native code
 };
 
+constexpr size_t kStackBytes = 1u << 20;  // a fiber's stack (committed lazily)
+constexpr size_t kGuardBytes = 1u << 16;  // the inaccessible guard below it
+
 struct Fiber {
     void* sp = nullptr;      // saved stack pointer of the suspended fiber
     void* ret_sp = nullptr;  // where the fiber returns to (the scheduler or a hosted call)
