@@ -15,7 +15,13 @@ Prints one JSON object:
   tensor takes on the device (before issue 16: 176 MiB for zeros, 240 MiB with partial
   edge tiles; the float32 host copy is gone);
 * ``two_threads_200_calls_s``: two threads, each with its own device, calling a 2x2-node
-  TT-Lang add 100 times each (the robustness test's workload), wall time.
+  TT-Lang add 100 times each (the robustness test's workload), wall time;
+* ``native_launch_us`` / ``native_launch_unchecked_us``: a launch of one empty C++ kernel
+  whose object is loaded, with and without the per-launch check that its headers did not
+  change (``build.is_current``: a ``stat`` of the object and each header it read);
+* ``cache_lookup_warm_us`` / ``cache_lookup_cold_ms``: ``build_shared_object`` of a
+  cached source in this process (the ``stat`` re-check) and as a fresh process sees it
+  (the manifest read, the object's SHA-256 and every header's).
 """
 
 from __future__ import annotations
@@ -141,6 +147,52 @@ def two_threads() -> float:
     return time.perf_counter() - t
 
 
+def native_launch(checked: bool, n: int = 300) -> float:
+    from tilewright import ttnn
+    from tilewright.device.coords import CoreCoord
+    from tilewright.device.program import Program, ReaderDataMovementConfig
+    from tilewright.native import kernels
+    from tilewright.native.kernels import NativeKernel
+
+    device = ttnn.open_device(device_id=0, board="n150")
+    kernel = NativeKernel(source="void kernel_main() {}\n", name="empty")
+    saved = kernels.is_current
+    if not checked:
+        kernels.is_current = lambda result: True  # type: ignore[assignment]
+    try:
+
+        def launch():
+            program = Program("empty")
+            program.create_kernel(kernel, CoreCoord(0, 0), ReaderDataMovementConfig())
+            device.command_queue.enqueue_program(program)
+
+        launch()
+        t = time.perf_counter()
+        for _ in range(n):
+            launch()
+        return (time.perf_counter() - t) / n * 1e6
+    finally:
+        kernels.is_current = saved
+        ttnn.close_device(device)
+
+
+def cache_lookup(cold: bool, n: int = 200) -> float:
+    from tilewright import native
+    from tilewright.native import build as nbuild
+    from tilewright.native import cachefs
+
+    source = '#include "tilewright/glue.h"\nTW_EXPORT int32_t tw_entry(const int64_t*, int64_t*) { return 0; }\n'
+    native.build_shared_object(source)
+    t = time.perf_counter()
+    for _ in range(n):
+        if cold:
+            nbuild._VERIFIED.clear()
+            cachefs.FILE_HASHES.clear()
+        native.build_shared_object(source)
+    per = (time.perf_counter() - t) / n
+    return per * 1e3 if cold else per * 1e6
+
+
 def rss(kind: str) -> float:
     out = subprocess.run(
         [sys.executable, "-c", RSS_SNIPPET, kind], capture_output=True, text=True, check=True
@@ -167,6 +219,10 @@ def main() -> None:
         "full_4096sq_bf16_tile_rss_mb": {"zeros": rss("zeros"), "partial_edges": rss("full_edge")},
         "tensor_on_device_mb": 32.0,
         "two_threads_200_calls_s": round(two_threads(), 2),
+        "native_launch_us": med(native_launch, True),
+        "native_launch_unchecked_us": med(native_launch, False),
+        "cache_lookup_warm_us": med(cache_lookup, False),
+        "cache_lookup_cold_ms": med(cache_lookup, True, 50),
     }
     print(json.dumps(result, indent=2))
 

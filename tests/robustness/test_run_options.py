@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from tilewright.cli.main import cli
@@ -66,6 +67,7 @@ def test_a_bad_system_desc_is_refused_before_the_run(tmp_path):
     assert code == 1 and not ran and f"--system-desc {bad}:" in err and "JSON" in err
 
 
-def test_watchdog_must_be_a_non_negative_number(tmp_path):
-    code, _out, err, ran = run(tmp_path, "--watchdog", "-1")
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "abc"])
+def test_watchdog_must_be_a_non_negative_number(tmp_path, value):
+    code, _out, err, ran = run(tmp_path, "--watchdog", value)
     assert code == 2 and not ran and "--watchdog" in err

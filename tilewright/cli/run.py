@@ -7,6 +7,7 @@ and the descriptor passes the same check as ``tilewright sysdesc check``.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -107,6 +108,11 @@ def _write_trace(path: str) -> None:
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
 def run(program, args, trace_path, stats, board, system_desc, watchdog, isolate, isolate_channel):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
+    if not math.isfinite(watchdog):  # FloatRange lets nan and inf through
+        raise click.BadParameter(
+            f"{watchdog} is not a number of seconds (0 turns the watchdog off)",
+            param_hint="--watchdog",
+        )
     if board is not None and system_desc is not None:
         raise click.UsageError(
             "--board and --system-desc both choose the system the devices are built from; "

@@ -369,6 +369,12 @@ def host_slice(tensor: Tensor, key) -> Tensor:
         values = tensor.to_numpy()[key]
     except IndexError as exc:
         raise OpParamError(f"tensor[...]: {exc}", loc=user_location()) from None
+    if values.size == 0:
+        raise OpShapeError(
+            f"tensor[{key!r}] of a {list(tensor.shape)} tensor selects no elements; a ttnn "
+            "tensor holds at least one",
+            loc=user_location(),
+        )
     if tensor.layout == Layout.TILE and values.ndim < 2:
         values = values.reshape((1,) * (2 - values.ndim) + values.shape)
     return _rebuild(tensor, np.ascontiguousarray(values))
