@@ -34,15 +34,12 @@ class Interface:
 
 def _body_nodes(tree: ast.FunctionDef) -> Iterator[ast.AST]:
     """Every node of the operation body, not descending into nested functions or classes."""
-    stack: list[ast.AST] = list(tree.body)
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    stack: list[ast.AST] = [n for n in tree.body if not isinstance(n, scopes)]
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(
-                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-            ):
-                stack.append(child)
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, scopes))
 
 
 def kernel_functions(tree: ast.FunctionDef) -> list[ast.FunctionDef]:

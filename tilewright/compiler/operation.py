@@ -19,6 +19,7 @@ from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split.identity import operation_identity
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
+from tilewright.lang.extern.plan import with_sites
 from tilewright.lang.launch import evaluate_setups, run_launch
 
 if TYPE_CHECKING:
@@ -71,6 +72,9 @@ class Operation:
             split.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:
             self.split_plan, self.body = split.split_operation(self.record, self.extern_plan)
+            self.extern_plan = with_sites(  # calls composed from other operations (B.8)
+                self.extern_plan, self.qualname, self.split_plan.composed_sites
+            )
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__

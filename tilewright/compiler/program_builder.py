@@ -79,7 +79,8 @@ def logical_kernels(decls) -> list[LogicalKernel]:
             lk = LogicalKernel(d.kind, "ordinal", d.name, order=i, loc=d.loc)
         else:
             lk = logical_kernel_of(d.selector, d.kind, d.name, d.loc)
-        key = LogicalKernel(lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "")
+        named = lk.role in ("explicit", "ordinal")
+        key = LogicalKernel(lk.kind, lk.role, lk.name if named else "", lk.operation)
         if key in seen:
             raise InterfaceError(
                 f"kernel functions '{seen[key]}' and '{d.name}' select the same logical kernel "

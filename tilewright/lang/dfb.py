@@ -440,7 +440,15 @@ class TensorBlock(BlockOperators):
         self.dfb._release(self, Op.PUSH)
 
     def pop(self, *, kernel: object = None) -> None:
-        """Free a waited block for the producer (non-blocking)."""
+        """Free a waited block for the producer (non-blocking).
+
+        ``kernel=`` names the logical kernel of an otherwise-unused transaction
+        (reference C.10): such a block may be popped without being read, as the compiler
+        accepts (``unused = dfb.wait(); unused.pop(kernel=...)``).  Without it a block
+        must be read first (state MR, the simulator's rule).
+        """
+        if kernel is not None and self.state == State.MR and not self.is_reserve:
+            self.state = State.RW  # the transaction is declared unused: nothing to read
         self.dfb._release(self, Op.POP)
 
     def __enter__(self) -> TensorBlock:

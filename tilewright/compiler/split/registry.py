@@ -23,6 +23,7 @@ __all__ = [
     "DFB_FACTORIES",
     "DFB_METHODS",
     "EXTERN_CALL",
+    "EXTERN_SITE_KEYWORD",
     "FACTORY_ONLY",
     "PIPENET_CALLBACK_METHODS",
     "RESET_CALLS",
@@ -48,6 +49,7 @@ class Placement(Enum):
 
 
 EXTERN_CALL = "call_extern_func"
+EXTERN_SITE_KEYWORD = "_site"  # composition names a copied call's validated site (B.8)
 
 #: ``ttl.<name>(...)`` -> placement (reference B.3 table).
 TTL_CALLS: dict[str, Placement] = {

@@ -52,7 +52,7 @@ _API_HEADER = {
 class Param:
     """One C++ argument of the call: its declaration inside the entry point."""
 
-    declaration: str  # e.g. "const int32_t v1 = static_cast<int32_t>(tw_argv[1]);"
+    declaration: str  # e.g. "const int32_t v1 = static_cast<int32_t>(tw_argv[1]);" ("": reuses one)
     name: str
 
 
@@ -99,7 +99,7 @@ def generate(
         "    (void)tw_result;",
         "    TW_ENTRY_BEGIN",
     ]
-    lines += [f"    {p.declaration}" for p in params]
+    lines += [f"    {p.declaration}" for p in params if p.declaration]
     target = f"{callee}<{', '.join(template_texts)}>" if template_texts else callee
     call = f"{target}({', '.join(p.name for p in params)})"
     if result_cpp is None:
