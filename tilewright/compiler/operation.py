@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import extern, program_builder, split
+from tilewright.compiler import extern, host_tensors, program_builder, split
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
@@ -109,6 +109,7 @@ class Operation:
 
         if run_operation_per_chip(self, args, params, call_loc):  # mesh tensors: every chip
             return None
+        args, write_back = host_tensors.stage(self.name, params, args, call_loc)
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
         setups = evaluate_setups(self, self.body, device, grid, args)
@@ -117,6 +118,7 @@ class Operation:
         )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
+        write_back()  # host tensor arguments get the results (docs/compatibility.md)
         return None
 
     def _resolve_grid(self, device, args, loc: SourceLoc | None) -> tuple[int, ...]:

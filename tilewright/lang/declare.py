@@ -21,7 +21,7 @@ from tilewright.device.formats import (
     element_size,
     tile_size_bytes,
 )
-from tilewright.errors import InterfaceError, KernelError, user_location
+from tilewright.errors import InterfaceError, KernelError, user_frame, user_location
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from tilewright.lang.resets import DFBAllocationGroup
 
 __all__ = [
+    "CircularBuffer",
+    "TILE_SHAPE",
     "make_dataflow_buffer_like",
     "make_circular_buffer_like",
     "make_dfb",
@@ -43,6 +45,9 @@ __all__ = [
     "grid_extent",
     "parse_dtype",
 ]
+
+TILE_SHAPE = (TILE_32x32.height, TILE_32x32.width)
+"""``ttl.TILE_SHAPE``: the default tile, (32, 32) (tt-lang's simulator exports it)."""
 
 _MAX_BLOCK_COUNT = 32
 _TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
@@ -101,7 +106,11 @@ def _check_block_count(block_count, what: str) -> int:
 
 
 def _dfb_name(setup, fallback: str) -> str:
-    frame = sys._getframe(2)  # the statement calling the DFB factory
+    """The variable the user's declaration binds (``a_cb = ttl.make_circular_buffer_like(...)``):
+    the statement in the user's innermost frame, however many factory spellings lie between."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return fallback
     return setup.op.declared_name(frame.f_code.co_filename, frame.f_lineno) or fallback
 
 
@@ -179,6 +188,31 @@ def make_circular_buffer_like(
     return make_dataflow_buffer_like(
         tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs
     )
+
+
+class _CircularBufferType(type):
+    """``isinstance(x, ttl.CircularBuffer)`` is ``isinstance(x, ttl.DataflowBuffer)``."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, DataflowBuffer)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, DataflowBuffer)
+
+
+class CircularBuffer(metaclass=_CircularBufferType):
+    """Legacy ``ttl.CircularBuffer(tensor, shape=, buffer_factor=2)`` (before spec 0.5): a DFB
+    like ``tensor``, as ``ttl.make_dataflow_buffer_like(tensor, shape, block_count=...)``.
+    Constructing one returns the DataflowBuffer; ``isinstance`` matches every DFB."""
+
+    def __new__(  # type: ignore[misc]  # the legacy constructor builds a DataflowBuffer
+        cls,
+        tensor: Tensor,
+        shape: int | Sequence[int],
+        buffer_factor: int = 2,
+        **kwargs: Any,
+    ) -> DataflowBuffer:
+        return make_circular_buffer_like(tensor, shape, buffer_factor, **kwargs)
 
 
 def make_dfb(
@@ -276,16 +310,15 @@ def _is_selector(x) -> bool:
     return isinstance(x, (Kernel, KernelKind, PipeSourceKernel))
 
 
-def _grid_and_node():
+def _grid_and_node() -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """(grid, this node) inside an operation body or kernel; None outside."""
     run = ACTIVE.run
     if run is not None and state.CURRENT is not None:
         return state.CURRENT.grid, (run.core.logical.x, run.core.logical.y)
     if SETUP_STACK:
         s = SETUP_STACK[-1]
         return s.grid, s.node
-    raise KernelError(
-        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=user_location()
-    )
+    return None
 
 
 def _check_dims(dims) -> int:
@@ -313,10 +346,19 @@ def node_coords(grid: Sequence[int], xy: tuple[int, int], dims: int) -> int | tu
 
 def grid_size(dims: int = 2) -> Any:
     """The grid's size in ``dims`` dimensions (spec §Grid): fewer dims flatten the highest
-    ones, more dims pad with 1.  ``dims=1`` gives the node count."""
+    ones, more dims pad with 1.  ``dims=1`` gives the node count.  In host code after a
+    launch it is the last operation's grid (as tt-lang's simulator does)."""
     dims = _check_dims(dims)
-    grid, _ = _grid_and_node()
-    return grid_extent(grid, dims)
+    inside = _grid_and_node()
+    if inside is not None:
+        return grid_extent(inside[0], dims)
+    if state.LAST_GRID is not None:  # host code after a launch: that operation's grid
+        return grid_extent(state.LAST_GRID, dims)
+    raise KernelError(
+        "ttl.grid_size() is used outside an @ttl.operation before any operation ran: it is the "
+        "grid of the running operation (or, in host code, of the last one launched)",
+        loc=user_location(),
+    )
 
 
 def node(dims: int = 2) -> Any:
@@ -326,5 +368,11 @@ def node(dims: int = 2) -> Any:
     flattening); more dims pad with 0.
     """
     dims = _check_dims(dims)
-    grid, xy = _grid_and_node()
-    return node_coords(grid, xy, dims)
+    inside = _grid_and_node()
+    if inside is None:
+        raise KernelError(
+            "ttl.node() is used outside an @ttl.operation: it is the coordinate of the node "
+            "running the operation body or kernel",
+            loc=user_location(),
+        )
+    return node_coords(inside[0], inside[1], dims)

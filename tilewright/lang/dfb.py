@@ -414,10 +414,10 @@ class TensorBlock(BlockOperators):
     def store(self, expr: BlockOperators, acc: bool = False) -> None:
         """Materialise a block expression into this block (spec ``Block.store``)."""
         self._compute_only("store()")
-        if acc:  # legacy store(expr, acc=True) == `block += expr` (spec 0.12)
-            self.__iadd__(expr)
-            return
-        value = as_value(expr)
+        if acc and self.state != State.MW:  # legacy store(expr, acc=True) (spec < 0.12):
+            self.__iadd__(expr)  # accumulates into what earlier stores wrote;
+            return  # the first store into a fresh reserve (MW) assigns, as the simulator does
+        value = as_value(expr, self.shape)
         if tuple(value.shape) != tuple(self.shape):
             raise BlockStateError(
                 f"store: expression of shape {shape_text(value.shape)} does not match "

@@ -124,6 +124,12 @@ class Pipe:
             return [(x, 0) for x in ranges[0]]
         return [(x, y) for y in ranges[1] for x in ranges[0]]
 
+    def has_current_core(self) -> bool:
+        """Whether the running node is this pipe's source or one of its destinations (the
+        simulator's spelling, for early exits of nodes the pipe does not touch)."""
+        node = PipeNet._node()
+        return self.src_node() == node or node in self.dst_nodes()
+
     def __repr__(self) -> str:
         return f"Pipe({_coord_text(self.src)} -> {_coord_text(self.dst)})"
 

@@ -8,9 +8,13 @@ spellings are primary; legacy ones (reference A.12) are aliases.
 
 from __future__ import annotations
 
+import sys
+
 from tilewright.compiler.operation import Operation, operation
 from tilewright.lang.copy import CopyTransferHandler, GroupTransfer, copy
 from tilewright.lang.declare import (
+    TILE_SHAPE,
+    CircularBuffer,
     compute,
     datamovement,
     grid_size,
@@ -65,13 +69,15 @@ from tilewright.lang.semaphore import (
 )
 from tilewright.lang.unsupported import Program
 from tilewright.lang.unsupported import unsupported as _unsupported
-from tilewright.ttl import block, math
+from tilewright.ttl import block, math, utils
+
+ttl = sys.modules[__name__]
+"""``from ttl import ttl``: the package itself (programs written against the simulator)."""
 
 __version__ = "0.20"
 """The TT-Lang spec version this implementation follows."""
 
 # Spec names and implementation names.
-CircularBuffer = DataflowBuffer
 Block = TensorBlock
 Transfer = CopyTransferHandler
 
@@ -144,6 +150,8 @@ __all__ = [
     "make_dfb",
     "DataflowBuffer",
     "CircularBuffer",
+    "TILE_SHAPE",
+    "utils",
     "TensorBlock",
     "Block",
     "BlockExpr",

@@ -23,6 +23,7 @@ from tilewright.ttnn.types import (
     DataType,
     Layout,
     MemoryConfig,
+    as_data_type,
     data_format_of,
     is_float,
 )
@@ -117,7 +118,7 @@ def from_torch(
     mappers and mesh devices to the mesh path and everything else here.
     """
     values, default = host_values(tensor)
-    dtype = DataType(dtype) if dtype is not None else default
+    dtype = as_data_type(dtype) if dtype is not None else default
     layout = Layout(layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
     values = _prepare(values, dtype)
@@ -238,7 +239,7 @@ def from_device(tensor: Tensor, **_ignored) -> Tensor:
 def _rebuild(
     tensor: Tensor, values: np.ndarray, *, dtype=None, layout=None, memory_config=None
 ) -> Tensor:
-    dtype = DataType(dtype) if dtype is not None else tensor.dtype
+    dtype = as_data_type(dtype) if dtype is not None else tensor.dtype
     layout = Layout(layout) if layout is not None else tensor.layout
     dev = tensor.device()
     pages = encode_pages(

@@ -30,7 +30,7 @@ from tilewright.ttnn.convert import from_torch as _single_from_torch
 from tilewright.ttnn.convert import place_on_device
 from tilewright.ttnn.mesh_tensor import MeshTensor, is_mesh_device
 from tilewright.ttnn.tensor import Tensor, _tile_shape
-from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, DataType, Layout
+from tilewright.ttnn.types import DRAM_MEMORY_CONFIG, DataType, Layout, as_data_type
 
 __all__ = [
     "TensorToMesh",
@@ -431,7 +431,7 @@ def from_torch(
     values, default = convert.host_values(tensor)
     return mesh_from_torch(
         values,
-        DataType(dtype) if dtype is not None else default,
+        as_data_type(dtype) if dtype is not None else default,
         Layout(layout) if layout is not None else Layout.ROW_MAJOR,
         _tile_shape(tile),
         pad_value,

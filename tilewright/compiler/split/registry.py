@@ -107,7 +107,6 @@ TTL_CALLS: dict[str, Placement] = {
     "KernelKind": Placement.CONTROL,
     "ScalarType": Placement.CONTROL,
     "DataflowBuffer": Placement.CONTROL,
-    "CircularBuffer": Placement.CONTROL,
     "TensorBlock": Placement.CONTROL,
     "Block": Placement.CONTROL,
     "BlockExpr": Placement.CONTROL,
@@ -129,6 +128,7 @@ TTL_CALLS: dict[str, Placement] = {
     "make_dfb": Placement.SETUP,
     "make_dataflow_buffer_like": Placement.SETUP,
     "make_circular_buffer_like": Placement.SETUP,
+    "CircularBuffer": Placement.SETUP,
     "make_tensor_backed_dfb": Placement.SETUP,
     "make_dfb_allocation_group": Placement.SETUP,
     "Pipe": Placement.SETUP,
@@ -164,7 +164,13 @@ TTL_NAMESPACES: dict[str, Placement] = {
 }
 
 DFB_FACTORIES = frozenset(
-    {"make_dfb", "make_dataflow_buffer_like", "make_circular_buffer_like", "make_tensor_backed_dfb"}
+    {
+        "make_dfb",
+        "make_dataflow_buffer_like",
+        "make_circular_buffer_like",
+        "CircularBuffer",
+        "make_tensor_backed_dfb",
+    }
 )
 SETUP_FACTORIES = frozenset(name for name, p in TTL_CALLS.items() if p is Placement.SETUP)
 FACTORY_ONLY = frozenset(name for name, p in TTL_CALLS.items() if p is Placement.FACTORY)
