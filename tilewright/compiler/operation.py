@@ -13,7 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import extern, host_tensors, program_builder, split
+from tilewright.compiler import (
+    extern,
+    host_tensors,
+    program_builder,
+    runtime_resources,
+    split,
+)
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
@@ -35,7 +41,6 @@ _UNSUPPORTED_OPTIONS = {
     "iterator_types": "iterator types (the linalg-style form)",
     "device_domain": "multi-device domains",
     "mesh_program_placements": "mesh program placements",
-    "runtime_resource_factory": "runtime resource factories (hardware-only runtime resources)",
 }
 
 
@@ -43,9 +48,16 @@ class Operation:
     """A TT-Lang operation: call it with TT-NN tensors."""
 
     def __init__(
-        self, fn: Callable[..., None], *, grid: GridSpec = None, options: dict | None = None
+        self,
+        fn: Callable[..., None],
+        *,
+        grid: GridSpec = None,
+        options: dict | None = None,
+        runtime_resource_factory: Callable[..., object] | None = None,
     ) -> None:
         self.fn = fn
+        self.runtime_resource_factory = runtime_resource_factory  # reference C.11
+        self.runtime_lifetimes: tuple[object, ...] = ()  # kept from the last successful run
         self.name = fn.__name__
         self.qualname = f"{fn.__module__}.{fn.__qualname__}"
         self.grid = _check_grid_spec(grid)
@@ -90,6 +102,9 @@ class Operation:
     def __call__(self, *args, **kwargs):
         call_loc = user_location()
         kwargs.pop("options", None)  # per-call compiler flags: accepted, no effect here
+        factory = kwargs.pop("runtime_resource_factory", self.runtime_resource_factory)
+        if factory is not self.runtime_resource_factory:  # this call's factory (C.11)
+            runtime_resources.check_factory(factory, call_loc)
         if kwargs:
             raise InterfaceError(
                 f"operation '{self.name}' takes its tensors positionally; unexpected keyword "
@@ -116,8 +131,14 @@ class Operation:
         program = program_builder.build(
             self.record, self.options, self.split_plan, device, grid, setups, call_loc
         )
+        resources = None
+        if factory is not None:  # validated whole before the program changes (C.11)
+            resources = runtime_resources.plan(factory, self.name, program, args, grid, call_loc)
+            runtime_resources.apply(resources, program)
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
+        if resources is not None:
+            self.runtime_lifetimes = resources.lifetimes
         write_back()  # host tensor arguments get the results (docs/compatibility.md)
         return None
 
@@ -234,7 +255,7 @@ def operation(
     options: str | None = None,
     device_domain: object = None,
     mesh_program_placements: object = None,
-    runtime_resource_factory: object = None,
+    runtime_resource_factory: Callable[..., object] | None = None,
 ) -> Any:
     """``@ttl.operation(grid=...)``: define a TT-Lang operation (spec §Operation)."""
     given = {
@@ -242,7 +263,6 @@ def operation(
         "iterator_types": iterator_types,
         "device_domain": device_domain,
         "mesh_program_placements": mesh_program_placements,
-        "runtime_resource_factory": runtime_resource_factory,
     }
     loc = user_location()
     for key, value in given.items():
@@ -275,8 +295,13 @@ def operation(
         "tiled": tiled,
     }
 
+    if runtime_resource_factory is not None:
+        runtime_resources.check_factory(runtime_resource_factory, loc)
+
     def wrap(f: Callable[..., None]) -> Operation:
-        return Operation(f, grid=grid, options=opts)
+        return Operation(
+            f, grid=grid, options=opts, runtime_resource_factory=runtime_resource_factory
+        )
 
     if fn is not None:
         return wrap(fn)

@@ -19,10 +19,6 @@ __all__ = ["UNSUPPORTED", "Program", "unsupported"]
 UNSUPPORTED: dict[str, str] = {
     "make_tensor_backed_dfb": "tensor-backed DFBs (a DFB inside an L1-sharded tensor) are not supported",
     "copy_tensor_page": "ttl.copy_tensor_page (row-major page reads into a DFB) is not supported",
-    "ProgramRuntimeResources": "runtime resources are a hardware-only runtime feature (reference C.11)",
-    "KernelRuntimeResources": "runtime resources are a hardware-only runtime feature (reference C.11)",
-    "CoreRuntimeArgs": "runtime resources are a hardware-only runtime feature (reference C.11)",
-    "KernelDefine": "runtime resources are a hardware-only runtime feature (reference C.11)",
     "FabricManagerClaim": "fabric managers need the multi-chip fabric, which is not modelled",
     "FabricConnectionBinding": "fabric managers need the multi-chip fabric, which is not modelled",
     "FabricConnectionRequirement": "fabric managers need the multi-chip fabric, which is not modelled",

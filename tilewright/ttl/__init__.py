@@ -61,6 +61,12 @@ from tilewright.lang.resets import (
     reset_all_dfbs,
     reset_dfbs,
 )
+from tilewright.lang.resources import (
+    CoreRuntimeArgs,
+    KernelDefine,
+    KernelRuntimeResources,
+    ProgramRuntimeResources,
+)
 from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.lang.semaphore import (
     MulticastRemoteSemaphore,
@@ -115,10 +121,6 @@ transpose = block.transpose
 
 make_tensor_backed_dfb = _unsupported("make_tensor_backed_dfb")
 copy_tensor_page = _unsupported("copy_tensor_page")
-ProgramRuntimeResources = _unsupported("ProgramRuntimeResources")
-KernelRuntimeResources = _unsupported("KernelRuntimeResources")
-CoreRuntimeArgs = _unsupported("CoreRuntimeArgs")
-KernelDefine = _unsupported("KernelDefine")
 FabricManagerClaim = _unsupported("FabricManagerClaim")
 FabricConnectionBinding = _unsupported("FabricConnectionBinding")
 FabricConnectionRequirement = _unsupported("FabricConnectionRequirement")
@@ -197,6 +199,10 @@ __all__ = [
     "ReceiveRequest",
     "ReadyReceive",
     "wait_any",
+    "ProgramRuntimeResources",
+    "KernelRuntimeResources",
+    "CoreRuntimeArgs",
+    "KernelDefine",
     "Semaphore",
     "UnicastRemoteSemaphore",
     "MulticastRemoteSemaphore",

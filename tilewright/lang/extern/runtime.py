@@ -430,6 +430,7 @@ class Binding:
             result_cpp=site.result_type.cpp_type if site.result_type is not None else None,
             uses_descriptor=any(t.kind == "descriptor" for t in site.template_args),
             extra_headers=tuple(dict.fromkeys(extra_headers)),
+            defines=tuple(getattr(self.run.kernel_context().kernel.config, "defines", ())),
         )
         self.lib = load_source(source, site)
         self.argv = (ctypes.c_int64 * max(1, len(values)))(*values)
