@@ -13,8 +13,9 @@
 * a ``device`` fixture (``ttnn.open_device(device_id=0)``, closed after the test),
   which a suite's own ``device`` fixture overrides; devices a suite leaves open are
   closed when the session ends;
-* a failing test whose exception is a Tilewright diagnostic gets the diagnostic --
-  location, excerpt, notes -- as a report section, as ``tilewright run`` prints it.
+* a failing test whose exception is a Tilewright diagnostic shows the user's frames only
+  and the diagnostic -- location, excerpt, notes -- as a report section, as
+  ``tilewright run`` prints it.
 
 The plugin is registered under the ``pytest11`` entry point ``tilewright``; loaded
 automatically it stays inactive unless one of the three switches turns it on, so a
@@ -28,7 +29,7 @@ from collections.abc import Iterator
 import pytest
 
 from tilewright.cli.runner import install_aliases
-from tilewright.errors import TilewrightError, format_error
+from tilewright.errors import TilewrightError, format_error, internal_file
 
 __all__ = ["ENTRY_POINT"]
 
@@ -119,6 +120,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
     for dev in chips.open_devices():
         ttnn_device.close_device(dev)
+
+
+def _users_frames(exc: BaseException) -> None:
+    """Drop Tilewright's own frames from ``exc``'s traceback: the failure shows the user's."""
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not internal_file(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    if not kept:
+        return
+    for a, b in zip(kept, kept[1:]):
+        a.tb_next = b
+    kept[-1].tb_next = None
+    exc.__traceback__ = kept[0]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    except TilewrightError as exc:
+        if item.config.stash.get(_ACTIVE, False):
+            _users_frames(exc)
+        raise
 
 
 @pytest.hookimpl(wrapper=True)
