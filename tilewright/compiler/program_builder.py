@@ -103,6 +103,7 @@ class OperationProgram(Program):
         self.logical_kernels: list[LogicalKernel] = []  # per kernel function, in order
         self.dfb_table: list[tuple[str, int, int, int]] = []  # (name, index, address, bytes)
         self.dfb_allocation: dfb_alloc.Allocation | None = None
+        self.runtime_resources: object = None  # the applied RuntimeResourcePlan, if any (C.11)
 
 
 def build(

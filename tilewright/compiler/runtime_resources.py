@@ -173,6 +173,7 @@ def apply(resources: RuntimeResourcePlan, program: OperationProgram) -> None:
             [CoreRange(CoreCoord(x0, y0), CoreCoord(x1, y1)) for x0, y0, x1, y1 in sem.ranges]
         )
         program.create_semaphore_with_id(cores, sem.sem_id, sem.initial_value)
+    program.runtime_resources = resources
 
 
 # -- validation (reference C.11) ----------------------------------------------------------------
