@@ -231,11 +231,19 @@ def _semaphores(descriptors, first_free: int, worker: CoreRangeSet, op_name: str
         outside = [c for c in cores.cores() if not worker.contains(c)]
         if outside:
             raise _error(
-                op_name, f"{what}: node {outside[0]} is outside the operation's grid {worker}", loc
+                op_name,
+                f"{what}: node {(outside[0].x, outside[0].y)} is outside the operation's "
+                f"{_grid(worker)} grid",
+                loc,
             )
         ranges = tuple(sorted((r.start.x, r.start.y, r.end.x, r.end.y) for r in cores))
         out.append(CallerSemaphore(sem_id, ranges, init))
     return tuple(sorted(out, key=lambda s: s.sem_id))
+
+
+def _grid(worker: CoreRangeSet) -> str:
+    size = worker.bounding_box().grid_size()
+    return f"{size.x}x{size.y}"
 
 
 def _logical(selector: object, program, op_name: str, loc) -> LogicalKernel:
@@ -323,7 +331,7 @@ def _runtime_args(entry: KernelRuntimeResources, lk: LogicalKernel, worker, op_n
         if not worker.contains(CoreCoord(*node)):
             raise _error(
                 op_name,
-                f"{lk.describe()}: runtime arguments for node {node}, outside the grid {worker}",
+                f"{lk.describe()}: runtime arguments for node {node}, outside the {_grid(worker)} grid",
                 where,
             )
         if node in args:
