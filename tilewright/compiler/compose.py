@@ -503,7 +503,8 @@ def _callee_site(plan: ExternPlan | None, call: ast.Call) -> CallSite | None:
         return None
     for k in call.keywords:
         if k.arg == registry.EXTERN_SITE_KEYWORD and isinstance(k.value, ast.Constant):
-            return plan.site_by_id(k.value.value)
+            site_id = k.value.value
+            return plan.site_by_id(site_id) if isinstance(site_id, int) else None
     return plan.site_at((call.lineno, call.end_lineno, call.col_offset, call.end_col_offset))
 
 

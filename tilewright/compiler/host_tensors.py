@@ -42,7 +42,9 @@ def stage(
 
     staged = list(args)
     for i in hosts:
-        staged[i] = to_device(args[i], device)
+        host = args[i]
+        assert isinstance(host, Tensor)
+        staged[i] = to_device(host, device)
 
     def write_back() -> None:
         for i in hosts:

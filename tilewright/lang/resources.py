@@ -20,6 +20,7 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from tilewright.errors import InterfaceError, SourceLoc, user_location
 
@@ -97,9 +98,9 @@ class CoreRuntimeArgs:
     @property
     def node(self) -> tuple[int, int]:
         """The node's (x, y), from a ``ttnn.CoreCoord`` or an ``(x, y)`` pair."""
-        c = self.core
+        c: Any = self.core
         if hasattr(c, "x") and hasattr(c, "y"):
-            return (int(c.x), int(c.y))  # type: ignore[attr-defined]
+            return (int(c.x), int(c.y))
         if isinstance(c, tuple) and len(c) == 2 and all(isinstance(v, int) for v in c):
             return (c[0], c[1])
         raise InterfaceError(

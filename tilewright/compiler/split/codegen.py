@@ -418,8 +418,10 @@ def display_source(kernel: LogicalKernel, fn: ast.FunctionDef) -> str:
     deco = "compute" if kernel.kind == "compute" else "datamovement"
     selector = _DISPLAY_SELECTOR.get(kernel, kernel.name)
     shown = _WithoutSiteNames().visit(copy.deepcopy(fn))
-    name = next((d.args[2].value for d in fn.decorator_list if _is_kernel_helper(d)), None)
-    name = name if isinstance(name, str) else kernel.function_name
+    helper = next((d for d in fn.decorator_list if _is_kernel_helper(d)), None)
+    arg = helper.args[2] if isinstance(helper, ast.Call) else None
+    given = arg.value if isinstance(arg, ast.Constant) else None
+    name = given if isinstance(given, str) else kernel.function_name
     shown.name = name if name.isidentifier() else fn.name
     shown.decorator_list = [ast.parse(f"ttl.{deco}(kernel={selector})", mode="eval").body]
     return ast.unparse(shown)

@@ -220,7 +220,9 @@ class _Collector:
             ),
             None,
         )
-        records = self.by_site.get(site_id) if site_id is not None else self.records.get(position)
+        records = (
+            self.by_site.get(site_id) if isinstance(site_id, int) else self.records.get(position)
+        )
         kernels = self.placement[path].kernels if path in self.placement else ()
         if not records:
             for dfb in sorted({n.id for n in named}):

@@ -146,6 +146,11 @@ TTL_CALLS: dict[str, Placement] = {
     "DFBReconfiguration": Placement.FACTORY,
     "DFBAllocationGroup": Placement.FACTORY,
     "DispatchCondition": Placement.FACTORY,
+    # Runtime resources: built by the operation's runtime_resource_factory (C.11).
+    "ProgramRuntimeResources": Placement.FACTORY,
+    "KernelRuntimeResources": Placement.FACTORY,
+    "CoreRuntimeArgs": Placement.FACTORY,
+    "KernelDefine": Placement.FACTORY,
     # Decorators: their presence makes the operation multi-kernel (never split).
     "operation": Placement.CONTROL,
     "kernel": Placement.CONTROL,

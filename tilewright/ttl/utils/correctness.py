@@ -16,6 +16,7 @@ comparisons run in float64 on whole arrays.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -37,16 +38,16 @@ _FLOATS: dict[str, tuple[int, int]] = {
 }
 
 
-def _as_array(x: object) -> tuple[np.ndarray, str]:
+def _as_array(x: Any) -> tuple[np.ndarray, str]:
     """(float64 values, the name of the values' data type)."""
     if type(x).__module__.startswith("tilewright.ttnn"):  # a ttnn tensor: its host values
         dtype = getattr(x, "dtype", None)
         name = getattr(dtype, "name", "float32").lower()
-        values = x.to_numpy()  # type: ignore[attr-defined]
+        values = x.to_numpy()
         return np.asarray(values, dtype=np.float64), "bfloat16" if "bfloat" in name else "float32"
     if hasattr(x, "detach") and hasattr(x, "dtype"):  # torch
         name = str(x.dtype).rsplit(".", 1)[-1]
-        return x.detach().to("cpu").double().numpy(), name  # type: ignore[attr-defined]
+        return x.detach().to("cpu").double().numpy(), name
     arr = np.asarray(x)
     return arr.astype(np.float64), arr.dtype.name
 
