@@ -225,7 +225,7 @@ def _semaphores(descriptors, first_free: int, worker: CoreRangeSet, op_name: str
                 op_name, f"{what}: core_type {core_type!r}: only worker nodes run operations", loc
             )
         try:
-            cores = as_core_range_set(getattr(d, "core_ranges"))
+            cores = as_core_range_set(d.core_ranges)
         except Exception:  # noqa: BLE001 - a user value: name it
             raise _error(op_name, f"{what}: core_ranges is not a ttnn.CoreRangeSet", loc) from None
         outside = [c for c in cores.cores() if not worker.contains(c)]
