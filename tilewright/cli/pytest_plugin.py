@@ -28,8 +28,8 @@ from collections.abc import Generator, Iterator
 
 import pytest
 
-from tilewright.cli.runner import install_aliases
-from tilewright.errors import TilewrightError, format_error, internal_file
+from tilewright.cli.runner import install_aliases, users_frames
+from tilewright.errors import TilewrightError, format_error
 
 __all__ = ["ENTRY_POINT"]
 
@@ -122,29 +122,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         ttnn_device.close_device(dev)
 
 
-def _users_frames(exc: BaseException) -> None:
-    """Drop Tilewright's own frames from ``exc``'s traceback: the failure shows the user's."""
-    kept = []
-    tb = exc.__traceback__
-    while tb is not None:
-        if not internal_file(tb.tb_frame.f_code.co_filename):
-            kept.append(tb)
-        tb = tb.tb_next
-    if not kept:
-        return
-    for a, b in zip(kept, kept[1:]):
-        a.tb_next = b
-    kept[-1].tb_next = None
-    exc.__traceback__ = kept[0]
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     try:
         return (yield)
     except TilewrightError as exc:
         if item.config.stash.get(_ACTIVE, False):
-            _users_frames(exc)
+            users_frames(exc)
         raise
 
 

@@ -10,6 +10,7 @@ evaluates the body once per node (``NodeSetup``), builds a device ``Program``
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -182,7 +183,7 @@ returning one of those, or None (no grid)."""
 def _check_grid_spec(grid: object) -> GridSpec:
     if grid is None or callable(grid):
         return grid
-    return _check_grid_value(grid, loc=None, what="grid")
+    return _check_grid_value(grid, loc=user_location(), what="grid")
 
 
 def _check_grid_value(grid: object, *, loc: SourceLoc | None, what: str) -> tuple[int, ...] | str:
@@ -299,6 +300,10 @@ def operation(
         runtime_resources.check_factory(runtime_resource_factory, loc)
 
     def wrap(f: Callable[..., None]) -> Operation:
+        if not inspect.isfunction(f):
+            raise InterfaceError(
+                f"@ttl.operation decorates a function, got {type(f).__name__} {f!r}", loc=loc
+            )
         return Operation(
             f, grid=grid, options=opts, runtime_resource_factory=runtime_resource_factory
         )

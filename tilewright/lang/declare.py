@@ -182,11 +182,21 @@ def make_dataflow_buffer_like(
 
 
 def make_circular_buffer_like(
-    tensor: Tensor, shape: int | Sequence[int], buffer_factor: int = 2, **kwargs: Any
+    tensor: Tensor,
+    shape: int | Sequence[int],
+    buffer_factor: int = 2,
+    *,
+    block_count: int | None = None,
+    allocation_group: DFBAllocationGroup | None = None,
+    address_scope: object = None,
 ) -> DataflowBuffer:
     """Legacy spelling of ``make_dataflow_buffer_like`` (spec 0.5 / 0.15)."""
     return make_dataflow_buffer_like(
-        tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs
+        tensor,
+        shape,
+        buffer_factor if block_count is None else block_count,
+        allocation_group=allocation_group,
+        address_scope=address_scope,
     )
 
 
@@ -210,9 +220,10 @@ class CircularBuffer(metaclass=_CircularBufferType):
         tensor: Tensor,
         shape: int | Sequence[int],
         buffer_factor: int = 2,
-        **kwargs: Any,
+        *,
+        block_count: int | None = None,
     ) -> DataflowBuffer:
-        return make_circular_buffer_like(tensor, shape, buffer_factor, **kwargs)
+        return make_circular_buffer_like(tensor, shape, buffer_factor, block_count=block_count)
 
 
 def make_dfb(

@@ -35,7 +35,15 @@ from tilewright.device.formats import (
     encode_block,
     encode_elements,
 )
-from tilewright.errors import BlockStateError, DFBContractError, KernelError, SourceLoc, user_frame
+from tilewright.errors import (
+    BlockStateError,
+    DFBContractError,
+    InterfaceError,
+    KernelError,
+    SourceLoc,
+    user_frame,
+    user_location,
+)
 from tilewright.lang.blockstate import Context, Op, State, check_and_apply
 from tilewright.lang.expr import (
     BlockExpr,
@@ -315,7 +323,10 @@ def _reject_kernel_kw(method: str, kwargs) -> None:
         raise DFBContractError(
             f"kernel= is not supported on DFB {method}(); select release ownership on push() or pop()"
         )
-    raise TypeError(f"{method}() got unexpected keyword argument(s): {', '.join(kwargs)}")
+    raise InterfaceError(
+        f"DFB {method}() takes no arguments; got keyword argument(s): {', '.join(kwargs)}",
+        loc=user_location(),
+    )
 
 
 class TensorBlock(BlockOperators):
@@ -385,6 +396,14 @@ class TensorBlock(BlockOperators):
             .astype(np.float32)
         )
 
+    def _value_shape(self) -> tuple[int, ...]:
+        """The shape of the block's values (what ``values()`` decodes to)."""
+        dfb = self.dfb
+        if not dfb.tiled:
+            return tuple(dfb.shape)
+        *batch, rows, cols = dfb.shape
+        return (*batch, rows * dfb.tile.height, cols * dfb.tile.width)
+
     def write_values(self, values: np.ndarray) -> None:
         dfb = self.dfb
         if dfb.tiled:
@@ -422,6 +441,14 @@ class TensorBlock(BlockOperators):
             raise BlockStateError(
                 f"store: expression of shape {shape_text(value.shape)} does not match "
                 f"{self.describe()} of shape {shape_text(self.shape)}; shapes must match exactly"
+            )
+        expected = self._value_shape()
+        if tuple(value.data.shape) != expected:  # e.g. tiles into a row-major block
+            layout = "tiles" if self.dfb.tiled else "row-major elements"
+            raise BlockStateError(
+                f"store: the expression's values ({'x'.join(map(str, value.data.shape))}) do not "
+                f"fit {self.describe()}, which holds {'x'.join(map(str, expected))} {layout}; "
+                "tiled and row-major blocks do not mix"
             )
         check_and_apply(self, Op.STORE_DST)
         self.write_values(value.data)

@@ -173,6 +173,15 @@ PIPE_TYPES = (SrcPipeIdentity, DstPipeIdentity)
 _GLOBAL_NETS = [0]
 
 
+def _check_callback(callback: object, method: str) -> None:
+    if not callable(callback):
+        raise InterfaceError(
+            f"PipeNet.{method}(callback) takes a function of the pipe, got "
+            f"{type(callback).__name__} {callback!r}",
+            loc=user_location(),
+        )
+
+
 class PipeNet:
     """``ttl.PipeNet(pipes)``: a non-empty group of pipes of one kind."""
 
@@ -267,6 +276,7 @@ class PipeNet:
 
     def if_src(self, callback: Callable[[SrcPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe whose source is this node."""
+        _check_callback(callback, "if_src")
         self._dm_only("net.if_src")
         node = self._node()
         for i, p in enumerate(self.pipes):
@@ -275,6 +285,7 @@ class PipeNet:
 
     def if_dst(self, callback: Callable[[DstPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe that has this node as a destination."""
+        _check_callback(callback, "if_dst")
         self._dm_only("net.if_dst")
         node = self._node()
         for i, p in enumerate(self.pipes):

@@ -24,6 +24,7 @@ from tilewright.ttnn.types import (
     Layout,
     MemoryConfig,
     as_data_type,
+    as_layout,
     data_format_of,
     is_float,
 )
@@ -70,6 +71,8 @@ def host_values(data) -> tuple[np.ndarray, DataType]:
     """(numpy values, the ttnn dtype they default to)."""
     if isinstance(data, np.ndarray) or np.isscalar(data):
         arr = np.asarray(data)
+        if arr.size == 0:
+            raise DeviceError(f"an array of shape {arr.shape} holds no values")
         if arr.dtype.name == "bfloat16":  # ml_dtypes
             return arr.astype(np.float32), DataType.BFLOAT16
         if arr.dtype not in _NUMPY_TO_TTNN:
@@ -78,6 +81,8 @@ def host_values(data) -> tuple[np.ndarray, DataType]:
     torch = _torch()
     if not isinstance(data, torch.Tensor):
         raise DeviceError(f"expected a torch tensor or numpy array, got {type(data).__name__}")
+    if data.numel() == 0:
+        raise DeviceError(f"a tensor of shape {tuple(data.shape)} holds no values")
     t = data.detach().cpu()
     if t.dtype == torch.bfloat16:
         return t.to(torch.float32).numpy(), DataType.BFLOAT16
@@ -119,7 +124,11 @@ def from_torch(
     """
     values, default = host_values(tensor)
     dtype = as_data_type(dtype) if dtype is not None else default
-    layout = Layout(layout) if layout is not None else Layout.ROW_MAJOR
+    if device is not None and not hasattr(device, "dram_alignment"):
+        raise DeviceError(
+            f"device must be a ttnn device (ttnn.open_device(...)), got {type(device).__name__}"
+        )
+    layout = as_layout(layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
     values = _prepare(values, dtype)
     pad = 0.0 if pad_value is None else pad_value
@@ -146,6 +155,8 @@ def values_to_torch(values: np.ndarray, tensor: Tensor, dtype=None, torch_rank=N
     torch = _torch()
     out = torch.from_numpy(np.ascontiguousarray(values).reshape(values.shape))
     target = dtype if dtype is not None else _torch_dtype(tensor.dtype)
+    if not isinstance(target, torch.dtype):
+        raise DeviceError(f"to_torch(dtype=...) takes a torch dtype, got {target!r}")
     out = out.to(target)
     if torch_rank is not None:
         while out.dim() > torch_rank and out.shape[0] == 1:
@@ -240,7 +251,7 @@ def _rebuild(
     tensor: Tensor, values: np.ndarray, *, dtype=None, layout=None, memory_config=None
 ) -> Tensor:
     dtype = as_data_type(dtype) if dtype is not None else tensor.dtype
-    layout = Layout(layout) if layout is not None else tensor.layout
+    layout = as_layout(layout) if layout is not None else tensor.layout
     dev = tensor.device()
     pages = encode_pages(
         _prepare(values, dtype),

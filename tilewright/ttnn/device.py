@@ -41,6 +41,8 @@ def open_device(
     **_ignored,
 ) -> Device:
     """Open virtual device ``device_id`` (a chip position of the system descriptor)."""
+    if not isinstance(device_id, int) or isinstance(device_id, bool):
+        raise DeviceError(f"device_id must be an int, got {type(device_id).__name__} {device_id!r}")
     held = holder_of(device_id)
     if held is not None:
         raise DeviceError(f"device {device_id} is already open ({held}); close it first")
@@ -65,6 +67,10 @@ def close_device(device) -> None:
     """Close a device (a mesh device too, as ``ttnn.close_device`` does)."""
     from tilewright.device.mesh import MeshDevice
 
+    if not isinstance(device, (Device, MeshDevice)):
+        raise DeviceError(
+            f"ttnn.close_device takes a device (ttnn.open_device(...)), got {type(device).__name__}"
+        )
     if isinstance(device, MeshDevice) or device.mesh is not None:
         from tilewright.ttnn.mesh_device import close_mesh_device
 

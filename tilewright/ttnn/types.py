@@ -58,6 +58,7 @@ __all__ = [
     "CoreRangeSet",
     "StorageType",
     "as_data_type",
+    "as_layout",
     "data_format_of",
     "is_float",
 ]
@@ -109,6 +110,16 @@ def as_data_type(dtype: object) -> DataType:
         f"dtype {dtype!r} is not a ttnn data type (bfloat16, float32, bfloat8_b, bfloat4_b, "
         "int32, uint32, uint16, uint8, or the torch dtype of one)"
     )
+
+
+def as_layout(layout: object) -> Layout:
+    """A ttnn ``Layout`` (``ttnn.TILE_LAYOUT``, ``ttnn.ROW_MAJOR_LAYOUT``, or its value)."""
+    try:
+        return Layout(int(layout))  # type: ignore[call-overload]
+    except (ValueError, TypeError):
+        raise DeviceError(
+            f"layout {layout!r} is not a ttnn layout (ttnn.TILE_LAYOUT, ttnn.ROW_MAJOR_LAYOUT)"
+        ) from None
 
 
 def data_format_of(dtype: DataType) -> DataFormat:
