@@ -75,7 +75,9 @@ def close_device(device) -> None:
         from tilewright.ttnn.mesh_device import close_mesh_device
 
         # A chip of a mesh closes with its mesh (what the runner's clean-up relies on).
-        close_mesh_device(device if isinstance(device, MeshDevice) else device.mesh)
+        mesh = device if isinstance(device, MeshDevice) else device.mesh
+        assert isinstance(mesh, MeshDevice)
+        close_mesh_device(mesh)
         return
     device.close()
     unregister(device)
