@@ -253,3 +253,17 @@ def test_the_references_selector_example_runs(tmp_path, device, capsys):
         "selectors: ['compute', 'data_movement', \"data_movement kernel 'reader'\"]"
         in capsys.readouterr().out
     )
+
+
+def test_user_code_cannot_name_a_call_site(tmp_path):
+    from tilewright.errors import ExternCallError
+
+    with pytest.raises(ExternCallError, match=r"unexpected keyword argument\(s\): _site"):
+        load(
+            tmp_path,
+            """
+            @ttl.operation(grid=(1, 1))
+            def op(a):
+                ttl.call_extern_func("compat.hpp", "shared_entry", kernel=ttl.KernelKind.COMPUTE, _site=1)
+            """,
+        )
