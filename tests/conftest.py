@@ -13,3 +13,8 @@ def _fresh_session():
     that runs a program with ``--board p150`` must not choose the board of the next one."""
     yield
     session.reset()
+
+
+# tests/data holds inputs, not tests: descriptors, and a TT-Lang project's own test suite
+# (data/ttlang_suite) that tests/cli/test_pytest_plugin.py runs through `pytest -p tilewright`.
+collect_ignore = ["data"]

@@ -64,7 +64,12 @@ def test_one_logical_kernel_for_every_selector():
     assert kernel_of(ttl.KernelKind.COMPUTE) == COMPUTE
     assert kernel_of(ttl.PIPE_SOURCE_KERNEL) == PIPE_SOURCE
     reader = kernel_of(handle)
-    assert reader == LogicalKernel("data_movement", "explicit", "reader", id(handle))
+    assert reader == LogicalKernel("data_movement", "explicit", "reader", "mod.op")
+    twin = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)  # another factory product, equal identity
+    twin.bind("reader", "mod.op")
+    other = ttl.Kernel(ttl.KernelKind.DATA_MOVEMENT)  # different captures: another identity
+    other.bind("reader", "mod.op[captures=1234]")
+    assert kernel_of(twin) == reader and kernel_of(other) != reader
     assert kernel_of(ttl.Kernel(ttl.KernelKind.COMPUTE)) is None  # unbound
     assert reader.keys == ("kernel:reader", "kind:data_movement", "*")
     assert PIPE_SOURCE.keys == ("pipe_source", "kind:data_movement", "*")

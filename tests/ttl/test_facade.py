@@ -7,6 +7,7 @@ import types
 import pytest
 
 from tilewright import ttl
+from tilewright.lang import declare
 
 _OWNERS = ("tilewright.lang", "tilewright.compiler.operation")
 
@@ -30,7 +31,10 @@ def test_every_name_comes_from_lang_or_the_compiler_operation():
     foreign = []
     for name, obj in _exported():
         if isinstance(obj, types.ModuleType):
-            continue  # ttl.math / ttl.block: façades of lang.math / lang.block
+            continue  # ttl.math / ttl.block: façades of lang.math / lang.block; ttl.utils
+        if name == "TILE_SHAPE":  # a plain value: lang's
+            assert obj is declare.TILE_SHAPE
+            continue
         module = getattr(obj, "__module__", None) or type(obj).__module__
         if not module.startswith(_OWNERS):
             foreign.append(f"ttl.{name} is defined in {module}")

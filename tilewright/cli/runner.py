@@ -4,9 +4,11 @@ A meta-path finder maps the top-level names ``ttl`` and ``ttnn`` (and their
 submodules) to ``tilewright.ttl`` / ``tilewright.ttnn``, so the module objects are
 Tilewright's own (``ttl is tilewright.ttl``).  The program runs as ``__main__``
 with its own ``sys.argv``.  A Tilewright error prints its diagnostic (location,
-excerpt, notes) without a Python traceback and exits with status 1.  Ctrl-C prints
-where every kernel of the interrupted launch was (the engine's report) and exits with
-130, the shell's status for SIGINT.
+excerpt, notes) without a Python traceback and exits with status 1; the program's own
+failures print a traceback of the program's frames only; an exception Tilewright raised
+without diagnosing it is reported at the user's line, never as an internal traceback.
+Ctrl-C prints where every kernel of the interrupted launch was (the engine's report) and
+exits with 130, the shell's status for SIGINT.
 """
 
 from __future__ import annotations
@@ -19,9 +21,14 @@ import runpy
 import sys
 import traceback
 
-from tilewright.errors import TilewrightError, format_error, traceback_location
+from tilewright.errors import (
+    TilewrightError,
+    format_error,
+    internal_file,
+    traceback_location,
+)
 
-__all__ = ["install_aliases", "run_program", "ALIASES"]
+__all__ = ["install_aliases", "run_program", "users_frames", "ALIASES"]
 
 ALIASES = {"ttl": "tilewright.ttl", "ttnn": "tilewright.ttnn"}
 
@@ -73,6 +80,43 @@ def _close_devices_left_open(before: list) -> None:
             device.close_device(dev)
 
 
+def users_frames(exc: BaseException) -> None:
+    """Drop Tilewright's own frames (and synthetic ones) from ``exc``'s traceback in place."""
+    kept = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if not internal_file(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    if not kept:
+        return
+    for a, b in zip(kept, kept[1:]):
+        a.tb_next = b
+    kept[-1].tb_next = None
+    exc.__traceback__ = kept[0]
+
+
+def _escaped_from_tilewright(exc: BaseException) -> bool:
+    """Whether a non-Tilewright exception was raised inside Tilewright's own code."""
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return last is not None and not last.startswith("<") and internal_file(last)
+
+
+def _undiagnosed(exc: BaseException) -> str:
+    """An input Tilewright failed to diagnose, reported at the user's line (never a traceback)."""
+    loc = traceback_location(exc)
+    where = f"{loc}: " if loc is not None else ""
+    excerpt = loc.excerpt() if loc is not None else ""
+    return (
+        f"{where}error: Tilewright could not diagnose this input ({type(exc).__name__}: {exc})"
+        + (f"\n{excerpt}" if excerpt else "")
+        + "\nhint: this is a gap in Tilewright's checks; please report it with the program"
+    )
+
+
 def run_program(path: str, argv: list[str]) -> int:
     """Run ``path`` as ``__main__``; return the process exit status."""
     install_aliases()
@@ -102,8 +146,12 @@ def run_program(path: str, argv: list[str]) -> int:
         where = "\n" + "\n".join(notes) if notes else " (outside a launch)"
         print(f"KeyboardInterrupt: interrupted{where}", file=sys.stderr)
         return 130
-    except Exception:  # the user's own failure: show where it happened
-        traceback.print_exc()
+    except Exception as exc:
+        if _escaped_from_tilewright(exc):  # no internal traceback reaches the user
+            print(_undiagnosed(exc), file=sys.stderr)
+            return 1
+        users_frames(exc)  # the user's own failure: show where it happened, in their code
+        traceback.print_exception(exc)
         return 1
     finally:
         _close_devices_left_open(before)

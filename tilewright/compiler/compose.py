@@ -29,6 +29,7 @@ from typing import TypeGuard
 
 from tilewright.compiler.record import ComposableOperation, OperationRecord
 from tilewright.compiler.scope import MISSING, Scope, is_ttl_module
+from tilewright.compiler.split import registry
 from tilewright.compiler.split.astutil import (
     assigned_names_in,
     bound_names_in_target,
@@ -36,6 +37,7 @@ from tilewright.compiler.split.astutil import (
     nested_scope_bindings,
 )
 from tilewright.errors import SplitError
+from tilewright.lang.extern.plan import CallSite, ExternPlan, renamed_site
 
 __all__ = ["INLINED", "Composer"]
 
@@ -166,6 +168,7 @@ class Composer:
         self._shared: dict[int, str] = {}
         self._occurrences: dict[str, int] = {}
         self.caller_locals = _outer_locals(tree) | {a.arg for a in tree.args.args}
+        self.composed_sites: list[CallSite] = []  # external calls copied from callees
 
     def error(self, node: ast.AST, message: str) -> SplitError:
         return self.src.error_at(node, message, cls=SplitError)
@@ -268,11 +271,12 @@ class Composer:
             ("col_offset", stmt.col_offset),
             ("end_col_offset", stmt.end_col_offset),
         )
+        names = {p: arg.id for p, arg in exp.params.items()} | exp.renames
         out: list[ast.stmt] = []
         for original in body_def.body:
-            clone = _Substitute(exp, name, self.caller, self.src, call).visit(
-                copy.deepcopy(original)
-            )
+            clone = copy.deepcopy(original)
+            self._name_extern_sites(callee, clone, names, call)
+            clone = _Substitute(exp, name, self.caller, self.src, call).visit(clone)
             if relocate:  # every positioned node (stmt, expr, arg, ...) points at the call
                 for n in ast.walk(clone):
                     if hasattr(n, "lineno"):
@@ -282,6 +286,34 @@ class Composer:
             setattr(clone, INLINED, stmt)  # the call statement it came from
             out.append(clone)
         return out
+
+    def _name_extern_sites(
+        self, callee: ComposableOperation, stmt: ast.stmt, names: dict[str, str], call: ast.Call
+    ) -> None:
+        """Give every external call copied from ``callee`` its validated call site (C, B.8).
+
+        The callee validated the call in its own scope; the caller gets a copy of that
+        site under the caller's DFB and tensor names, and the copied call names it
+        (``_site=<id>``), so the run time and the caller's lifecycle proofs find it
+        wherever composition placed the statement.
+        """
+        from tilewright.compiler.split.lifecycle_sites import is_extern_call
+
+        for node in ast.walk(stmt):
+            if not is_extern_call(node):
+                continue
+            assert isinstance(node, ast.Call)
+            site = _callee_site(callee.extern_plan, node)
+            if site is None:
+                raise self.error(
+                    call,
+                    f"@ttl.operation: composing '{callee.record.name}' into '{self.caller}': its "
+                    f"ttl.call_extern_func at line {node.lineno} has no validated call site",
+                )
+            copied = renamed_site(site, names)
+            self.composed_sites.append(copied)
+            node.keywords = [k for k in node.keywords if k.arg != registry.EXTERN_SITE_KEYWORD]
+            node.keywords.append(ast.keyword(registry.EXTERN_SITE_KEYWORD, ast.Constant(copied.id)))
 
     def _suffix(self, identity: str, name: str, call: ast.Call) -> str:
         text = ast.dump(call, annotate_fields=True, include_attributes=False)
@@ -463,6 +495,17 @@ class Composer:
             handler.body = kept or [ast.copy_location(ast.Pass(), handler)]
             hoisted.extend(moved)
         return hoisted
+
+
+def _callee_site(plan: ExternPlan | None, call: ast.Call) -> CallSite | None:
+    """The callee's validated site of ``call``: named by an earlier composition, else by position."""
+    if plan is None:
+        return None
+    for k in call.keywords:
+        if k.arg == registry.EXTERN_SITE_KEYWORD and isinstance(k.value, ast.Constant):
+            site_id = k.value.value
+            return plan.site_by_id(site_id) if isinstance(site_id, int) else None
+    return plan.site_at((call.lineno, call.end_lineno, call.col_offset, call.end_col_offset))
 
 
 def _fresh_instance(value):

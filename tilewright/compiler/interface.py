@@ -1,7 +1,8 @@
 """Operation interface rules (reference A.2), checked once at decoration.
 
 Parameters are the TT-NN tensors of each call: no defaults, no ``*args`` /
-``**kwargs``, no keyword-only parameters; the body must not ``return``.  Nested
+``**kwargs``, no keyword-only parameters; the body must not ``return`` (except the
+legacy ``return ttl.Program(...)(...)``, reference A.12).  Nested
 functions decorated ``compute`` / ``datamovement`` (matched by the decorator's
 spelling) make the operation a multi-kernel one; each such kernel function takes
 no arguments.
@@ -13,7 +14,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from tilewright.compiler.source import FunctionSource, decorator_name
+from tilewright.compiler.source import FunctionSource, call_name, decorator_name
 from tilewright.errors import InterfaceError, KernelError
 
 __all__ = ["Interface", "check_interface", "KERNEL_DECORATORS", "kernel_functions"]
@@ -34,15 +35,20 @@ class Interface:
 
 def _body_nodes(tree: ast.FunctionDef) -> Iterator[ast.AST]:
     """Every node of the operation body, not descending into nested functions or classes."""
-    stack: list[ast.AST] = list(tree.body)
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    stack: list[ast.AST] = [n for n in tree.body if not isinstance(n, scopes)]
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(
-                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-            ):
-                stack.append(child)
+        stack.extend(c for c in ast.iter_child_nodes(node) if not isinstance(c, scopes))
+
+
+def _legacy_program_return(node: ast.Return) -> bool:
+    """``return ttl.Program(c, dm0, dm1)(a, b, out)`` (before spec 0.2; reference A.12)."""
+    value = node.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Call):
+        value = value.func
+    return isinstance(value, ast.Call) and call_name(value.func)[1] == "Program"
 
 
 def kernel_functions(tree: ast.FunctionDef) -> list[ast.FunctionDef]:
@@ -125,7 +131,7 @@ def check_interface(src: FunctionSource, op_name: str) -> Interface:
             cls=InterfaceError,
         )
     for node in _body_nodes(tree):
-        if isinstance(node, ast.Return):
+        if isinstance(node, ast.Return) and not _legacy_program_return(node):
             raise src.error_at(
                 node,
                 f"operation '{op_name}' returns: an operation body must not return; write results "

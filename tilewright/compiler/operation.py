@@ -10,15 +10,23 @@ evaluates the body once per node (``NodeSetup``), builds a device ``Program``
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import extern, program_builder, split
+from tilewright.compiler import (
+    extern,
+    host_tensors,
+    program_builder,
+    runtime_resources,
+    split,
+)
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split.identity import operation_identity
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
+from tilewright.lang.extern.plan import with_sites
 from tilewright.lang.launch import evaluate_setups, run_launch
 
 if TYPE_CHECKING:
@@ -34,7 +42,6 @@ _UNSUPPORTED_OPTIONS = {
     "iterator_types": "iterator types (the linalg-style form)",
     "device_domain": "multi-device domains",
     "mesh_program_placements": "mesh program placements",
-    "runtime_resource_factory": "runtime resource factories (hardware-only runtime resources)",
 }
 
 
@@ -48,8 +55,11 @@ class Operation:
         grid: GridSpec = None,
         options: dict | None = None,
         loc: SourceLoc | None = None,
+        runtime_resource_factory: Callable[..., object] | None = None,
     ) -> None:
         self.fn = fn
+        self.runtime_resource_factory = runtime_resource_factory  # reference C.11
+        self.runtime_lifetimes: tuple[object, ...] = ()  # kept from the last successful run
         self.name = fn.__name__
         self.qualname = f"{fn.__module__}.{fn.__qualname__}"
         self.grid = _check_grid_spec(grid, loc if loc is not None else user_location())
@@ -76,6 +86,9 @@ class Operation:
             split.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:
             self.split_plan, self.body = split.split_operation(self.record, self.extern_plan)
+            self.extern_plan = with_sites(  # calls composed from other operations (B.8)
+                self.extern_plan, self.qualname, self.split_plan.composed_sites
+            )
         self.__doc__ = fn.__doc__
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -91,6 +104,9 @@ class Operation:
     def __call__(self, *args, **kwargs):
         call_loc = user_location()
         kwargs.pop("options", None)  # per-call compiler flags: accepted, no effect here
+        factory = kwargs.pop("runtime_resource_factory", self.runtime_resource_factory)
+        if factory is not self.runtime_resource_factory:  # this call's factory (C.11)
+            runtime_resources.check_factory(factory, call_loc)
         if kwargs:
             raise InterfaceError(
                 f"operation '{self.name}' takes its tensors positionally; unexpected keyword "
@@ -110,14 +126,22 @@ class Operation:
 
         if run_operation_per_chip(self, args, params, call_loc):  # mesh tensors: every chip
             return None
+        args, write_back = host_tensors.stage(self.name, params, args, call_loc)
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
         setups = evaluate_setups(self, self.body, device, grid, args)
         program = program_builder.build(
             self.record, self.options, self.split_plan, device, grid, setups, call_loc
         )
+        resources = None
+        if factory is not None:  # validated whole before the program changes (C.11)
+            resources = runtime_resources.plan(factory, self.name, program, args, grid, call_loc)
+            runtime_resources.apply(resources, program)
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
+        if resources is not None:
+            self.runtime_lifetimes = resources.lifetimes
+        write_back()  # host tensor arguments get the results (docs/compatibility.md)
         return None
 
     def _resolve_grid(self, device, args, loc: SourceLoc | None) -> tuple[int, ...]:
@@ -234,7 +258,7 @@ def operation(
     options: str | None = None,
     device_domain: object = None,
     mesh_program_placements: object = None,
-    runtime_resource_factory: object = None,
+    runtime_resource_factory: Callable[..., object] | None = None,
 ) -> Any:
     """``@ttl.operation(grid=...)``: define a TT-Lang operation (spec §Operation)."""
     given = {
@@ -242,7 +266,6 @@ def operation(
         "iterator_types": iterator_types,
         "device_domain": device_domain,
         "mesh_program_placements": mesh_program_placements,
-        "runtime_resource_factory": runtime_resource_factory,
     }
     loc = user_location()
     for key, value in given.items():
@@ -275,8 +298,21 @@ def operation(
         "tiled": tiled,
     }
 
+    if runtime_resource_factory is not None:
+        runtime_resources.check_factory(runtime_resource_factory, loc)
+
     def wrap(f: Callable[..., None]) -> Operation:
-        return Operation(f, grid=grid, options=opts, loc=loc)
+        if not inspect.isfunction(f):
+            raise InterfaceError(
+                f"@ttl.operation decorates a function, got {type(f).__name__} {f!r}", loc=loc
+            )
+        return Operation(
+            f,
+            grid=grid,
+            options=opts,
+            loc=loc,
+            runtime_resource_factory=runtime_resource_factory,
+        )
 
     if fn is not None:
         return wrap(fn)

@@ -95,7 +95,8 @@ def logical_kernels(decls) -> list[LogicalKernel]:
             lk = LogicalKernel(d.kind, "ordinal", d.name, order=i, loc=d.loc)
         else:
             lk = logical_kernel_of(d.selector, d.kind, d.name, d.loc)
-        key = LogicalKernel(lk.kind, lk.role, lk.name if lk.role in ("explicit", "ordinal") else "")
+        named = lk.role in ("explicit", "ordinal")
+        key = LogicalKernel(lk.kind, lk.role, lk.name if named else "", lk.operation)
         if key in seen:
             raise InterfaceError(
                 f"kernel functions '{seen[key]}' and '{d.name}' select the same logical kernel "
@@ -118,6 +119,7 @@ class OperationProgram(Program):
         self.logical_kernels: list[LogicalKernel] = []  # per kernel function, in order
         self.dfb_table: list[tuple[str, int, int, int]] = []  # (name, index, address, bytes)
         self.dfb_allocation: dfb_alloc.Allocation | None = None
+        self.runtime_resources: object = None  # the applied RuntimeResourcePlan, if any (C.11)
 
 
 def build(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from tilewright.compiler.interface import Interface
     from tilewright.compiler.source import FunctionSource
     from tilewright.compiler.split.plan import SplitPlan
+    from tilewright.lang.extern.plan import ExternPlan
 
 __all__ = ["ComposableOperation", "OperationRecord"]
 
@@ -49,3 +50,7 @@ class ComposableOperation(Protocol):
 
     @property
     def split_plan(self) -> SplitPlan | None: ...
+
+    @property
+    def extern_plan(self) -> ExternPlan | None:
+        """Its validated external calls (composition copies them into the caller)."""

@@ -252,6 +252,18 @@ class Program:
         self.semaphores.append(SemaphoreSpec(sem_id, cores, int(initial_value)))
         return sem_id
 
+    def create_semaphore_with_id(self, core_spec, sem_id: int, initial_value: int = 0) -> int:
+        """Add semaphore ``sem_id`` on ``core_spec`` (ttnn ``SemaphoreDescriptor(id, ...)``)."""
+        cores = as_core_range_set(core_spec)
+        if not 0 <= sem_id < NUM_SEMAPHORES:
+            raise DeviceError(f"semaphore id {sem_id} is outside 0..{NUM_SEMAPHORES - 1}")
+        if not 0 <= initial_value < 1 << 32:
+            raise DeviceError(f"semaphore initial value {initial_value} is not a uint32")
+        if any(s.sem_id == sem_id and _overlap(s.cores, cores) for s in self.semaphores):
+            raise DeviceError(f"semaphore id {sem_id} is already used on those cores")
+        self.semaphores.append(SemaphoreSpec(sem_id, cores, int(initial_value)))
+        return sem_id
+
     def set_runtime_args(self, kernel: int, core_spec, args: Sequence[int]) -> None:
         """Per-core runtime args (the same list on every core of ``core_spec``)."""
         spec = self._kernel(kernel)

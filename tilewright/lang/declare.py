@@ -23,7 +23,7 @@ from tilewright.device.formats import (
     element_size,
     tile_size_bytes,
 )
-from tilewright.errors import InterfaceError, KernelError, SourceLoc, user_location
+from tilewright.errors import InterfaceError, KernelError, SourceLoc, user_frame, user_location
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from tilewright.lang.resets import DFBAllocationGroup
 
 __all__ = [
+    "CircularBuffer",
+    "TILE_SHAPE",
     "make_dataflow_buffer_like",
     "make_circular_buffer_like",
     "make_dfb",
@@ -45,6 +47,9 @@ __all__ = [
     "grid_extent",
     "parse_dtype",
 ]
+
+TILE_SHAPE = (TILE_32x32.height, TILE_32x32.width)
+"""``ttl.TILE_SHAPE``: the default tile, (32, 32) (tt-lang's simulator exports it)."""
 
 _MAX_BLOCK_COUNT = 32
 _TILE_HEIGHTS = (1, 2, 4, 8, 16, 32)
@@ -103,7 +108,11 @@ def _check_block_count(block_count, what: str) -> int:
 
 
 def _dfb_name(setup, fallback: str) -> str:
-    frame = sys._getframe(2)  # the statement calling the DFB factory
+    """The variable the user's declaration binds (``a_cb = ttl.make_circular_buffer_like(...)``):
+    the statement in the user's innermost frame, however many factory spellings lie between."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return fallback
     return setup.op.declared_name(frame.f_code.co_filename, frame.f_lineno) or fallback
 
 
@@ -175,12 +184,48 @@ def make_dataflow_buffer_like(
 
 
 def make_circular_buffer_like(
-    tensor: Tensor, shape: int | Sequence[int], buffer_factor: int = 2, **kwargs: Any
+    tensor: Tensor,
+    shape: int | Sequence[int],
+    buffer_factor: int = 2,
+    *,
+    block_count: int | None = None,
+    allocation_group: DFBAllocationGroup | None = None,
+    address_scope: object = None,
 ) -> DataflowBuffer:
     """Legacy spelling of ``make_dataflow_buffer_like`` (spec 0.5 / 0.15)."""
     return make_dataflow_buffer_like(
-        tensor, shape, kwargs.pop("block_count", buffer_factor), **kwargs
+        tensor,
+        shape,
+        buffer_factor if block_count is None else block_count,
+        allocation_group=allocation_group,
+        address_scope=address_scope,
     )
+
+
+class _CircularBufferType(type):
+    """``isinstance(x, ttl.CircularBuffer)`` is ``isinstance(x, ttl.DataflowBuffer)``."""
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, DataflowBuffer)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, DataflowBuffer)
+
+
+class CircularBuffer(metaclass=_CircularBufferType):
+    """Legacy ``ttl.CircularBuffer(tensor, shape=, buffer_factor=2)`` (before spec 0.5): a DFB
+    like ``tensor``, as ``ttl.make_dataflow_buffer_like(tensor, shape, block_count=...)``.
+    Constructing one returns the DataflowBuffer; ``isinstance`` matches every DFB."""
+
+    def __new__(  # type: ignore[misc]  # the legacy constructor builds a DataflowBuffer
+        cls,
+        tensor: Tensor,
+        shape: int | Sequence[int],
+        buffer_factor: int = 2,
+        *,
+        block_count: int | None = None,
+    ) -> DataflowBuffer:
+        return make_circular_buffer_like(tensor, shape, buffer_factor, block_count=block_count)
 
 
 def make_dfb(
@@ -315,16 +360,15 @@ def _is_selector(x) -> bool:
     return isinstance(x, (Kernel, KernelKind, PipeSourceKernel))
 
 
-def _grid_and_node():
+def _grid_and_node() -> tuple[tuple[int, ...], tuple[int, int]] | None:
+    """(grid, this node) inside an operation body or kernel; None outside."""
     run = ACTIVE.run
     if run is not None and state.CURRENT is not None:
         return state.CURRENT.grid, (run.core.logical.x, run.core.logical.y)
     if SETUP_STACK:
         s = SETUP_STACK[-1]
         return s.grid, s.node
-    raise KernelError(
-        "ttl.node() / ttl.grid_size() are used inside an @ttl.operation", loc=user_location()
-    )
+    return None
 
 
 def _check_dims(dims) -> int:
@@ -352,10 +396,19 @@ def node_coords(grid: Sequence[int], xy: tuple[int, int], dims: int) -> int | tu
 
 def grid_size(dims: int = 2) -> Any:
     """The grid's size in ``dims`` dimensions (spec §Grid): fewer dims flatten the highest
-    ones, more dims pad with 1.  ``dims=1`` gives the node count."""
+    ones, more dims pad with 1.  ``dims=1`` gives the node count.  In host code after a
+    launch it is the last operation's grid (as tt-lang's simulator does)."""
     dims = _check_dims(dims)
-    grid, _ = _grid_and_node()
-    return grid_extent(grid, dims)
+    inside = _grid_and_node()
+    if inside is not None:
+        return grid_extent(inside[0], dims)
+    if state.LAST_GRID is not None:  # host code after a launch: that operation's grid
+        return grid_extent(state.LAST_GRID, dims)
+    raise KernelError(
+        "ttl.grid_size() is used outside an @ttl.operation before any operation ran: it is the "
+        "grid of the running operation (or, in host code, of the last one launched)",
+        loc=user_location(),
+    )
 
 
 def node(dims: int = 2) -> Any:
@@ -365,5 +418,11 @@ def node(dims: int = 2) -> Any:
     flattening); more dims pad with 0.
     """
     dims = _check_dims(dims)
-    grid, xy = _grid_and_node()
-    return node_coords(grid, xy, dims)
+    inside = _grid_and_node()
+    if inside is None:
+        raise KernelError(
+            "ttl.node() is used outside an @ttl.operation: it is the coordinate of the node "
+            "running the operation body or kernel",
+            loc=user_location(),
+        )
+    return node_coords(inside[0], inside[1], dims)

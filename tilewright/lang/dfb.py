@@ -38,6 +38,7 @@ from tilewright.device.formats import (
 from tilewright.errors import (
     BlockStateError,
     DFBContractError,
+    InterfaceError,
     KernelError,
     SourceLoc,
     user_frame,
@@ -323,7 +324,10 @@ def _reject_kernel_kw(method: str, kwargs) -> None:
         raise DFBContractError(
             f"kernel= is not supported on DFB {method}(); select release ownership on push() or pop()"
         )
-    raise TypeError(f"{method}() got unexpected keyword argument(s): {', '.join(kwargs)}")
+    raise InterfaceError(
+        f"DFB {method}() takes no arguments; got keyword argument(s): {', '.join(kwargs)}",
+        loc=user_location(),
+    )
 
 
 class TensorBlock(BlockOperators):
@@ -393,6 +397,14 @@ class TensorBlock(BlockOperators):
             .astype(np.float32)
         )
 
+    def _value_shape(self) -> tuple[int, ...]:
+        """The shape of the block's values (what ``values()`` decodes to)."""
+        dfb = self.dfb
+        if not dfb.tiled:
+            return tuple(dfb.shape)
+        *batch, rows, cols = dfb.shape
+        return (*batch, rows * dfb.tile.height, cols * dfb.tile.width)
+
     def write_values(self, values: np.ndarray) -> None:
         dfb = self.dfb
         if dfb.tiled:
@@ -422,14 +434,22 @@ class TensorBlock(BlockOperators):
     def store(self, expr: BlockOperators, acc: bool = False) -> None:
         """Materialise a block expression into this block (spec ``Block.store``)."""
         self._compute_only("store()")
-        if acc:  # legacy store(expr, acc=True) == `block += expr` (spec 0.12)
-            self.__iadd__(expr)
-            return
-        value = as_value(expr)
+        if acc and self.state != State.MW:  # legacy store(expr, acc=True) (spec < 0.12):
+            self.__iadd__(expr)  # accumulates into what earlier stores wrote;
+            return  # the first store into a fresh reserve (MW) assigns, as the simulator does
+        value = as_value(expr, self.shape)
         if tuple(value.shape) != tuple(self.shape):
             raise BlockStateError(
                 f"store: expression of shape {shape_text(value.shape)} does not match "
                 f"{self.describe()} of shape {shape_text(self.shape)}; shapes must match exactly"
+            )
+        expected = self._value_shape()
+        if tuple(value.data.shape) != expected:  # e.g. tiles into a row-major block
+            layout = "tiles" if self.dfb.tiled else "row-major elements"
+            raise BlockStateError(
+                f"store: the expression's values ({'x'.join(map(str, value.data.shape))}) do not "
+                f"fit {self.describe()}, which holds {'x'.join(map(str, expected))} {layout}; "
+                "tiled and row-major blocks do not mix"
             )
         check_and_apply(self, Op.STORE_DST)
         self.write_values(value.data)
@@ -448,7 +468,15 @@ class TensorBlock(BlockOperators):
         self.dfb._release(self, Op.PUSH)
 
     def pop(self, *, kernel: object = None) -> None:
-        """Free a waited block for the producer (non-blocking)."""
+        """Free a waited block for the producer (non-blocking).
+
+        ``kernel=`` names the logical kernel of an otherwise-unused transaction
+        (reference C.10): such a block may be popped without being read, as the compiler
+        accepts (``unused = dfb.wait(); unused.pop(kernel=...)``).  Without it a block
+        must be read first (state MR, the simulator's rule).
+        """
+        if kernel is not None and self.state == State.MR and not self.is_reserve:
+            self.state = State.RW  # the transaction is declared unused: nothing to read
         self.dfb._release(self, Op.POP)
 
     def __enter__(self) -> TensorBlock:

@@ -24,6 +24,7 @@ from tilewright.errors import KernelError, user_location
 __all__ = [
     "BlockOperators",
     "BlockExpr",
+    "ShapedByContext",
     "evaluate",
     "as_value",
     "bind_op",
@@ -132,11 +133,34 @@ class BlockExpr(BlockOperators):
             return f"block expression {shape_text(self.shape)}:\n{self.data}"
 
 
-def as_value(x) -> BlockExpr:
-    """A block operand as a BlockExpr (reading a TensorBlock is a state transition)."""
+class ShapedByContext(BlockOperators):
+    """An operand whose shape the enclosing expression decides (spec 0.4's two-argument
+    ``ttl.math.broadcast(x, dims=)``): the other operand of a binary operation, or the
+    block it is stored into; alone it keeps its own shape."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def resolve(self, shape: tuple[int, ...]) -> BlockExpr:
+        """The value at ``shape``."""
+
+
+def as_value(x, shape: tuple[int, ...] | None = None) -> BlockExpr:
+    """A block operand as a BlockExpr (reading a TensorBlock is a state transition);
+    ``shape`` is the context's shape for an operand shaped by its context."""
+    if isinstance(x, ShapedByContext) and shape is not None:
+        return x.resolve(tuple(shape))
     if isinstance(x, BlockOperators):
         return x.as_block_value()
     raise KernelError(f"expected a block or block expression, got {type(x).__name__}")
+
+
+def _context_shape(operands) -> tuple[int, ...] | None:
+    """The shape operands shaped by their context take: the first other block operand's."""
+    for o in operands:
+        if isinstance(o, BlockOperators) and not isinstance(o, ShapedByContext):
+            return tuple(o.shape)  # type: ignore[attr-defined]
+    return None
 
 
 def _operand(x):
@@ -168,6 +192,12 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
     run = _check_compute(name)
     spec = get_op(name)
     n_ops = spec.arity
+    if any(isinstance(o, ShapedByContext) for o in operands[:n_ops]):
+        shape_of = _context_shape(operands[:n_ops])
+        if shape_of is not None:
+            operands = tuple(
+                o.resolve(shape_of) if isinstance(o, ShapedByContext) else o for o in operands
+            )
     vals = [_operand(o) for o in operands[:n_ops]]
     extra = operands[n_ops:]
     try:

@@ -93,6 +93,7 @@ def run_launch(
 ) -> LaunchResult:
     """Run ``program`` on ``device`` as the launch of operation ``name``; its statistics."""
     launch = state.OpLaunch(name, grid, setups)
+    state.LAST_GRID = grid
     prev, prev_tracer = state.CURRENT, state.TRACER
     state.CURRENT = launch
     state.TRACER = session.tracer_for(device)

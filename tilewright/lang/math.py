@@ -21,7 +21,7 @@ from tilewright.device.formats import data_type_name
 from tilewright.device.ops import LEGACY_ALIASES
 from tilewright.errors import KernelError
 from tilewright.lang import block as _block
-from tilewright.lang.expr import BlockExpr, as_value, bind_op, evaluate
+from tilewright.lang.expr import BlockExpr, ShapedByContext, as_value, bind_op, evaluate
 
 __all__ = [
     "abs",
@@ -268,21 +268,92 @@ squeeze = _moved("squeeze")
 unsqueeze = _moved("unsqueeze")
 
 
+class _ContextBroadcast(ShapedByContext):
+    """``ttl.math.broadcast(x, dims=)`` (spec 0.4): ``x`` broadcast to the shape of the
+    expression around it (the other operand, or the block it is stored into)."""
+
+    __slots__ = ("value", "dims")
+
+    def __init__(self, value: BlockExpr, dims: object) -> None:
+        self.value = value
+        self.dims = dims
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    def resolve(self, shape: tuple[int, ...]) -> BlockExpr:
+        return _legacy_broadcast(self.value, self.dims, shape)
+
+    def as_block_value(self) -> BlockExpr:
+        return self.resolve(self.value.shape)
+
+
+def _legacy_broadcast(value: BlockExpr, dims: object, shape) -> BlockExpr:
+    """The 1.1.1 broadcast: inside each tile first, then across tiles.
+
+    A broadcast dimension whose extent already equals the result's (a same-shape
+    multi-tile block) is broadcast inside every tile only -- the hardware's per-tile
+    row/column broadcast -- and the tiles are not replicated; a dimension of extent 1
+    is broadcast inside its tile and then replicated to ``shape``
+    (``ttl.block.broadcast``).
+    """
+    if not isinstance(dims, (list, tuple)) or not all(
+        isinstance(d, int) and not isinstance(d, builtins.bool) for d in dims
+    ):
+        raise KernelError(f"ttl.math.broadcast: dims must be a list of ints, got {dims!r}")
+    shape = tuple(shape)
+    rank = len(value.shape)
+    if len(shape) != rank:
+        return _block.broadcast(value, dims=list(dims), shape=shape)  # the op's own message
+    bdims = sorted({d % rank for d in dims if -rank <= d < rank})
+    inner = [d for d in bdims if d >= rank - 2 and value.shape[d] == shape[d] != 1]
+    if inner:  # per tile: the tile grid as batch dims of a block of 1x1 tiles
+        th, tw = value.tile.height, value.tile.width
+        *batch, rows, cols = value.shape
+        tiles = value.data.reshape(*batch, rows, th, cols, tw)
+        tiles = np.moveaxis(tiles, -3, -2)  # (..., rows, cols, th, tw)
+        grid = (*batch, rows, cols, 1, 1)
+        per_tile = _block.broadcast(
+            BlockExpr(np.ascontiguousarray(tiles), grid, value.tile),
+            dims=[d + 2 for d in inner],
+            shape=grid,
+        )
+        data = np.moveaxis(per_tile.data.reshape(*batch, rows, cols, th, tw), -2, -3)
+        value = BlockExpr(data.reshape(value.data.shape), value.shape, value.tile)
+    rest = [d for d in bdims if d not in inner]
+    if not rest:
+        return value
+    return _block.broadcast(value, dims=rest, shape=shape)
+
+
 def broadcast(
     x: object, out_blk: Any = None, dims: object = None, *, shape: object = None
-) -> BlockExpr:
-    """Legacy ``ttl.math.broadcast(x, out_blk, dims=[..])`` (1.1.1): the output block only
-    gives the shape; same as ``ttl.block.broadcast(x, dims=dims, shape=out_blk.shape)``."""
+) -> BlockExpr | ShapedByContext:
+    """Legacy spellings of ``ttl.block.broadcast``.
+
+    * ``ttl.math.broadcast(x, out_blk, dims=[..])`` (1.1.1): ``out_blk`` gives the shape;
+      a dimension whose extent already equals ``out_blk``'s is broadcast inside each tile;
+    * ``ttl.math.broadcast(x, dims=[..])`` (spec 0.4): the result takes the shape of the
+      expression around it (the other operand of a binary operation, or the block it is
+      stored into);
+    * ``shape=`` given: ``ttl.block.broadcast(x, dims=dims, shape=shape)``.
+    """
     warnings.warn(
-        "ttl.math.broadcast(x, out_blk, dims=) is the 1.1.1 form; use ttl.block.broadcast",
+        "ttl.math.broadcast is the 1.1.1 / spec 0.4 form; use ttl.block.broadcast",
         DeprecationWarning,
         stacklevel=2,
     )
-    if shape is None:
-        if out_blk is None:
-            raise TypeError("ttl.math.broadcast needs the output block (1.1.1 form) or shape=")
-        shape = out_blk.shape
-    return _block.broadcast(x, dims=dims, shape=shape)
+    if dims is None and isinstance(out_blk, (list, tuple)):  # broadcast(x, [1]): dims positional
+        out_blk, dims = None, out_blk
+    if dims is None:
+        raise KernelError("ttl.math.broadcast(x, dims=[...]): dims is required")
+    value = as_value(x)
+    if shape is not None:
+        return _legacy_broadcast(value, dims, shape)
+    if out_blk is not None:
+        return _legacy_broadcast(value, dims, out_blk.shape)
+    return _ContextBroadcast(value, dims)
 
 
 def fill(out_blk: Any, value: float) -> BlockExpr:

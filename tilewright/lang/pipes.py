@@ -124,6 +124,12 @@ class Pipe:
             return [(x, 0) for x in ranges[0]]
         return [(x, y) for y in ranges[1] for x in ranges[0]]
 
+    def has_current_core(self) -> bool:
+        """Whether the running node is this pipe's source or one of its destinations (the
+        simulator's spelling, for early exits of nodes the pipe does not touch)."""
+        node = PipeNet._node()
+        return self.src_node() == node or node in self.dst_nodes()
+
     def __repr__(self) -> str:
         return f"Pipe({_coord_text(self.src)} -> {_coord_text(self.dst)})"
 
@@ -165,6 +171,15 @@ class DstPipeIdentity(_Identity):
 
 PIPE_TYPES = (SrcPipeIdentity, DstPipeIdentity)
 _GLOBAL_NETS = [0]
+
+
+def _check_callback(callback: object, method: str) -> None:
+    if not callable(callback):
+        raise InterfaceError(
+            f"PipeNet.{method}(callback) takes a function of the pipe, got "
+            f"{type(callback).__name__} {callback!r}",
+            loc=user_location(),
+        )
 
 
 class PipeNet:
@@ -261,6 +276,7 @@ class PipeNet:
 
     def if_src(self, callback: Callable[[SrcPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe whose source is this node."""
+        _check_callback(callback, "if_src")
         self._dm_only("net.if_src")
         node = self._node()
         for i, p in enumerate(self.pipes):
@@ -269,6 +285,7 @@ class PipeNet:
 
     def if_dst(self, callback: Callable[[DstPipeIdentity], object]) -> None:
         """Call ``callback(pipe)`` once per pipe that has this node as a destination."""
+        _check_callback(callback, "if_dst")
         self._dm_only("net.if_dst")
         node = self._node()
         for i, p in enumerate(self.pipes):

@@ -47,17 +47,18 @@ class LogicalKernel:
 
     ``role`` is ``"canonical"`` (the kind's default kernel, selected by a
     ``KernelKind`` member), ``"pipe_source"`` (the implicit data-movement kernel that
-    runs ``if_src`` callbacks), ``"explicit"`` (a ``ttl.Kernel`` handle; ``name`` is
-    its bound name and ``handle_id`` tells two handles apart) or ``"ordinal"`` (the
-    ``order``-th kernel function of an explicit multi-kernel operation without
-    selectors).  ``loc`` (the statement that introduced it) and ``handle`` do not take
-    part in equality.
+    runs ``if_src`` callbacks), ``"explicit"`` (a ``ttl.Kernel`` handle, identified as
+    the reference binds it: its ``name`` and the ``operation`` identity it is bound to
+    (B.9), so the handles of two factory products with equal captures are one logical
+    kernel and with different captures two) or ``"ordinal"`` (the ``order``-th kernel
+    function of an explicit multi-kernel operation without selectors).  ``loc`` (the
+    statement that introduced it) and ``handle`` do not take part in equality.
     """
 
     kind: str
     role: str
     name: str = ""
-    handle_id: int = 0
+    operation: str = ""
     order: int = 0
     loc: SourceLoc | None = field(default=None, compare=False)
     handle: object = field(default=None, compare=False)
@@ -68,9 +69,16 @@ class LogicalKernel:
             return self.kind
         return f"{self.kind} kernel '{self.name}'"
 
-    def sort_key(self) -> tuple[int, int, int, str]:
-        """Reference B.7 order: kind, implicit before explicit, then position or name."""
-        return (_KIND_ORDER[self.kind], _ROLE_ORDER[self.role], self.order, self.name)
+    def sort_key(self) -> tuple[int, int, int, str, str]:
+        """Reference B.7 order: kind, implicit before explicit, then position or name (and the
+        bound operation, for handles of one name from different operations)."""
+        return (
+            _KIND_ORDER[self.kind],
+            _ROLE_ORDER[self.role],
+            self.order,
+            self.name,
+            self.operation,
+        )
 
     @property
     def function_name(self) -> str:
@@ -209,7 +217,11 @@ def kernel_of(selector: object) -> LogicalKernel | None:
         return PIPE_SOURCE
     if isinstance(selector, Kernel) and selector.name is not None:
         return LogicalKernel(
-            selector.kind.value, "explicit", selector.name, id(selector), handle=selector
+            selector.kind.value,
+            "explicit",
+            selector.name,
+            selector.operation or "",
+            handle=selector,
         )
     return None
 
@@ -244,7 +256,7 @@ def logical_kernel_of(
             )
         name = selector.name or fn_name
         return LogicalKernel(
-            decorator_kind, "explicit", name, id(selector), loc=loc, handle=selector
+            decorator_kind, "explicit", name, selector.operation or "", loc=loc, handle=selector
         )
     raise InterfaceError(
         f"{deco}(kernel=...) takes one selector (a KernelKind member, ttl.PIPE_SOURCE_KERNEL or a "

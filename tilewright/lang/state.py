@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tilewright.device.trace import Tracer
     from tilewright.lang.node import NodeSetup
 
-__all__ = ["OpLaunch", "CURRENT", "TRACER", "current_launch"]
+__all__ = ["OpLaunch", "CURRENT", "TRACER", "LAST_GRID", "current_launch"]
 
 
 @dataclass(slots=True)
@@ -64,6 +64,9 @@ class _StateModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _StateModule
+LAST_GRID: tuple[int, ...] | None = None
+"""The grid of the last launched operation: host-side ``ttl.grid_size()`` (as tt-lang's
+simulator, which keeps the last operation's grid after it ran)."""
 
 
 def current_launch() -> OpLaunch | None:

@@ -3,7 +3,8 @@
 One table; ``ttl/__init__`` binds every entry so that a program using one gets a clear
 ``InterfaceError`` at the line that uses it instead of an ``AttributeError``.  The
 splitter reads the same table (a statement using one of these names is placed as the
-error it will raise).  ``Program`` is the spelling removed in spec 0.2.
+error it will raise).  ``Program`` is the spelling removed in spec 0.2, accepted (it
+does nothing: kernels are collected automatically).
 """
 
 from __future__ import annotations
@@ -18,10 +19,6 @@ __all__ = ["UNSUPPORTED", "Program", "unsupported"]
 UNSUPPORTED: dict[str, str] = {
     "make_tensor_backed_dfb": "tensor-backed DFBs (a DFB inside an L1-sharded tensor) are not supported",
     "copy_tensor_page": "ttl.copy_tensor_page (row-major page reads into a DFB) is not supported",
-    "ProgramRuntimeResources": "runtime resources are a hardware-only runtime feature (reference C.11)",
-    "KernelRuntimeResources": "runtime resources are a hardware-only runtime feature (reference C.11)",
-    "CoreRuntimeArgs": "runtime resources are a hardware-only runtime feature (reference C.11)",
-    "KernelDefine": "runtime resources are a hardware-only runtime feature (reference C.11)",
     "FabricManagerClaim": "fabric managers need the multi-chip fabric, which is not modelled",
     "FabricConnectionBinding": "fabric managers need the multi-chip fabric, which is not modelled",
     "FabricConnectionRequirement": "fabric managers need the multi-chip fabric, which is not modelled",
@@ -54,9 +51,20 @@ def unsupported(name: str) -> Callable[..., NoReturn]:
     return fn
 
 
-def Program(*threads: object) -> NoReturn:  # noqa: N802 - the legacy spelling
-    """Removed in spec 0.2: kernels are collected automatically."""
-    raise InterfaceError(
-        "ttl.Program was removed in spec 0.2: kernel functions are collected automatically; "
-        "delete the `return ttl.Program(...)(...)` statement"
-    )
+class Program:
+    """``return ttl.Program(compute, dm0, dm1)(a, b, out)``: the spelling removed in spec 0.2
+    (reference A.12), accepted.  Kernel functions are collected by their decorators, so the
+    program object only checks it was given kernel functions; calling it does nothing."""
+
+    def __init__(self, *threads: object) -> None:
+        for t in threads:
+            if not callable(t):
+                raise InterfaceError(
+                    f"ttl.Program(...) takes the operation's kernel functions, got "
+                    f"{type(t).__name__}",
+                    loc=user_location(),
+                )
+        self.threads = threads
+
+    def __call__(self, *args: object, **kwargs: object) -> None:
+        return None

@@ -8,9 +8,13 @@ spellings are primary; legacy ones (reference A.12) are aliases.
 
 from __future__ import annotations
 
+import sys
+
 from tilewright.compiler.operation import Operation, operation
 from tilewright.lang.copy import CopyTransferHandler, GroupTransfer, copy
 from tilewright.lang.declare import (
+    TILE_SHAPE,
+    CircularBuffer,
     compute,
     datamovement,
     grid_size,
@@ -57,6 +61,12 @@ from tilewright.lang.resets import (
     reset_all_dfbs,
     reset_dfbs,
 )
+from tilewright.lang.resources import (
+    CoreRuntimeArgs,
+    KernelDefine,
+    KernelRuntimeResources,
+    ProgramRuntimeResources,
+)
 from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
 from tilewright.lang.semaphore import (
     MulticastRemoteSemaphore,
@@ -65,13 +75,15 @@ from tilewright.lang.semaphore import (
 )
 from tilewright.lang.unsupported import Program
 from tilewright.lang.unsupported import unsupported as _unsupported
-from tilewright.ttl import block, math
+from tilewright.ttl import block, math, utils
+
+ttl = sys.modules[__name__]
+"""``from ttl import ttl``: the package itself (programs written against the simulator)."""
 
 __version__ = "0.20"
 """The TT-Lang spec version this implementation follows."""
 
 # Spec names and implementation names.
-CircularBuffer = DataflowBuffer
 Block = TensorBlock
 Transfer = CopyTransferHandler
 
@@ -109,10 +121,6 @@ transpose = block.transpose
 
 make_tensor_backed_dfb = _unsupported("make_tensor_backed_dfb")
 copy_tensor_page = _unsupported("copy_tensor_page")
-ProgramRuntimeResources = _unsupported("ProgramRuntimeResources")
-KernelRuntimeResources = _unsupported("KernelRuntimeResources")
-CoreRuntimeArgs = _unsupported("CoreRuntimeArgs")
-KernelDefine = _unsupported("KernelDefine")
 FabricManagerClaim = _unsupported("FabricManagerClaim")
 FabricConnectionBinding = _unsupported("FabricConnectionBinding")
 FabricConnectionRequirement = _unsupported("FabricConnectionRequirement")
@@ -144,6 +152,8 @@ __all__ = [
     "make_dfb",
     "DataflowBuffer",
     "CircularBuffer",
+    "TILE_SHAPE",
+    "utils",
     "TensorBlock",
     "Block",
     "BlockExpr",
@@ -189,6 +199,10 @@ __all__ = [
     "ReceiveRequest",
     "ReadyReceive",
     "wait_any",
+    "ProgramRuntimeResources",
+    "KernelRuntimeResources",
+    "CoreRuntimeArgs",
+    "KernelDefine",
     "Semaphore",
     "UnicastRemoteSemaphore",
     "MulticastRemoteSemaphore",

@@ -31,6 +31,8 @@ from tilewright.ttnn.types import (
     DataType,
     Layout,
     MemoryConfig,
+    as_data_type,
+    as_layout,
     data_format_of,
     is_float,
 )
@@ -80,6 +82,8 @@ def host_values(data) -> tuple[np.ndarray, DataType]:
     """(numpy values, the ttnn dtype they default to)."""
     if isinstance(data, np.ndarray) or np.isscalar(data):
         arr = np.asarray(data)
+        if arr.size == 0:
+            raise DeviceError(f"an array of shape {arr.shape} holds no values")
         if arr.dtype.name == "bfloat16":  # ml_dtypes
             return arr.astype(np.float32), DataType.BFLOAT16
         if arr.dtype not in _NUMPY_TO_TTNN:
@@ -88,6 +92,8 @@ def host_values(data) -> tuple[np.ndarray, DataType]:
     torch = _torch()
     if not isinstance(data, torch.Tensor):
         raise DeviceError(f"expected a torch tensor or numpy array, got {type(data).__name__}")
+    if data.numel() == 0:
+        raise DeviceError(f"a tensor of shape {tuple(data.shape)} holds no values")
     t = data.detach().cpu()
     if t.dtype == torch.bfloat16:
         return t.to(torch.float32).numpy(), DataType.BFLOAT16
@@ -110,18 +116,19 @@ def _prepare(values: np.ndarray, dtype: DataType) -> np.ndarray:
 
 
 def dtype_arg(op: str, dtype) -> DataType:
-    """``dtype`` as a ttnn DataType; an OpParamError naming ``op`` otherwise."""
+    """``dtype`` as a ttnn DataType (``types.as_data_type``: ttnn types, names, torch dtypes);
+    an OpParamError naming ``op`` otherwise."""
     try:
-        return DataType(dtype)
-    except (ValueError, TypeError):
-        raise OpParamError(f"{op}: dtype must be a ttnn.DataType, got {dtype!r}") from None
+        return as_data_type(dtype)
+    except DeviceError as exc:
+        raise OpParamError(f"{op}: dtype must be a ttnn.DataType: {exc.message}") from None
 
 
 def layout_arg(op: str, layout) -> Layout:
     """``layout`` as a ttnn Layout; an OpParamError naming ``op`` otherwise."""
     try:
-        return Layout(layout)
-    except (ValueError, TypeError):
+        return as_layout(layout)
+    except DeviceError:
         raise OpParamError(
             f"{op}: layout must be ttnn.ROW_MAJOR_LAYOUT or ttnn.TILE_LAYOUT, got {layout!r}"
         ) from None
@@ -159,6 +166,10 @@ def from_torch(
     values, default = host_values(tensor)
     check_not_empty("ttnn.from_torch", values.shape)
     dtype = dtype_arg("ttnn.from_torch", dtype) if dtype is not None else default
+    if device is not None and not hasattr(device, "dram_alignment"):
+        raise DeviceError(
+            f"device must be a ttnn device (ttnn.open_device(...)), got {type(device).__name__}"
+        )
     layout = layout_arg("ttnn.from_torch", layout) if layout is not None else Layout.ROW_MAJOR
     tshape = _tile_shape(tile)
     values = _prepare(values, dtype)
@@ -186,6 +197,8 @@ def values_to_torch(values: np.ndarray, tensor: Tensor, dtype=None, torch_rank=N
     torch = _torch()
     out = torch.from_numpy(np.ascontiguousarray(values).reshape(values.shape))
     target = dtype if dtype is not None else _torch_dtype(tensor.dtype)
+    if not isinstance(target, torch.dtype):
+        raise DeviceError(f"to_torch(dtype=...) takes a torch dtype, got {target!r}")
     out = out.to(target)
     if torch_rank is not None:
         while out.dim() > torch_rank and out.shape[0] == 1:

@@ -10,6 +10,7 @@ shape with a zero dimension is refused at the user's line (``convert.check_not_e
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -130,6 +131,30 @@ def _constant(op: str, shape, value, dtype, layout, device, memory_config, tile)
     return place_on_device(host, device, config)
 
 
+_STREAM = np.random.default_rng(0x5EED)
+"""Tilewright's own stream for unseeded draws when torch is not loaded (fixed seed: runs repeat)."""
+
+
+def _draw(kind: str, shape: tuple[int, ...], seed: int | None) -> np.ndarray:
+    """Float32 samples, ``kind`` "uniform" ([0, 1)) or "normal".
+
+    A nonzero ``seed`` gives the same values on every call (numpy's PCG64 of the seed).
+    Without one (``None`` or ttnn's ``0``) every call draws new values: from torch's global
+    generator when torch is loaded -- so ``torch.manual_seed`` makes a program's tensors
+    reproducible, as in tt-lang's simulator -- else from Tilewright's own stream.
+    """
+    if seed:
+        rng = np.random.default_rng(seed)
+        out = rng.uniform(size=shape) if kind == "uniform" else rng.standard_normal(size=shape)
+        return out.astype(np.float32)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        fn = torch.rand if kind == "uniform" else torch.randn
+        return fn(shape, dtype=torch.float32).numpy()
+    out = _STREAM.uniform(size=shape) if kind == "uniform" else _STREAM.standard_normal(size=shape)
+    return out.astype(np.float32)
+
+
 @at_user_call
 def rand(
     shape,
@@ -140,12 +165,14 @@ def rand(
     memory_config=DRAM_MEMORY_CONFIG,
     low: float = 0.0,
     high: float = 1.0,
-    seed: int = 0,
+    seed: int | None = 0,
     tile=None,
 ) -> Tensor:
-    """Uniform values in [low, high) (numpy's PCG64 with ``seed``; not bit-equal to ttnn's RNG)."""
-    rng = np.random.default_rng(seed)
-    values = rng.uniform(low, high, size=_shape("ttnn.rand", shape)).astype(np.float32)
+    """Uniform values in [low, high).  ``seed`` as ttnn: 0 (the default) or None draws new
+    values on every call, any other seed the same values every time (see ``_draw``; the
+    values are not bit-equal to ttnn's device RNG)."""
+    u = _draw("uniform", _shape("ttnn.rand", shape), seed)
+    values = (np.float32(low) + np.float32(high - low) * u).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
@@ -160,8 +187,8 @@ def randn(
     seed: int | None = None,
     tile=None,
 ) -> Tensor:
-    rng = np.random.default_rng(seed)
-    values = rng.standard_normal(size=_shape("ttnn.randn", shape)).astype(np.float32)
+    """Standard normal values; ``seed`` as in :func:`rand`."""
+    values = _draw("normal", _shape("ttnn.randn", shape), seed)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 
@@ -260,7 +287,7 @@ def empty_like(ref: Tensor, dtype=None, layout=None, device=None, memory_config=
 
 @at_user_call
 def rand_like(
-    ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int = 0
+    ref: Tensor, dtype=None, layout=None, device=None, memory_config=None, seed: int | None = 0
 ) -> Tensor:
     d, lay, dev, mc = _like(ref, dtype, layout, device, memory_config)
     return rand(

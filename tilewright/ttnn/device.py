@@ -75,11 +75,17 @@ def close_device(device) -> None:
     """Close a device (a mesh device too, as ``ttnn.close_device`` does)."""
     from tilewright.device.mesh import MeshDevice
 
+    if not isinstance(device, (Device, MeshDevice)):
+        raise DeviceError(
+            f"ttnn.close_device takes a device (ttnn.open_device(...)), got {type(device).__name__}"
+        )
     if isinstance(device, MeshDevice) or device.mesh is not None:
         from tilewright.ttnn.mesh_device import close_mesh_device
 
         # A chip of a mesh closes with its mesh (what the runner's clean-up relies on).
-        close_mesh_device(device if isinstance(device, MeshDevice) else device.mesh)
+        mesh = device if isinstance(device, MeshDevice) else device.mesh
+        assert isinstance(mesh, MeshDevice)
+        close_mesh_device(mesh)
         return
     device.close()
     unregister(device)

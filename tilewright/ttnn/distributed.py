@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilewright.device.topology import MeshError, MeshShape
+from tilewright.errors import DeviceError
 from tilewright.ttnn import convert
 from tilewright.ttnn.convert import check_not_empty, dtype_arg, layout_arg, place_on_device
 from tilewright.ttnn.convert import from_torch as _single_from_torch
@@ -452,8 +453,10 @@ def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None,
     """``ttnn.to_torch``: a mesh tensor is joined by ``mesh_composer`` first."""
     if mesh_composer is not None or isinstance(tensor, MeshTensor):
         values = mesh_values(tensor, mesh_composer)
-    else:
+    elif isinstance(tensor, Tensor):
         values = tensor.to_numpy()
+    else:
+        raise DeviceError(f"ttnn.to_torch takes a ttnn tensor, got {type(tensor).__name__}")
     return convert.values_to_torch(values, tensor, dtype, torch_rank)
 
 

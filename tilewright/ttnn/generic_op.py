@@ -200,11 +200,18 @@ class CBDescriptor:
 
 @dataclass
 class SemaphoreDescriptor:
-    """ttnn ``SemaphoreDescriptor``: a semaphore on core ranges; ids are list positions."""
+    """ttnn ``SemaphoreDescriptor(id, core_type=..., core_ranges=..., initial_value=...)``: a
+    semaphore on core ranges.  Without ``id`` a program descriptor numbers its semaphores
+    as CreateSemaphore does; the older positional form ``(core_ranges, ...)`` is accepted."""
 
+    id: Any = None
     core_ranges: Any = None
     initial_value: int = 0
     core_type: Any = None
+
+    def __post_init__(self) -> None:
+        if self.id is not None and not isinstance(self.id, int) and self.core_ranges is None:
+            self.id, self.core_ranges = None, self.id  # SemaphoreDescriptor(core_ranges, ...)
 
 
 @dataclass
@@ -374,10 +381,12 @@ def build_program(desc: ProgramDescriptor, base_dir: str | None = None) -> Progr
     if len(desc.semaphores) > NUM_SEMAPHORES:
         raise _error(f"{len(desc.semaphores)} semaphores; a core has {NUM_SEMAPHORES}")
     for i, sem in enumerate(desc.semaphores):
+        cores = _cores(sem.core_ranges, f"semaphores[{i}]")
+        if sem.id is not None:  # the id the descriptor names
+            program.create_semaphore_with_id(cores, int(sem.id), int(sem.initial_value))
+            continue
         # ids as CreateSemaphore hands them out: the lowest free id on those cores
-        program.create_semaphore(
-            _cores(sem.core_ranges, f"semaphores[{i}]"), int(sem.initial_value)
-        )
+        program.create_semaphore(cores, int(sem.initial_value))
     for i, kd in enumerate(desc.kernels):
         cores = _cores(kd.core_ranges, f"kernels[{i}]")
         handle = program.create_kernel(_kernel_entry(kd, i, base_dir), cores, _kernel_config(kd, i))

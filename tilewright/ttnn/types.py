@@ -23,6 +23,7 @@ from tilewright.device.formats import (
     DataFormat,
     TileShape,
     TtnnDataType,
+    data_type_named,
 )
 from tilewright.errors import DeviceError, user_location
 
@@ -56,6 +57,8 @@ __all__ = [
     "CoreRange",
     "CoreRangeSet",
     "StorageType",
+    "as_data_type",
+    "as_layout",
     "data_format_of",
     "is_float",
 ]
@@ -85,6 +88,38 @@ int32 = DataType.INT32
 uint32 = DataType.UINT32
 uint16 = DataType.UINT16
 uint8 = DataType.UINT8
+
+
+def as_data_type(dtype: object) -> DataType:
+    """A ttnn ``DataType`` from a ttnn data type, its name (``"bfloat16"``, ``"bf16"``) or a
+    torch / numpy dtype (``torch.float32``; float16 is stored as bfloat16, as
+    ``ttnn.from_torch`` does) -- tt-lang's simulator takes torch dtypes where ttnn takes its own."""
+    if isinstance(dtype, DataType):
+        return dtype
+    if isinstance(dtype, (TtnnDataType, int)) and not isinstance(dtype, bool):
+        try:
+            return DataType(int(dtype))
+        except ValueError:
+            pass
+    else:
+        name = dtype if isinstance(dtype, str) else str(dtype).rsplit(".", 1)[-1]
+        found = TtnnDataType.BFLOAT16 if name == "float16" else data_type_named(name)
+        if found is not None:
+            return DataType(found)
+    raise DeviceError(
+        f"dtype {dtype!r} is not a ttnn data type (bfloat16, float32, bfloat8_b, bfloat4_b, "
+        "int32, uint32, uint16, uint8, or the torch dtype of one)"
+    )
+
+
+def as_layout(layout: object) -> Layout:
+    """A ttnn ``Layout`` (``ttnn.TILE_LAYOUT``, ``ttnn.ROW_MAJOR_LAYOUT``, or its value)."""
+    try:
+        return Layout(int(layout))  # type: ignore[call-overload]
+    except (ValueError, TypeError):
+        raise DeviceError(
+            f"layout {layout!r} is not a ttnn layout (ttnn.TILE_LAYOUT, ttnn.ROW_MAJOR_LAYOUT)"
+        ) from None
 
 
 def data_format_of(dtype: DataType) -> DataFormat:

@@ -32,7 +32,13 @@ from tilewright.compiler.scope import MISSING, Scope
 __all__ = ["LocalScope", "Resolver", "Binding", "NotStaticError", "DFB_FACTORIES"]
 
 DFB_FACTORIES = frozenset(
-    {"make_dataflow_buffer_like", "make_circular_buffer_like", "make_dfb", "make_tensor_backed_dfb"}
+    {
+        "make_dataflow_buffer_like",
+        "make_circular_buffer_like",
+        "CircularBuffer",
+        "make_dfb",
+        "make_tensor_backed_dfb",
+    }
 )
 
 

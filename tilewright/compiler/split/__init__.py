@@ -41,8 +41,8 @@ from tilewright.lang.selectors import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE, Logic
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
     from tilewright.lang.extern.plan import ExternPlan
-from tilewright.lang.extern.plan import dfb_usage
-from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind
+from tilewright.lang.extern.plan import dfb_usage, with_sites
+from tilewright.lang.selectors import PIPE_SOURCE_KERNEL, Kernel, KernelKind, kernel_of
 
 __all__ = ["SplitPlan", "bind_captured_handles", "split_operation"]
 
@@ -90,7 +90,10 @@ def split_operation(
 
     from tilewright.compiler.compose import Composer
 
-    injected = Composer(src, tree, scope, op.name).run()
+    composer = Composer(src, tree, scope, op.name)
+    injected = composer.run()
+    composed_sites = tuple(composer.composed_sites)
+    extern_plan = with_sites(extern_plan, op.qualname, composed_sites)
     scope = Scope(op.fn, injected)
     local = assigned_names_in(tree.body) | set(op.interface.params)
     checks.check_captures(src, tree, scope, op.name, local)
@@ -151,6 +154,7 @@ def split_operation(
         ),
         body=tree,
         injected=tuple(sorted(injected.items())),
+        composed_sites=composed_sites,
     )
     if expand_only:
         return plan, op.fn
@@ -159,7 +163,8 @@ def split_operation(
         plan, op.fn, src, lifted.indices, selectors, injected
     )
     kernel_sources = tuple(
-        (k.function_name, codegen.display_source(k, d)) for k, d in zip(kernels, kernel_defs)
+        (codegen.function_names(kernels)[k], codegen.display_source(k, d))
+        for k, d in zip(kernels, kernel_defs)
     )
     plan = dataclasses.replace(plan, generated_source=source, kernel_sources=kernel_sources)
     return plan, fn
@@ -193,7 +198,7 @@ def _selector_value(kernel: LogicalKernel, resolver: SelectorResolver, handles: 
         return PIPE_SOURCE_KERNEL
     if kernel in resolver.used:
         return resolver.used[kernel]
-    return next(h for h in handles.values() if id(h) == kernel.handle_id)
+    return next(h for h in handles.values() if kernel_of(h) == kernel)
 
 
 def _placements(

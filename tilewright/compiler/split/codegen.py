@@ -16,8 +16,9 @@ errors and deadlock reports point at the user's source; a kernel's decorator sit
 on the line of the statement that introduced the kernel (the capacity
 diagnostic's location, reference B.7).  The compiler's auto-sync is applied here:
 a bare ``ttl.copy(...)`` gets its ``.wait()``, an inline ``dfb.wait()`` /
-``dfb.reserve()`` its release after the statement, and release/extern ``kernel=``
-selectors are stripped.  The code is compiled from the AST under the user's file
+``dfb.reserve()`` its release after the statement, and external calls' ``kernel=``
+selectors are stripped (a release keeps its selector: ``pop(kernel=...)`` marks an
+unused transaction).  The code is compiled from the AST under the user's file
 name inside a factory whose parameters are the captured and injected names, and
 the result is rebuilt as a function over the original globals and closure cells.
 """
@@ -97,7 +98,7 @@ def _function_def(
 
 
 class _Rewrite(ast.NodeTransformer):
-    """Strip release / extern ``kernel=``; wrap chosen acquisitions in walrus temporaries."""
+    """Strip extern ``kernel=``; wrap chosen acquisitions in walrus temporaries."""
 
     def __init__(self, block_names: set[str], walrus: dict[int, str]) -> None:
         self.block_names = block_names
@@ -106,14 +107,9 @@ class _Rewrite(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         temp = self.walrus.get(id(node))
         self.generic_visit(node)  # rewrites the arguments in place
-        func = node.func
-        is_release = (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in self.block_names
-            and func.attr in registry.RELEASE_METHODS
-        )
-        if is_release or ttl_call_name(node) == (registry.EXTERN_CALL,):
+        # A release keeps its selector: it tells pop() that an unread block is a deliberately
+        # unused transaction (reference C.10).
+        if ttl_call_name(node) == (registry.EXTERN_CALL,):
             node.keywords = [k for k in node.keywords if k.arg != "kernel"]
         if temp is not None:
             return ast.copy_location(
@@ -185,11 +181,28 @@ class _Pruner:
         return out
 
 
+def function_names(kernels) -> dict[LogicalKernel, str]:
+    """Each logical kernel's function name: its ``function_name``; handles of one name bound
+    to different operations (composed factory products, B.9) get ``_2``, ``_3`` ... in order."""
+    out: dict[LogicalKernel, str] = {}
+    used: dict[str, int] = {}
+    for kernel in sorted(kernels, key=LogicalKernel.sort_key):
+        base = kernel.function_name
+        n = used[base] = used.get(base, 0) + 1
+        out[kernel] = base if n == 1 else f"{base}_{n}"
+    return out
+
+
 def _kernel_function(
-    plan: SplitPlan, kernel: LogicalKernel, index: int, body: list[ast.stmt], taken: set[str]
+    plan: SplitPlan,
+    kernel: LogicalKernel,
+    name: str,
+    index: int,
+    body: list[ast.stmt],
+    taken: set[str],
 ) -> ast.FunctionDef:
     line = plan.origin_line(kernel)
-    fname = kernel.function_name
+    fname = name
     if fname in taken or not fname.isidentifier():
         fname = f"__ttl_{fname.strip('<>')}"
     decorator = ast.Call(
@@ -197,7 +210,7 @@ def _kernel_function(
         args=[
             ast.Constant(kernel.kind),
             ast.Name(f"__ttl_sel_{index}", ast.Load()),
-            ast.Constant(kernel.function_name),
+            ast.Constant(name),
         ],
         keywords=[],
     )
@@ -282,9 +295,10 @@ def generate(
             )
             body.append(_located(named, decl.lineno, decl.col_offset))
     kernel_defs = []
+    names = function_names(plan.kernels)
     for index, kernel in enumerate(plan.kernels):
         kbody = pruner.prune(tree.body, kernel, pass_if_empty=True)
-        kernel_defs.append(_kernel_function(plan, kernel, index, kbody, taken))
+        kernel_defs.append(_kernel_function(plan, kernel, names[kernel], index, kbody, taken))
     body.extend(kernel_defs)
 
     op_def = _function_def(tree.name, _plain_arguments(tree.args), body, [])
@@ -380,11 +394,34 @@ _DISPLAY_SELECTOR = {
 }
 
 
+class _WithoutSiteNames(ast.NodeTransformer):
+    """Drop the ``_site=`` composition adds to copied external calls (not the user's text)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        node.keywords = [k for k in node.keywords if k.arg != registry.EXTERN_SITE_KEYWORD]
+        return node
+
+
+def _is_kernel_helper(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == _KERNEL_HELPER
+        and len(node.args) == 3
+        and isinstance(node.args[2], ast.Constant)
+    )
+
+
 def display_source(kernel: LogicalKernel, fn: ast.FunctionDef) -> str:
     """A generated kernel as the explicit form writes it (``@ttl.compute(kernel=...)``)."""
     deco = "compute" if kernel.kind == "compute" else "datamovement"
     selector = _DISPLAY_SELECTOR.get(kernel, kernel.name)
-    shown = copy.copy(fn)
-    shown.name = kernel.function_name if kernel.function_name.isidentifier() else fn.name
+    shown = _WithoutSiteNames().visit(copy.deepcopy(fn))
+    helper = next((d for d in fn.decorator_list if _is_kernel_helper(d)), None)
+    arg = helper.args[2] if isinstance(helper, ast.Call) else None
+    given = arg.value if isinstance(arg, ast.Constant) else None
+    name = given if isinstance(given, str) else kernel.function_name
+    shown.name = name if name.isidentifier() else fn.name
     shown.decorator_list = [ast.parse(f"ttl.{deco}(kernel={selector})", mode="eval").body]
     return ast.unparse(shown)

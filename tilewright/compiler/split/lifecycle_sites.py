@@ -142,8 +142,11 @@ class _Collector:
         for acq in inline:
             self.inline.setdefault(acq.path, []).append(acq)
         self.records: dict[tuple, list] = {}
+        self.by_site: dict[int, list] = {}  # composed calls name their site (B.8)
         for record in usage.calls:
             self.records.setdefault(record.position, []).append(record)
+            if record.site_id is not None:
+                self.by_site.setdefault(record.site_id, []).append(record)
         self.sync_objects = sync_objects
         self.names = dfb_names
         self.table = SiteTable({n: [] for n in dfb_names}, set(), [])
@@ -154,7 +157,10 @@ class _Collector:
         )
 
     def add(self, dfb: str, path, seq, kind, kernel, line, tiles=None, origin="native") -> None:
-        self.table.sites[dfb].append(Site(dfb, path, seq, kind, kernel, line, tiles, origin))
+        sites = self.table.sites.get(dfb)
+        if sites is None:  # a ttl.DFB parameter: its lifecycle belongs to the caller
+            return
+        sites.append(Site(dfb, path, seq, kind, kernel, line, tiles, origin))
 
     def run(self) -> SiteTable:
         for path, stmt in walk_with_paths(self.tree.body):
@@ -206,7 +212,17 @@ class _Collector:
         named = [n for n in ast.walk(call) if isinstance(n, ast.Name) and n.id in self.names]
         self.table.contract_names.update(id(n) for n in named)
         position = (call.lineno, call.end_lineno, call.col_offset, call.end_col_offset)
-        records = self.records.get(position)
+        site_id = next(
+            (
+                k.value.value
+                for k in call.keywords
+                if k.arg == registry.EXTERN_SITE_KEYWORD and isinstance(k.value, ast.Constant)
+            ),
+            None,
+        )
+        records = (
+            self.by_site.get(site_id) if isinstance(site_id, int) else self.records.get(position)
+        )
         kernels = self.placement[path].kernels if path in self.placement else ()
         if not records:
             for dfb in sorted({n.id for n in named}):

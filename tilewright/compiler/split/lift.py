@@ -35,6 +35,7 @@ _KINDS = {
     "make_dfb": "dfb",
     "make_dataflow_buffer_like": "dfb",
     "make_circular_buffer_like": "dfb",
+    "CircularBuffer": "dfb",
     "make_tensor_backed_dfb": "dfb",
     "Pipe": "pipe",
     "PipeNet": "pipe",

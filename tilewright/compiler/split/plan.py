@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from tilewright.lang.extern.plan import CallSite
 from tilewright.lang.selectors import LogicalKernel
 
 __all__ = [
@@ -222,6 +223,9 @@ class SplitPlan:
     generated_source: str = field(default="", compare=False, repr=False)
     # Each kernel's generated function as the explicit form spells it: (name, source).
     kernel_sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    # External calls composition copied from callees (reference B.8, C): the operation's
+    # external-call plan adds them; each copied call names its site (``_site=<id>``).
+    composed_sites: tuple[CallSite, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def expand_only(self) -> bool:

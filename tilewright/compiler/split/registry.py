@@ -23,6 +23,7 @@ __all__ = [
     "DFB_FACTORIES",
     "DFB_METHODS",
     "EXTERN_CALL",
+    "EXTERN_SITE_KEYWORD",
     "FACTORY_ONLY",
     "PIPENET_CALLBACK_METHODS",
     "RESET_CALLS",
@@ -48,6 +49,7 @@ class Placement(Enum):
 
 
 EXTERN_CALL = "call_extern_func"
+EXTERN_SITE_KEYWORD = "_site"  # composition names a copied call's validated site (B.8)
 
 #: ``ttl.<name>(...)`` -> placement (reference B.3 table).
 TTL_CALLS: dict[str, Placement] = {
@@ -105,7 +107,6 @@ TTL_CALLS: dict[str, Placement] = {
     "KernelKind": Placement.CONTROL,
     "ScalarType": Placement.CONTROL,
     "DataflowBuffer": Placement.CONTROL,
-    "CircularBuffer": Placement.CONTROL,
     "TensorBlock": Placement.CONTROL,
     "Block": Placement.CONTROL,
     "BlockExpr": Placement.CONTROL,
@@ -127,6 +128,7 @@ TTL_CALLS: dict[str, Placement] = {
     "make_dfb": Placement.SETUP,
     "make_dataflow_buffer_like": Placement.SETUP,
     "make_circular_buffer_like": Placement.SETUP,
+    "CircularBuffer": Placement.SETUP,
     "make_tensor_backed_dfb": Placement.SETUP,
     "make_dfb_allocation_group": Placement.SETUP,
     "Pipe": Placement.SETUP,
@@ -144,6 +146,11 @@ TTL_CALLS: dict[str, Placement] = {
     "DFBReconfiguration": Placement.FACTORY,
     "DFBAllocationGroup": Placement.FACTORY,
     "DispatchCondition": Placement.FACTORY,
+    # Runtime resources: built by the operation's runtime_resource_factory (C.11).
+    "ProgramRuntimeResources": Placement.FACTORY,
+    "KernelRuntimeResources": Placement.FACTORY,
+    "CoreRuntimeArgs": Placement.FACTORY,
+    "KernelDefine": Placement.FACTORY,
     # Decorators: their presence makes the operation multi-kernel (never split).
     "operation": Placement.CONTROL,
     "kernel": Placement.CONTROL,
@@ -162,7 +169,13 @@ TTL_NAMESPACES: dict[str, Placement] = {
 }
 
 DFB_FACTORIES = frozenset(
-    {"make_dfb", "make_dataflow_buffer_like", "make_circular_buffer_like", "make_tensor_backed_dfb"}
+    {
+        "make_dfb",
+        "make_dataflow_buffer_like",
+        "make_circular_buffer_like",
+        "CircularBuffer",
+        "make_tensor_backed_dfb",
+    }
 )
 SETUP_FACTORIES = frozenset(name for name, p in TTL_CALLS.items() if p is Placement.SETUP)
 FACTORY_ONLY = frozenset(name for name, p in TTL_CALLS.items() if p is Placement.FACTORY)

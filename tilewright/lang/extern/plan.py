@@ -11,8 +11,9 @@ forbid sharing unless a later reset terminates them).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import TYPE_CHECKING, TypeAlias
@@ -34,6 +35,8 @@ __all__ = [
     "CallDFBUsage",
     "dfb_usage",
     "select_variant",
+    "renamed_site",
+    "with_sites",
     "EFFECT_KINDS",
     "MAX_EXPANDED_EFFECTS",
 ]
@@ -157,6 +160,10 @@ class ExternPlan:
         default_factory=dict
     )  # (code, lasti) -> CallSite, filled lazily
 
+    def site_by_id(self, site_id: int) -> CallSite | None:
+        """The call site with process-unique ``site_id`` (composed calls name theirs)."""
+        return next((s for s in self.sites if s.id == site_id), None)
+
     def site_at(self, position: SourcePosition) -> CallSite | None:
         for s in self.sites:
             if s.position == position:
@@ -168,6 +175,43 @@ class ExternPlan:
             return same_start[0]
         same_line = [s for s in self.sites if s.position[0] == position[0]]
         return same_line[0] if len(same_line) == 1 else None
+
+
+def renamed_site(site: CallSite, names: Mapping[str, str]) -> CallSite:
+    """``site`` as composition expands it into a caller (reference B.8): a new id, and the
+    callee's DFB and tensor names replaced by the caller's (``names``: callee -> caller).
+
+    The validation stays the callee's (its scope, its file for relative include paths);
+    only the names the caller's lifecycle proofs and messages use change.
+    """
+
+    def name(n: str | None) -> str | None:
+        return names.get(n, n) if n is not None else None
+
+    variants = {
+        key: dataclasses.replace(
+            v,
+            func_args=tuple(dataclasses.replace(a, name=name(a.name)) for a in v.func_args),
+            occurrences=tuple(
+                dataclasses.replace(o, dfb=name(o.dfb) or o.dfb) for o in v.occurrences
+            ),
+        )
+        for key, v in site.variants.items()
+    }
+    template_args = tuple(dataclasses.replace(t, dfb=name(t.dfb)) for t in site.template_args)
+    return dataclasses.replace(
+        site, id=next_site_id(), variants=variants, template_args=template_args
+    )
+
+
+def with_sites(
+    plan: ExternPlan | None, operation: str, sites: tuple[CallSite, ...]
+) -> ExternPlan | None:
+    """``plan`` with ``sites`` (calls composed into the operation) added."""
+    if not sites:
+        return plan
+    own = plan.sites if plan is not None else ()
+    return ExternPlan(operation, own + tuple(sites))
 
 
 def select_variant(variants: dict[VariantKey, Variant], kernel_keys: Iterable[str]) -> VariantKey:
@@ -191,6 +235,7 @@ class CallDFBUsage:
     kernel: VariantKey = None  # the variant key (None: every kernel the call runs on)
     actions: tuple[tuple[str, str, int], ...] = ()  # (DFB, kind, tiles) in C++ execution order
     variants: tuple[VariantKey, ...] = ()  # every variant key of the call (to choose per kernel)
+    site_id: int | None = None  # the call site's id (composed calls are matched by it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +289,7 @@ def dfb_usage(plan: ExternPlan | None) -> DFBUsage:
                     kernel=key,
                     actions=tuple((names[e.occurrence], e.kind, e.tiles) for e in variant.effects),
                     variants=tuple(site.variants),
+                    site_id=site.id,
                 )
             )
     return DFBUsage(tuple(calls))

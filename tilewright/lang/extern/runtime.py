@@ -62,8 +62,9 @@ _ROW_MAJOR_DTYPES = frozenset(
 )
 
 
-def call(frame, func_args, template_args, dfb_dependencies):
-    """Evaluate the external call at ``frame``'s current call instruction on the running kernel."""
+def call(frame, func_args, template_args, dfb_dependencies, site_id=None):
+    """Evaluate the external call at ``frame``'s current call instruction on the running kernel
+    (``site_id``: the call site composition named, else found by source position)."""
     run = ACTIVE.run
     launch = state.CURRENT
     per = _PER_THREAD
@@ -73,7 +74,7 @@ def call(frame, func_args, template_args, dfb_dependencies):
     binding = per.bindings.get(key)
     if binding is None:
         binding = per.bindings[key] = Binding(
-            run, launch, frame, func_args, template_args, dfb_dependencies
+            run, launch, frame, func_args, template_args, dfb_dependencies, site_id
         )
     return binding.invoke(func_args)
 
@@ -85,12 +86,14 @@ def _position(code, lasti: int):
     return None
 
 
-def _find_site(run, launch, frame):
+def _find_site(run, launch, frame, site_id=None):
     setup = launch.setups.get(run.core.index) if launch.setups else None
     op = getattr(setup, "op", None)
     plan = getattr(op, "extern_plan", None)
     site = None
-    if plan is not None:
+    if plan is not None and site_id is not None:
+        site = plan.site_by_id(site_id)
+    elif plan is not None:
         site = plan.by_code.get((frame.f_code, frame.f_lasti))
         if site is None:
             pos = _position(frame.f_code, frame.f_lasti)
@@ -144,8 +147,10 @@ class Binding:
         "native",
     )
 
-    def __init__(self, run, launch, frame, func_args, template_args, dfb_dependencies) -> None:
-        site = self.site = _find_site(run, launch, frame)
+    def __init__(
+        self, run, launch, frame, func_args, template_args, dfb_dependencies, site_id=None
+    ) -> None:
+        site = self.site = _find_site(run, launch, frame, site_id)
         self.run = run
         kind = self.kind = run.kernel_context().kernel.kind
         if site.kernel_kinds is not None and kind not in site.kernel_kinds:
@@ -376,13 +381,21 @@ class Binding:
         fixed: list[tuple[int, int, object]] = []
         values: list[int] = []
         extra_headers: list[str] = []
+        accessors: dict[int, tuple[int, int]] = {}  # id(tensor) -> (argument, slot) (C.4)
         for i, a in enumerate(variant.func_args):
             slot = len(values)
             v = args[i]
             if a.kind == "dfb":
                 params.append(glue.Param(f"constexpr uint32_t v{i} = {v.index};", f"v{i}"))
                 continue
+            if a.kind == "tensor" and id(v) in accessors:
+                # Repeated occurrences of one tensor reuse its accessor, in argument order.
+                first, first_slot = accessors[id(v)]
+                params.append(glue.Param("", f"v{first}"))
+                fixed.append((i, first_slot, v))
+                continue
             if a.kind == "tensor":
+                accessors[id(v)] = (i, slot)
                 value, decl = self._tensor_param(i, a, v, slot)
                 if self.kind == "compute":
                     extra_headers.append("api/tensor/local_tensor_accessor.h")
@@ -425,6 +438,7 @@ class Binding:
             result_cpp=site.result_type.cpp_type if site.result_type is not None else None,
             uses_descriptor=any(t.kind == "descriptor" for t in site.template_args),
             extra_headers=tuple(dict.fromkeys(extra_headers)),
+            defines=tuple(getattr(self.run.kernel_context().kernel.config, "defines", ())),
         )
         self.lib = load_source(source, site)
         self.argv = (ctypes.c_int64 * max(1, len(values)))(*values)

@@ -143,6 +143,7 @@ def call_extern_func(
     kernel: object = None,
     result_type: ScalarType | None = None,
     condition_result: DispatchCondition | None = None,
+    _site: int | None = None,
 ) -> int | None:
     """Call the C++ function ``callee`` declared in ``header`` from a compiled kernel (C.1).
 
@@ -151,17 +152,20 @@ def call_extern_func(
     object (cached), runs on the kernel's core with the tt-metal kernel API, and its
     DFB protocol actions are checked against ``dfb_effects`` / ``dfb_accesses``.
     Returns the scalar result (``result_type`` / ``condition_result``) or None.
+    ``_site`` is not part of the language: composition (reference B.8) names the
+    validated call site of a call it expanded from another operation with it (the
+    front end rejects it in user code as an unexpected keyword).
     """
     if ACTIVE.run is None or state.CURRENT is None:
         _require_kernel("ttl.call_extern_func")
-    return _runtime_call(sys._getframe(1), func_args, template_args, dfb_dependencies)
+    return _runtime_call(sys._getframe(1), func_args, template_args, dfb_dependencies, _site)
 
 
-def _runtime_call(frame, func_args, template_args, dfb_dependencies):
+def _runtime_call(frame, func_args, template_args, dfb_dependencies, site_id):
     global _runtime_call
     from tilewright.lang.extern.runtime import (
         call,
     )  # deferred: the runtime imports the native layer
 
     _runtime_call = call
-    return call(frame, func_args, template_args, dfb_dependencies)
+    return call(frame, func_args, template_args, dfb_dependencies, site_id)

@@ -1,0 +1,147 @@
+"""The pytest plugin: run an existing TT-Lang / ttnn test suite on Tilewright, unmodified.
+
+``pytest -p tilewright tests/`` (or ``--tilewright`` on the command line, or
+``tilewright = true`` in the suite's pytest configuration) gives the suite what
+``tilewright run`` gives a script:
+
+* ``import ttl`` / ``import ttnn`` -- in test modules, conftests and the helpers they
+  import -- resolve to Tilewright's modules, by the runner's meta-path finder
+  (``cli.runner.install_aliases``), installed before the first conftest is imported;
+* a fresh session (``device.session.reset``): ``--tilewright-board`` /
+  ``--tilewright-system-desc`` choose the chips ``ttnn.open_device`` builds, as
+  ``tilewright run --board`` / ``--system-desc`` do;
+* a ``device`` fixture (``ttnn.open_device(device_id=0)``, closed after the test),
+  which a suite's own ``device`` fixture overrides; devices a suite leaves open are
+  closed when the session ends;
+* a failing test whose exception is a Tilewright diagnostic shows the user's frames only
+  and the diagnostic -- location, excerpt, notes -- as a report section, as
+  ``tilewright run`` prints it.
+
+The plugin is registered under the ``pytest11`` entry point ``tilewright``; loaded
+automatically it stays inactive unless one of the three switches turns it on, so a
+suite that uses tt-lang itself is never redirected by accident.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+
+import pytest
+
+from tilewright.cli.runner import install_aliases, users_frames
+from tilewright.errors import TilewrightError, format_error
+
+__all__ = ["ENTRY_POINT"]
+
+ENTRY_POINT = "tilewright"
+_ACTIVE = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tilewright", "Tilewright (TT-Lang and ttnn on a virtual device)")
+    group.addoption(
+        "--tilewright",
+        action="store_true",
+        default=False,
+        help="run the suite on Tilewright: `import ttl` / `import ttnn` give Tilewright's modules",
+    )
+    group.addoption(
+        "--tilewright-board",
+        default=None,
+        help="board preset ttnn.open_device builds (n150, n300, p150, ...)",
+    )
+    group.addoption(
+        "--tilewright-system-desc",
+        default=None,
+        help="system descriptor (.ttsys, .mlir or .json) the devices are built from",
+    )
+    parser.addini(
+        "tilewright", type="bool", default=False, help="run the suite on Tilewright (--tilewright)"
+    )
+
+
+def _requested(config: pytest.Config) -> bool:
+    """``-p tilewright`` (by entry point or module), ``--tilewright``, or the ini switch."""
+    ns = config.known_args_namespace
+    named = {p for p in (getattr(ns, "plugins", None) or [])}
+    return bool(
+        named & {ENTRY_POINT, __name__}
+        or getattr(ns, "tilewright", False)
+        or config.getini("tilewright")
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Before the first conftest is imported: the aliases and a fresh session."""
+    active = _requested(early_config)
+    early_config.stash[_ACTIVE] = active
+    if not active:
+        return
+    install_aliases()
+    from tilewright.device import session
+
+    ns = early_config.known_args_namespace
+    session.reset(
+        board=getattr(ns, "tilewright_board", None),
+        system_desc=getattr(ns, "tilewright_system_desc", None),
+    )
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if not config.stash.get(_ACTIVE, False):
+        return None
+    from tilewright import __version__
+
+    return f"tilewright {__version__}: ttl and ttnn are Tilewright's (virtual device)"
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> Iterator[object]:
+    """A virtual device (``ttnn.open_device(device_id=0)``), closed after the test."""
+    if not request.config.stash.get(_ACTIVE, False):
+        pytest.fail("the `device` fixture of the tilewright plugin needs `pytest -p tilewright`")
+    from tilewright.ttnn import device as ttnn_device
+
+    dev = ttnn_device.open_device(device_id=0)
+    try:
+        yield dev
+    finally:
+        if not dev.closed:
+            ttnn_device.close_device(dev)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the devices the suite left open (``tilewright run`` does so after a script)."""
+    if not session.config.stash.get(_ACTIVE, False):
+        return
+    from tilewright.ttnn import chips
+    from tilewright.ttnn import device as ttnn_device
+
+    for dev in chips.open_devices():
+        ttnn_device.close_device(dev)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    try:
+        return (yield)
+    except TilewrightError as exc:
+        if item.config.stash.get(_ACTIVE, False):
+            users_frames(exc)
+        raise
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    excinfo = call.excinfo
+    if (
+        excinfo is not None
+        and isinstance(excinfo.value, TilewrightError)
+        and item.config.stash.get(_ACTIVE, False)
+    ):
+        report.sections.append(("Tilewright diagnostic", format_error(excinfo.value)))
+    return report
