@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import extern, program_builder, split
+from tilewright.compiler import backend, extern, program_builder, split
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
@@ -110,6 +110,9 @@ class Operation:
         setups = evaluate_setups(self, self.body, device, grid, args)
         program = program_builder.build(
             self.record, self.options, self.split_plan, device, grid, setups, call_loc
+        )
+        backend.run_engine(
+            self.record, self.options, self.split_plan, program, device, grid, setups, args, call_loc
         )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)

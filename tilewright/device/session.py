@@ -37,6 +37,9 @@ class RunOptions:
     """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
     fabric: FabricConfig = FabricConfig.DISABLED
     """The fabric of mesh devices opened from now on (``ttnn.set_fabric_config``)."""
+    engine: str = "auto"
+    """How TT-Lang operations run: ``auto`` (compiled where possible), ``python``
+    (interpreted) or ``native`` (compiled, or an error) -- ``tilewright run --engine``."""
 
 
 OPTIONS = RunOptions()
@@ -83,7 +86,12 @@ def format_stats() -> str:
 
 
 def reset(
-    *, trace: bool = False, stats: bool = False, board: str | None = None, system_desc=None
+    *,
+    trace: bool = False,
+    stats: bool = False,
+    board: str | None = None,
+    system_desc=None,
+    engine: str = "auto",
 ) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
     OPTIONS.trace = trace
@@ -93,3 +101,4 @@ def reset(
     OPTIONS.launches = []
     OPTIONS.tracer = None
     OPTIONS.fabric = FabricConfig.DISABLED
+    OPTIONS.engine = engine

@@ -161,7 +161,10 @@ def split_operation(
     kernel_sources = tuple(
         (k.function_name, codegen.display_source(k, d)) for k, d in zip(kernels, kernel_defs)
     )
-    plan = dataclasses.replace(plan, generated_source=source, kernel_sources=kernel_sources)
+    kernel_trees = tuple((k.function_name, d) for k, d in zip(kernels, kernel_defs))
+    plan = dataclasses.replace(
+        plan, generated_source=source, kernel_sources=kernel_sources, kernel_trees=kernel_trees
+    )
     return plan, fn
 
 

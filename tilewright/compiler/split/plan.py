@@ -222,6 +222,10 @@ class SplitPlan:
     generated_source: str = field(default="", compare=False, repr=False)
     # Each kernel's generated function as the explicit form spells it: (name, source).
     kernel_sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    # Each kernel's generated function AST (the user's lines), for the compiler back end.
+    kernel_trees: tuple[tuple[str, ast.FunctionDef], ...] = field(
+        default=(), compare=False, repr=False
+    )
 
     @property
     def expand_only(self) -> bool:

@@ -548,3 +548,48 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
     }
     tick(r, TW_COST_TILE_SFPU);
 }
+
+// -- SFPU binary ops on two DST tiles, fill, unary broadcast -------------------------------------
+
+// op: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min (numpy's float32 semantics, NaN and ties included).
+TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst0, loc);
+    check_dst(r, idst1, loc);
+    check_dst(r, odst, loc);
+    if (op < 0 || op > 5) fail(r, ERR_KERNEL, loc, "unknown SFPU binary op %d", op);
+    const float* a = dst_tile(r, idst0);
+    const float* b = dst_tile(r, idst1);
+    float out[kTile];
+    for (int i = 0; i < kTile; ++i) {
+        float x = a[i], y = b[i];
+        out[i] = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : op == 3 ? x / y
+                 : op == 4 ? np_max(x, y) : np_min(x, y);
+    }
+    write_dst(r, odst, out, loc);
+    tick(r, TW_COST_TILE_SFPU);
+}
+
+TW_EXPORT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float v;
+    std::memcpy(&v, &bits, 4);
+    float out[kTile];
+    for (int i = 0; i < kTile; ++i) out[i] = v;
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_SFPU);
+}
+
+// dim: 1 rows (row 0 down the tile), 2 cols (column 0 across), 3 scalar ([0, 0] everywhere).
+TW_EXPORT void twrt_unary_bcast(int32_t dim, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float t[kTile], out[kTile];
+    unpack(r, int32_t(cb), itile, t, loc);
+    for (int i = 0; i < kTile; ++i) {
+        int row = i / 32, col = i % 32;
+        out[i] = dim == 1 ? t[col] : dim == 2 ? t[row * 32] : t[0];
+    }
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_COPY);
+}
+

@@ -1,0 +1,213 @@
+"""Compile one operation call for the native engine: lower, verify, build, rewire the program.
+
+:func:`compile_call` runs after the program builder: the nodes' setups are evaluated,
+DFBs have physical indices and addresses, kernels have slots.  It lowers every
+logical kernel (the explicit kernel functions, or the splitter's generated ones) to
+kernel IR, checks the DFB roles across kernels, and returns a :class:`CompiledCall`
+whose :meth:`~CompiledCall.install` replaces the program's Python kernel entries by
+native kernels (with compile-time and per-core runtime args, and the compiler's
+scratch circular buffers).  Nothing is changed before every kernel compiled, so a
+:class:`~tilewright.errors.NotCompilableError` leaves the interpreted program intact.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tilewright.compiler.backend.build import native_kernel
+from tilewright.compiler.backend.ir import Kernel
+from tilewright.compiler.backend.lower import KernelInput, Lowered, World, lower_kernel
+from tilewright.compiler.backend.lower.values import (
+    DFBInfo,
+    NetRef,
+    SemRef,
+    TensorInfo,
+    describe_dfb,
+)
+from tilewright.errors import NotCompilableError, SourceLoc
+
+if TYPE_CHECKING:
+    from tilewright.compiler.program_builder import OperationProgram
+    from tilewright.device.device import Device
+
+__all__ = ["CompiledCall", "compile_call", "make_world", "kernel_inputs"]
+
+_F32_PAGE = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCall:
+    """The compiled kernels of one call and what the program needs to run them."""
+
+    world: World
+    lowered: tuple[Lowered, ...]
+    scratch: tuple[tuple[int, int, int], ...]  # (CB index, tiles, L1 address)
+
+    @property
+    def kernels(self) -> tuple[Kernel, ...]:
+        return tuple(lw.kernel for lw in self.lowered)
+
+    def install(self, program: OperationProgram) -> None:
+        """Run the program's kernels natively (in place)."""
+        from tilewright.device.coords import CoreCoord, CoreRange
+        from tilewright.device.formats import DataFormat
+        from tilewright.device.program import CircularBufferConfig, ComputeConfig
+
+        world = self.world
+        cols, rows = world.grid
+        grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
+        for index, tiles, address in self.scratch:
+            cfg = CircularBufferConfig(tiles * _F32_PAGE, {index: DataFormat.Float32})
+            cfg.set_page_size(index, _F32_PAGE).set_name(index, f"scratch{index}")
+            cfg.set_address(address)
+            program.create_circular_buffer(grid_range, cfg)
+        for spec, low in zip(program.kernels, self.lowered):
+            kernel = low.kernel
+            spec.entry = native_kernel(kernel)
+            spec.native = True
+            config = spec.config
+            if isinstance(config, ComputeConfig):
+                config = dataclasses.replace(
+                    config,
+                    fp32_dest_acc_en=kernel.fp32_dest_acc,
+                    compile_args=kernel.compile_args,
+                )
+            else:
+                config = dataclasses.replace(config, compile_args=kernel.compile_args)
+            spec.config = config
+            for n, (x, y) in enumerate(world.nodes):
+                spec.runtime_args[CoreCoord(x, y)] = [values[n] for _, values in low.args]
+        program.compiled = self  # type: ignore[attr-defined]
+
+
+def make_world(record, device: Device, grid, setups: dict, args, options) -> World:
+    """The operation's resources as the lowering sees them."""
+    ordered = list(setups.values())
+    first = ordered[0]
+    world = World(record.name, device, (grid[0], grid[1]), ordered, options=dict(options))
+    for param, arg in zip(record.interface.params, args):
+        world.tensors[id(arg)] = TensorInfo(param, arg)
+    for i, dfb in enumerate(first.dfbs):
+        info = dataclasses.replace(describe_dfb(dfb), position=i)
+        world.dfbs.append(info)
+    for setup in ordered:
+        for info, dfb in zip(world.dfbs, setup.dfbs):
+            world.dfb_ids[id(dfb)] = info
+        for i, sem in enumerate(setup.semaphores):
+            world.sems[id(sem)] = SemRef(i, int(sem.sem_id), int(sem.address))
+        for i, net in enumerate(setup.pipenets):
+            world.nets[id(net)] = NetRef(i, first.pipenets[i])
+    return world
+
+
+def kernel_inputs(record, split_plan, program, setups: dict) -> list[KernelInput]:
+    """Each kernel function of the operation, with its AST and every node's closure."""
+    ordered = list(setups.values())
+    first = ordered[0]
+    if split_plan is not None:
+        trees = dict(split_plan.kernel_trees)
+    else:
+        trees = {d.name: d for d in record.interface.kernel_defs}
+    out = []
+    for i, decl in enumerate(first.kernels):
+        tree = trees.get(decl.name)
+        if tree is None or not isinstance(tree, ast.FunctionDef):
+            raise NotCompilableError(
+                f"kernel '{decl.name}': its source is not available to the compiler", loc=decl.loc
+            )
+        out.append(
+            KernelInput(
+                name=decl.name,
+                kind=decl.kind,
+                slot=program.kernel_slots.get(decl.name, ""),
+                tree=tree,
+                fns=[s.kernels[i].fn for s in ordered],
+                file=record.source.file,
+            )
+        )
+    return out
+
+
+def _check_roles(lowered: list[Lowered], world: World, inputs: list[KernelInput]) -> None:
+    """One producer and one consumer kernel per DFB (the interpreter's SPSC rule)."""
+    seen: dict[tuple[int, str], str] = {}
+    for low, kin in zip(lowered, inputs):
+        for index, role in low.roles:
+            other = seen.get((index, role))
+            if other is not None:
+                name = next((d.name for d in world.dfbs if d.index == index), str(index))
+                raise NotCompilableError(
+                    f"DFB '{name}' has two {role}s (kernels '{other}' and '{kin.name}'); the "
+                    "interpreter reports it when the second one acquires a block",
+                    loc=SourceLoc(kin.file, kin.tree.lineno),
+                )
+            seen[(index, role)] = kin.name
+
+
+def _scratch_layout(
+    lowered: list[Lowered], world: World, device
+) -> tuple[tuple[int, int, int], ...]:
+    """Place the compiler's float32 CBs after the DFBs in L1."""
+    sizes: dict[int, int] = {}
+    for low in lowered:
+        for index, tiles in low.scratch:
+            sizes[index] = max(sizes.get(index, 0), tiles)
+    if not sizes:
+        return ()
+    first = world.setups[0]
+    top = max(
+        (int(d.address or 0) + int(d.total_bytes) for d in first.dfbs),
+        default=device.l1_unreserved_base,
+    )
+    align = max(32, device.l1_alignment)
+    out = []
+    for index in sorted(sizes):
+        top = -(-top // align) * align
+        out.append((index, sizes[index], top))
+        top += sizes[index] * _F32_PAGE
+    limit = device.l1_size - device.l1_small_size
+    lowest = device.l1_allocator.lowest_allocated_address()
+    if lowest is not None:
+        limit = min(limit, lowest)
+    if top > limit:
+        raise NotCompilableError(
+            f"operation '{world.name}': the compiler's float32 scratch buffers ({sum(sizes.values())} "
+            f"tiles) do not fit in L1 after the DFBs"
+        )
+    return tuple(out)
+
+
+def compile_call(
+    record, split_plan, program, device, grid, setups: dict, args, options
+) -> CompiledCall:
+    """Lower every kernel of the call; a NotCompilableError if one does not compile."""
+    from tilewright.target.enums import DataType as TargetDataType
+
+    world = make_world(record, device, grid, setups, args, options)
+    inputs = kernel_inputs(record, split_plan, program, setups)
+    full_sync = bool(options.get("dst_full_sync_en") or False)
+    dst = device.capacity.dst_logical_tiles(TargetDataType.FLOAT32, full_sync)
+    fidelity = 4
+    lowered = []
+    for spec, kin in zip(program.kernels, inputs):
+        noc = int(getattr(spec.config, "noc", 0))
+        lowered.append(
+            lower_kernel(
+                world,
+                kin,
+                dst_tiles=dst,
+                fp32=True,
+                full_sync=full_sync,
+                fidelity=fidelity,
+                noc=noc,
+            )
+        )
+    _check_roles(lowered, world, inputs)
+    scratch = _scratch_layout(lowered, world, device)
+    return CompiledCall(world, tuple(lowered), scratch)
+
+
+__all__ += ["DFBInfo"]
