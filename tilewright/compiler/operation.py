@@ -112,7 +112,15 @@ class Operation:
             self.record, self.options, self.split_plan, device, grid, setups, call_loc
         )
         backend.run_engine(
-            self.record, self.options, self.split_plan, program, device, grid, setups, args, call_loc
+            self.record,
+            self.options,
+            self.split_plan,
+            program,
+            device,
+            grid,
+            setups,
+            args,
+            call_loc,
         )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)

@@ -68,6 +68,7 @@ class CompiledKernel(NativeKernel):
         )
         self.ir_key = key
         self.waits = {(w.line, w.cb, w.pages): w for w in kernel.waits}
+        self.sem_waits = {(n.line, n.addr, n.value): n for n in kernel.sem_waits}
 
     def describe_wait(self, run, kind: int, obj: int, value: int, loc) -> str | None:
         """The interpreter's words for a blocked DFB acquisition (``DataflowBuffer.describe_wait``
@@ -75,9 +76,17 @@ class CompiledKernel(NativeKernel):
         from tilewright.device.shared import WaitKind
         from tilewright.lang import state
 
+        if loc is None:
+            return None
+        if kind in (WaitKind.SEM_EQ, WaitKind.SEM_GE):
+            sem = self.sem_waits.get((loc.line, obj, value))
+            if sem is None:
+                return None
+            xy = run.core.logical
+            return sem.text.format(node=f"({xy.x}, {xy.y})")
         verb = {WaitKind.CB_RESERVE: "reserve", WaitKind.CB_WAIT: "wait"}.get(kind)
         launch = state.CURRENT
-        if verb is None or launch is None or loc is None:
+        if verb is None or launch is None:
             return None
         note = self.waits.get((loc.line, obj, value))
         setup = launch.setups.get(run.core.index)

@@ -59,6 +59,11 @@ class CompiledCall:
         world = self.world
         cols, rows = world.grid
         grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
+        syncs = sorted(world.options.get("pipe_sync", {}).values(), key=lambda s: s.posted)
+        for sem_id in sorted(i for s in syncs for i in (s.posted, s.done)):
+            got = program.create_semaphore(grid_range, 0)
+            if got != sem_id:  # pragma: no cover - ids are handed out lowest-free, as planned
+                raise NotCompilableError(f"pipe semaphore {sem_id} was created as {got}")
         for index, tiles, address in self.scratch:
             cfg = CircularBufferConfig(tiles * _F32_PAGE, {index: DataFormat.Float32})
             cfg.set_page_size(index, _F32_PAGE).set_name(index, f"scratch{index}")
@@ -93,6 +98,11 @@ def make_world(record, device: Device, grid, setups: dict, args, options) -> Wor
     for i, dfb in enumerate(first.dfbs):
         info = dataclasses.replace(describe_dfb(dfb), position=i)
         world.dfbs.append(info)
+    top = max(
+        (int(d.address or 0) + int(d.total_bytes) for d in first.dfbs),
+        default=device.l1_unreserved_base,
+    )
+    world.options["mail_base"] = -(-top // 32) * 32  # pipe mailboxes, then scratch CBs
     for setup in ordered:
         for info, dfb in zip(world.dfbs, setup.dfbs):
             world.dfb_ids[id(dfb)] = info
@@ -147,6 +157,20 @@ def _check_roles(lowered: list[Lowered], world: World, inputs: list[KernelInput]
             seen[(index, role)] = kin.name
 
 
+def _check_pipes(lowered: list[Lowered], world: World) -> None:
+    """Every block sent and received on a pipe has one shape and format."""
+    seen: dict[tuple[int, int], set] = {}
+    for low in lowered:
+        for (net, index, _role), blocks in low.pipe_sites:
+            seen.setdefault((net, index), set()).update(blocks)
+    for (net, index), kinds in seen.items():
+        if len(kinds) > 1:
+            raise NotCompilableError(
+                f"operation '{world.name}': blocks of different shapes or formats are sent and "
+                f"received on pipe {index} of net {net}; the interpreter reports it at delivery"
+            )
+
+
 def _scratch_layout(
     lowered: list[Lowered], world: World, device
 ) -> tuple[tuple[int, int, int], ...]:
@@ -155,13 +179,7 @@ def _scratch_layout(
     for low in lowered:
         for index, tiles in low.scratch:
             sizes[index] = max(sizes.get(index, 0), tiles)
-    if not sizes:
-        return ()
-    first = world.setups[0]
-    top = max(
-        (int(d.address or 0) + int(d.total_bytes) for d in first.dfbs),
-        default=device.l1_unreserved_base,
-    )
+    top = world.options["mail_base"] + 16 * world.options.get("mail_slots", 0)
     align = max(32, device.l1_alignment)
     out = []
     for index in sorted(sizes):
@@ -186,6 +204,16 @@ def compile_call(
     """Lower every kernel of the call; a NotCompilableError if one does not compile."""
     from tilewright.target.enums import DataType as TargetDataType
 
+    allocation = getattr(program, "dfb_allocation", None)
+    for slot in getattr(allocation, "slots", ()):
+        if slot.group and len(slot.members) > 1:
+            first = next(iter(setups.values()))
+            names = ", ".join(f"'{first.dfbs[m].name}'" for m in slot.members)
+            raise NotCompilableError(
+                f"operation '{record.name}': DFBs {names} share physical index {slot.index} through an "
+                "allocation group; the interpreter checks at run time that they are never live at once",
+                loc=first.dfbs[slot.members[0]].loc,
+            )
     world = make_world(record, device, grid, setups, args, options)
     inputs = kernel_inputs(record, split_plan, program, setups)
     full_sync = bool(options.get("dst_full_sync_en") or False)
@@ -206,6 +234,7 @@ def compile_call(
             )
         )
     _check_roles(lowered, world, inputs)
+    _check_pipes(lowered, world)
     scratch = _scratch_layout(lowered, world, device)
     return CompiledCall(world, tuple(lowered), scratch)
 

@@ -33,6 +33,7 @@ from tilewright.compiler.backend.ir import (
     seq,
 )
 from tilewright.compiler.backend.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
+from tilewright.errors import SourceLoc
 
 __all__ = ["emit_kernel", "cpp_expr", "CPP_TYPE", "EMITTER_VERSION"]
 
@@ -151,24 +152,33 @@ def _param(e: object) -> str:
 
 
 class _Writer:
+    """Lines of C++ with ``#line`` directives that keep every code line at its op's user line.
+
+    A ``#line N`` directive names the *next* physical line; the writer tracks which user
+    line the next physical line maps to and re-synchronises only when an op's line differs.
+    """
+
     def __init__(self, kernel: Kernel) -> None:
         self.kernel = kernel
         self.lines: list[str] = []
-        self.loc: tuple[str, int] | None = None
+        self.next: tuple[str, int] | None = None  # the user line the next physical line maps to
+        self.loc: SourceLoc | None = None
         self.counter = 0
 
-    def line(self, depth: int, text: str) -> None:
+    def line(self, depth: int, text: str, *, sync: bool = True) -> None:
+        loc = self.loc
+        if sync and loc is not None and self.next != (loc.file, loc.line):
+            file = loc.file.replace("\\", "\\\\").replace('"', '\\"')
+            self.lines.append(f'#line {loc.line} "{file}"')
+            self.next = (loc.file, loc.line)
         self.lines.append("    " * depth + text)
+        if self.next is not None:
+            self.next = (self.next[0], self.next[1] + 1)
 
     def at(self, depth: int, op: Op) -> None:
-        """A #line directive when the op's user line differs from the last one."""
-        if op.loc is None:
-            return
-        key = (op.loc.file, op.loc.line)
-        if key != self.loc:
-            self.loc = key
-            file = op.loc.file.replace("\\", "\\\\").replace('"', '\\"')
-            self.lines.append(f'#line {op.loc.line} "{file}"')
+        """Code lines from here on belong to ``op``'s user line."""
+        if op.loc is not None:
+            self.loc = op.loc
 
     def fresh(self, stem: str) -> str:
         self.counter += 1
@@ -186,28 +196,28 @@ def _emit_for(w: _Writer, depth: int, op: Op) -> None:
     ty = CPP_TYPE[var.ty]
     it, end = w.fresh("it"), w.fresh("end")
     cmp = "<" if step > 0 else ">"
-    w.line(depth, "{")
+    w.line(depth, "{", sync=False)
     w.line(depth + 1, f"const {ty} {end} = {cpp_expr(stop)};")
     w.line(depth + 1, f"for ({ty} {it} = {cpp_expr(start)}; {it} {cmp} {end}; {it} += {step}) {{")
     w.line(depth + 2, f"{var.name} = {it};")
     _body(w, depth + 2, op.regions[0])
-    w.line(depth + 1, "}")
-    w.line(depth, "}")
+    w.line(depth + 1, "}", sync=False)
+    w.line(depth, "}", sync=False)
 
 
 def _emit_while(w: _Writer, depth: int, op: Op) -> None:
     w.line(depth, f"while ({cpp_expr(op.args[0])}) {{")
     _body(w, depth + 1, op.regions[0])
-    w.line(depth, "}")
+    w.line(depth, "}", sync=False)
 
 
 def _emit_if(w: _Writer, depth: int, op: Op) -> None:
     w.line(depth, f"if ({cpp_expr(op.args[0])}) {{")
     _body(w, depth + 1, op.regions[0])
     if op.regions[1]:
-        w.line(depth, "} else {")
+        w.line(depth, "} else {", sync=False)
         _body(w, depth + 1, op.regions[1])
-    w.line(depth, "}")
+    w.line(depth, "}", sync=False)
 
 
 def _c_string(text: str) -> str:

@@ -42,6 +42,7 @@ __all__ = [
     "AccessorDecl",
     "Kernel",
     "WaitNote",
+    "SemNote",
     "KIND_COMPUTE",
     "KIND_DM",
     "const",
@@ -194,6 +195,17 @@ class WaitNote:
 
 
 @dataclass(frozen=True, slots=True)
+class SemNote:
+    """At a semaphore wait on ``line`` (L1 ``addr``, ``value``): what the interpreter's
+    deadlock report says about the same wait (``{node}`` is the waiting node)."""
+
+    line: int
+    addr: int
+    value: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Kernel:
     """One logical kernel, ready to verify, print, emit and build."""
 
@@ -217,6 +229,8 @@ class Kernel:
     """``ttlang::DFBDescriptor<index, pages_per_block, block_count, page_size>`` types used."""
     waits: tuple[WaitNote, ...] = ()
     """What the kernel holds at each DFB acquisition (deadlock reports, in the user's words)."""
+    sem_waits: tuple[SemNote, ...] = ()
+    """The language's words for the kernel's semaphore waits (pipe transfers)."""
 
     @property
     def compile_args(self) -> tuple[int, ...]:

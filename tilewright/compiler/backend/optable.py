@@ -206,6 +206,9 @@ INTRINSICS: dict[str, IntrinsicInfo] = {
     "write_ptr": IntrinsicInfo((Ty.U32,), Ty.U32, "get_write_ptr({0})"),
     "read_ptr": IntrinsicInfo((Ty.U32,), Ty.U32, "get_read_ptr({0})"),
     "semaphore": IntrinsicInfo((Ty.U32,), Ty.U32, "get_semaphore({0})", DM),
+    "l1_word": IntrinsicInfo(
+        (Ty.U32,), Ty.U32, "(*reinterpret_cast<volatile tt_l1_ptr uint32_t*>({0}))", DM
+    ),
 }
 
 # Binary FPU ops on two CB tiles (add_tiles ...): IR name -> tt-metal stem.

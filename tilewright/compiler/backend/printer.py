@@ -155,5 +155,7 @@ def print_kernel(kernel: Kernel, *, mark: Op | None = None, note: str = "") -> s
         out.append(
             f"  wait-note line {w.line} cb {w.cb} pages {w.pages} dfb {w.dfb}: {holds or '-'}"
         )
+    for n in kernel.sem_waits:
+        out.append(f"  wait-note line {n.line} sem {n.addr:#x} value {n.value}: {n.text}")
     _lines(kernel.body, 1, mark, note, out)
     return "\n".join(out)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tilewright.compiler.backend.ir import CBDecl, Kernel
 from tilewright.compiler.backend.lower import calls, methods, pipes, protocol
+from tilewright.compiler.backend.lower.blocks import Tracker
 from tilewright.compiler.backend.lower.kernel import Hooks, KernelInput, Lowering, _assigned, _Scope
 from tilewright.compiler.backend.lower.protocol import release_all
 from tilewright.compiler.backend.lower.resources import prologue
@@ -29,6 +30,9 @@ class Lowered:
     args: tuple[tuple[str, tuple[int, ...]], ...]  # (name, value per node)
     roles: tuple[tuple[int, str], ...]  # (CB index, "producer" | "consumer")
     scratch: tuple[tuple[int, int], ...]  # (CB index, float32 tiles)
+    pipe_sites: tuple[
+        tuple[tuple[int, int, str], tuple], ...
+    ] = ()  # (net, pipe, send|recv) -> blocks
 
 
 HOOKS = Hooks(
@@ -61,6 +65,7 @@ def lower_kernel(
     lw = Lowering(world, kin, dst_tiles if kin.kind == "compute" else 0, HOOKS)
     tree = kin.tree
     lw.scope = _Scope(_assigned(tree.body), "", tree)
+    lw.tracker = Tracker(tuple(True for _ in world.setups))
     lw.kin_loc = SourceLoc(kin.file, tree.lineno)  # type: ignore[attr-defined]
     lw.statements(tree.body)
     lw.loc = SourceLoc(kin.file, getattr(tree, "end_lineno", tree.lineno) or tree.lineno)
@@ -101,6 +106,7 @@ def lower_kernel(
         math_fidelity=fidelity,
         noc=noc,
         waits=tuple(n for n in lw.extra.get("waits", {}).values() if n is not None),
+        sem_waits=tuple(lw.extra.get("sem_notes", {}).values()),
     )
     verify(kernel)
     roles = tuple(
@@ -113,4 +119,5 @@ def lower_kernel(
         tuple((name, tuple(values)) for name, values in lw.args),
         roles,
         tuple(scratch),
+        tuple((k, tuple(sorted(v, key=repr))) for k, v in lw.extra.get("pipe_sites", {}).items()),
     )

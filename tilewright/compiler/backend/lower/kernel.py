@@ -176,7 +176,8 @@ class Lowering:
     dst_tiles: int
     hooks: Hooks
     env: dict[str, Value] = field(default_factory=dict)
-    tracker: Tracker = field(default_factory=Tracker)
+    tracker: Tracker = field(default_factory=lambda: Tracker(()))
+    known: dict[str, tuple] = field(default_factory=dict)  # locals' values per node, if known
     locals: dict[str, Var] = field(default_factory=dict)
     region: list[Op] = field(default_factory=list)
     loc: SourceLoc | None = None
@@ -347,8 +348,13 @@ class Lowering:
                         target,
                     )
             var = self.py_local(name, ty)
-            self.emit("set", var, S.to_type(value.expr, ty))
+            expr = S.to_type(value.expr, ty)
+            self.emit("set", var, expr)
             self.env[name] = Scalar(var)
+            if self.loops:
+                self.known.pop(var.name, None)
+            else:
+                self.known[var.name] = node_values(self, expr)
             return
         if isinstance(value, BlockRef):
             self.hooks.name_block(self, value.site, name)
@@ -409,27 +415,68 @@ class Lowering:
 
     def stmt_If(self, stmt: ast.If, rest) -> None:
         cond = self.truth(self.expr(stmt.test), stmt.test)
+        assigned = set(_assigned(stmt.body)) | set(_assigned(stmt.orelse))
+        self.branch(
+            cond,
+            lambda: self.statements(stmt.body),
+            lambda: self.statements(stmt.orelse),
+            stmt,
+            assigned,
+        )
+
+    def branch(
+        self,
+        cond: Expr,
+        then: Callable[[], None],
+        orelse: Callable[[], None] | None,
+        node: ast.stmt,
+        assigned: set[str] = frozenset(),  # type: ignore[assignment]
+    ) -> None:
+        """``if cond: then() else: orelse()``, each path with the nodes that take it."""
         if isinstance(cond, Const):
-            self.statements(stmt.body if cond.value else stmt.orelse)
+            if cond.value:
+                then()
+            elif orelse is not None:
+                orelse()
             return
+        active = self.tracker.active
+        values = node_values(self, cond)
+        if all(v is not None for v, on in zip(values, active) if on):
+            then_mask = tuple(bool(on and v) for on, v in zip(active, values))
+            else_mask = tuple(bool(on and not v) for on, v in zip(active, values))
+            if not any(then_mask):  # false on every node that gets here
+                if orelse is not None:
+                    orelse()
+                return
+            if not any(else_mask):
+                then()
+                return
+        else:
+            then_mask = else_mask = active
         env0, tr0 = dict(self.env), self.tracker.copy()
+        self.tracker.active = then_mask
         with self.new_region() as then_ops:
-            self.statements(stmt.body)
+            then()
         env1, tr1 = self.env, self.tracker
         self.env, self.tracker = dict(env0), tr0.copy()
+        self.tracker.active = else_mask
         with self.new_region() as else_ops:
-            self.statements(stmt.orelse)
+            if orelse is not None:
+                orelse()
         env2, tr2 = self.env, self.tracker
-        self.loc = SourceLoc(self.kin.file, stmt.lineno)
+        for name in assigned:
+            self.known.pop(self._cpp_name(name), None)
+        self.loc = SourceLoc(self.kin.file, node.lineno)
         if tr1.shape_key() != tr2.shape_key():
             raise self.fail(
                 "the branches of this 'if' leave different DFB blocks acquired; acquire and "
                 "release blocks within each branch (or in both)",
-                stmt,
+                node,
             )
         if tr1.pending_key() != tr2.pending_key():
-            raise self.fail("the branches of this 'if' wait different transfers", stmt)
+            raise self.fail("the branches of this 'if' wait different transfers", node)
         self.tracker = tr1.join(tr2)
+        self.tracker.active = active
         self.env = _merge(env1, env2)
         self.emit("if", cond, regions=(tuple(then_ops), tuple(else_ops)))
 
@@ -442,8 +489,13 @@ class Lowering:
             return Const(bool(value.items), Ty.BOOL)
         raise self.fail(f"the truth value of {_kind_text(value)}", node)
 
-    def _loop(self, build: Callable[[], None], stmt: ast.stmt) -> list[Op]:
-        """Lower a loop body to a fixpoint of block states; the body's ops."""
+    def _loop(self, build: Callable[[], None], stmt: ast.stmt, runs: bool = False) -> list[Op]:
+        """Lower a loop body to a fixpoint of block states; the body's ops.
+
+        ``runs``: the body runs at least once (a range with a static positive trip count),
+        so after the loop only the states an iteration ends in are possible."""
+        for name in _assigned(getattr(stmt, "body", [])):
+            self.known.pop(self._cpp_name(name), None)
         env0, tr0 = dict(self.env), self.tracker.copy()
         entry = tr0
         for _ in range(4):
@@ -470,10 +522,9 @@ class Lowering:
                     "a transfer started in a loop iteration is still pending when the iteration ends",
                     stmt,
                 )
-            grown = any(not out.held[s].states <= entry.held[s].states for s in entry.held)
-            if not grown:
-                self.tracker = entry.join(out)
-                self.env = _merge(env0, self.env)
+            if not out.grew(entry):
+                self.tracker = out if runs else entry.join(out)
+                self.env = self.env if runs else _merge(env0, self.env)
                 return body
             entry = entry.join(out)
         raise self.fail("block states do not settle over the iterations of this loop", stmt)
@@ -484,6 +535,10 @@ class Lowering:
         if not isinstance(stmt.target, ast.Name):
             raise self.fail("a loop target that is not a single name", stmt.target)
         start, stop, step = self.hooks.range_bounds(self, stmt.iter)
+        span = S.static_difference(stop, start)
+        trips = None if span is None else len(range(0, span, step))
+        if trips == 0:
+            return
         target = stmt.target.id
         var = self.py_local(target, Ty.I64)
 
@@ -491,7 +546,7 @@ class Lowering:
             self.env[target] = Scalar(var)
             self.statements(stmt.body)
 
-        body = self._loop(build, stmt)
+        body = self._loop(build, stmt, runs=bool(trips))
         self.env[stmt.target.id] = Scalar(var)
         self.emit("for", var, start, stop, step, regions=(tuple(body),))
 
@@ -640,6 +695,60 @@ class Lowering:
 
     _active: list = field(default_factory=list)
     _inline_count: int = 0
+
+
+def node_values(lw: Lowering, e: Expr) -> tuple:
+    """The value of ``e`` on each node (None where it depends on more than the node)."""
+    nodes = lw.world.nodes
+    return tuple(_eval_on(lw, e, n, xy) for n, xy in enumerate(nodes))
+
+
+def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
+    from tilewright.compiler.backend.ir import Arg, BinOp, Cast, Intrinsic, UnOp
+
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Intrinsic):
+        if e.name == "logical_x":
+            return xy[0]
+        if e.name == "logical_y":
+            return xy[1]
+        return None
+    if isinstance(e, Arg):
+        raw = lw.args[e.index][1][n]
+        return raw - (1 << 32) if e.ty is Ty.I64 and raw >= 1 << 31 else raw
+    if isinstance(e, Var):
+        known = lw.known.get(e.name)
+        return None if known is None else known[n]
+    if isinstance(e, Cast):
+        v = _eval_on(lw, e.a, n, xy)
+        return None if v is None else S.PY_TYPE[e.ty](v)
+    if isinstance(e, UnOp):
+        v = _eval_on(lw, e.a, n, xy)
+        if v is None:
+            return None
+        return (not v) if e.op == "not" else -v
+    if isinstance(e, BinOp):
+        a, b = _eval_on(lw, e.a, n, xy), _eval_on(lw, e.b, n, xy)
+        if e.op == "and":
+            return (
+                False
+                if a is False or b is False
+                else (None if a is None or b is None else bool(a and b))
+            )
+        if e.op == "or":
+            return (
+                True
+                if a is True or b is True
+                else (None if a is None or b is None else bool(a or b))
+            )
+        if a is None or b is None:
+            return None
+        try:
+            return S.FOLD[e.op](a, b)
+        except (ZeroDivisionError, KeyError):
+            return None
+    return None
 
 
 def _merge(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:

@@ -71,9 +71,9 @@ def apply_state(lw, ref: BlockRef, op: Op) -> bool:
         gone = released.get(ref.site)
         if gone is None:
             raise lw.fail("a block that is not acquired on every path here")
-        outcome = probe(gone, op)
+        outcome = probe(gone, op, lw.tracker.active)
     else:
-        outcome = probe(held, op)
+        outcome = probe(held, op, lw.tracker.active)
     if outcome.mixed:
         who = (held or released[ref.site]).describe()
         raise lw.fail(
@@ -120,7 +120,7 @@ def acquire(lw, dfb: DFBInfo, reserve: bool, node: ast.AST) -> Value:
         addr = lw.temp("blk", Ty.U32)
         ptr = Intrinsic("write_ptr" if reserve else "read_ptr", (u32(dfb.index),), Ty.U32)
         lw.emit("set", addr, ptr)
-    held = Held(site, dfb, reserve, compute, _MW if reserve else _MR, addr=addr)
+    held = Held(site, dfb, reserve, compute, lw.tracker.uniform(_MW if reserve else _MR), addr=addr)
     lw.tracker.acquire(held)
     lw.extra.setdefault("cbs", set()).add(dfb.index)
     return BlockRef(site)
@@ -135,9 +135,10 @@ def _note_wait(lw, dfb: DFBInfo, pages: int) -> None:
         for reserve in (True, False):
             for site in lw.tracker.queue(d, reserve):
                 held = lw.tracker.held[site]
-                if len(held.states) != 1:
+                states = {s for on, s in zip(lw.tracker.active, held.states) if on}
+                if len(states) != 1 or len(next(iter(states))) != 1:
                     return
-                ((state, _ror),) = held.states
+                ((state, _ror),) = next(iter(states))
                 holds.append(f"holds {held.describe()} in state {state.name}")
     line = lw.loc.line if lw.loc is not None else 0
     notes = lw.extra.setdefault("waits", {})
@@ -164,18 +165,18 @@ def wait_handle(lw, hid: int, node: ast.AST | None = None) -> bool:
         return True  # a copy that already failed
     if h.waited:
         raise lw.fail("a transfer handle waited twice (diagnosed by the interpreter)", node)
-    lw.tracker.handles[hid] = Handle(h.hid, h.site, h.direction, True)
-    if h.direction in ("read", "recv"):
+    lw.tracker.handles[hid] = Handle(h.hid, h.site, h.direction, True, h.pipe)
+    if h.direction == "read":
         lw.emit("noc.read_barrier")
     elif h.direction == "write":
         lw.emit("noc.write_barrier")
+    else:
+        lw.hooks.finish_send(lw, h)
     if h.site is None:
         return True
     if h.site in lw.tracker.held:
         held = lw.tracker.held[h.site]
         lw.tracker.update(h.site, pending=tuple(p for p in held.pending if p != hid))
-    if h.direction == "send":
-        lw.hooks.finish_send(lw, h)
     return apply_state(lw, BlockRef(h.site), Op.TX_WAIT)
 
 
@@ -201,7 +202,12 @@ def release(lw, ref: BlockRef, push: bool) -> None:
     lw.emit("cb.push_back" if push else "cb.pop_front", held.dfb.index, held.dfb.block_pages)
     lw.tracker.release(ref.site)
     lw.extra.setdefault("released", {})[ref.site] = Held(
-        held.site, held.dfb, held.reserve, held.compute, frozenset({(State.OS, 0)}), held.name
+        held.site,
+        held.dfb,
+        held.reserve,
+        held.compute,
+        lw.tracker.uniform(frozenset({(State.OS, 0)})),
+        held.name,
     )
 
 

@@ -28,7 +28,7 @@ __all__ = ["binary", "unary", "compare", "to_type", "linear", "is_const", "const
 
 PY_TYPE = {Ty.I64: int, Ty.U32: int, Ty.U64: int, Ty.F64: float, Ty.F32: float, Ty.BOOL: bool}
 
-_FOLD: dict[str, Callable] = {
+FOLD: dict[str, Callable] = {
     "add": operator.add,
     "sub": operator.sub,
     "mul": operator.mul,
@@ -85,7 +85,7 @@ def binary(op: str, a: Expr, b: Expr) -> Expr:
     if isinstance(a, Const) and isinstance(b, Const):
         if op in ("floordiv", "mod", "truediv") and b.value == 0:
             raise ZeroDivisionError(op)
-        return Const(PY_TYPE[ty](_FOLD[op](a.value, b.value)), ty)
+        return Const(PY_TYPE[ty](FOLD[op](a.value, b.value)), ty)
     if op in ("add", "sub") and isinstance(b, Const) and b.value == 0:
         return a
     if op == "add" and isinstance(a, Const) and a.value == 0:
@@ -101,11 +101,11 @@ def compare(op: str, a: Expr, b: Expr) -> Expr:
     ty = _arith_type(a.ty, b.ty, "add")
     a, b = to_type(a, ty), to_type(b, ty)
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(bool(_FOLD[op](a.value, b.value)), Ty.BOOL)
+        return Const(bool(FOLD[op](a.value, b.value)), Ty.BOOL)
     if ty is Ty.I64:
         diff = static_difference(a, b)  # (r0) < (r0 + 2) is always true
         if diff is not None:
-            return Const(bool(_FOLD[op](diff, 0)), Ty.BOOL)
+            return Const(bool(FOLD[op](diff, 0)), Ty.BOOL)
     return BinOp(op, a, b, Ty.BOOL)
 
 
