@@ -103,6 +103,7 @@ def make_world(record, device: Device, grid, setups: dict, args, options) -> Wor
         default=device.l1_unreserved_base,
     )
     world.options["mail_base"] = -(-top // 32) * 32  # pipe mailboxes, then scratch CBs
+    world.options["extern_plan"] = getattr(first.op, "extern_plan", None)
     for setup in ordered:
         for info, dfb in zip(world.dfbs, setup.dfbs):
             world.dfb_ids[id(dfb)] = info
@@ -136,6 +137,7 @@ def kernel_inputs(record, split_plan, program, setups: dict) -> list[KernelInput
                 tree=tree,
                 fns=[s.kernels[i].fn for s in ordered],
                 file=record.source.file,
+                selector=decl.selector,
             )
         )
     return out

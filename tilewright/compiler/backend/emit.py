@@ -319,11 +319,17 @@ def _emit_transpose(w: _Writer, depth: int, op: Op) -> None:
 
 
 def _emit_extern(w: _Writer, depth: int, op: Op) -> None:
-    callee, template, args, accessors, result = op.args
+    callee, template, args, types, result, rtype = op.args
     targs = f"<{', '.join(seq(template))}>" if template else ""
-    values = [cpp_expr(x) for x in seq(args)]
-    call = f"{callee}{targs}({', '.join(values)});"
-    w.line(depth, f"{result} = {call}" if result else call)
+    values = [
+        str(x) if t == "accessor" else f"static_cast<{t}>({cpp_expr(x)})"
+        for x, t in zip(seq(args), seq(types))
+    ]
+    call = f"{callee}{targs}({', '.join(values)})"
+    if result:
+        w.line(depth, f"{result} = static_cast<int64_t>(static_cast<{rtype}>({call}));")
+    else:
+        w.line(depth, f"{call};")
 
 
 def _emit_comment(w: _Writer, depth: int, op: Op) -> None:

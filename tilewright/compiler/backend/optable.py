@@ -183,8 +183,16 @@ OPS: dict[str, OpInfo] = {
     "pack_l1_acc": OpInfo(_o("enable:int"), CK, cpp="pack_reconfig_l1_acc({enable});"),
     # -- external C++ (reference C.8) -------------------------------------------------------
     "extern.call": OpInfo(
-        _o("callee:str", "template:str*", "args:ex*", "accessors:str*", "result:str"),
-        doc="callee<template...>(args...), accessor arguments by name; result '' or a local",
+        _o(
+            "callee:str",
+            "template:str*",
+            "args:arg*",
+            "types:str*",
+            "result:str",
+            "result_type:str",
+        ),
+        doc="callee<template...>(args...): each argument an expression cast to its C++ type, or "
+        "an accessor (type 'accessor'); the result ('' or a local) keeps result_type's value",
     ),
     "comment": OpInfo(_o("text:str"), doc="a comment in the C++"),
 }

@@ -180,6 +180,15 @@ def _check_operand(kind: str, value: object, kernel: Kernel, op: Op, name: str) 
             raise _Fail(op, f"operand {name} must be a tuple of expressions")
         for item in value:
             expr_type(item, kernel, op)
+    elif base == "arg*":
+        if not isinstance(value, tuple):
+            raise _Fail(op, f"operand {name} must be a tuple of arguments")
+        for item in value:
+            if isinstance(item, str):
+                if all(a.name != item for a in kernel.accessors):
+                    raise _Fail(op, f"accessor {item!r} is not declared")
+            else:
+                expr_type(item, kernel, op)
     elif base == "str*":
         if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
             raise _Fail(op, f"operand {name} must be a tuple of strings")
@@ -216,9 +225,8 @@ def _check_op(op: Op, kernel: Kernel, in_loop: bool) -> None:
         result = op.args[4]
         if result and result not in _locals(kernel):
             raise _Fail(op, f"result local %{result} is not declared")
-        for name in seq(op.args[3]):
-            if all(a.name != name for a in kernel.accessors):
-                raise _Fail(op, f"accessor {name!r} is not declared")
+        if len(seq(op.args[2])) != len(seq(op.args[3])):
+            raise _Fail(op, "extern.call has one C++ type per argument")
 
 
 def _walk(ops: tuple[Op, ...], kernel: Kernel, state: str, in_loop: bool) -> str:

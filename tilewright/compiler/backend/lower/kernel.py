@@ -68,6 +68,7 @@ class KernelInput:
     tree: ast.FunctionDef
     fns: list[Callable]  # the kernel function of each node (same order as World.setups)
     file: str
+    selector: object = None  # the kernel decorator's kernel= selector
 
 
 class _Conflict(Value):

@@ -23,6 +23,7 @@ from tilewright.compiler.backend.lower.calls import (
     signpost,
     static_value,
 )
+from tilewright.compiler.backend.lower.extern import extern_call
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBRef,
@@ -115,7 +116,7 @@ def function_table() -> dict[int, Callable]:
         id(misc.raw_element_read): not_compilable("ttl.raw_element_read"),
         id(misc.raw_element_write): not_compilable("ttl.raw_element_write"),
         id(misc.read_index): not_compilable("ttl.read_index"),
-        id(surface.call_extern_func): not_compilable("ttl.call_extern_func"),
+        id(surface.call_extern_func): extern_call,
         id(lmath.typecast): not_compilable("ttl.math.typecast"),
         id(lmath.broadcast): not_compilable("the legacy ttl.math.broadcast(x, out_blk, dims=)"),
         id(lmath.fill): not_compilable("the legacy ttl.math.fill(out_blk, value)"),

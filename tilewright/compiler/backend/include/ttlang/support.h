@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <cstdio>
 
+/** Tilewright's kernels keep DFBs in tt-metal circular buffers (the metal-cb memory model). */
+#define TTLANG_DFB_STORAGE_COMPILER_SRAM 0
+
 namespace ttlang {
 
 /** Python's floor division and modulo on integers (the sign follows the divisor). */
@@ -37,6 +40,7 @@ struct DFBDescriptor {
     static constexpr uint32_t block_count = BlockCount;
     static constexpr uint32_t page_size_bytes = PageSize;
     static constexpr uint32_t page_size = PageSize;
+    static constexpr uint32_t capacity_pages = PagesPerBlock * BlockCount;
 };
 
 /** Error classes of the run-time checks (the interpreter raises the same types). */
