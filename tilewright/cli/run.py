@@ -40,8 +40,16 @@ __all__ = ["run"]
     help="Run the simulation in a child process: a crashing external C++ function is reported "
     "with its call site instead of killing tilewright.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "python", "native"]),
+    default="auto",
+    show_default=True,
+    help="How TT-Lang operations run: compiled to C++ where possible (auto), interpreted "
+    "(python), or compiled with an error for what does not compile (native).",
+)
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
-def run(program, args, trace_path, stats, board, system_desc, isolate, isolate_channel):
+def run(program, args, trace_path, stats, board, system_desc, isolate, engine, isolate_channel):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
     if isolate:
         from tilewright.native.isolate import run_isolated
@@ -51,13 +59,21 @@ def run(program, args, trace_path, stats, board, system_desc, isolate, isolate_c
             *(["--stats"] if stats else []),
             *(["--board", board] if board else []),
             *(["--system-desc", system_desc] if system_desc else []),
+            "--engine",
+            engine,
         ]
         sys.exit(run_isolated(program, list(args), forwarded))
     if isolate_channel:
         from tilewright.native.isolate import attach_child
 
         attach_child(isolate_channel)
-    session.reset(trace=trace_path is not None, stats=stats, board=board, system_desc=system_desc)
+    session.reset(
+        trace=trace_path is not None,
+        stats=stats,
+        board=board,
+        system_desc=system_desc,
+        engine=engine,
+    )
     opts = session.OPTIONS
     status = run_program(program, list(args))
     if trace_path and opts.tracer is not None:

@@ -20,11 +20,13 @@ from tilewright.compiler.backend.compile import CompiledCall, compile_call
 from tilewright.compiler.backend.engine import engine_of, notice
 from tilewright.errors import NotCompilableError
 
-__all__ = ["CompiledCall", "COMPILE_OBSERVERS", "compile_call", "run_engine"]
+__all__ = ["CompiledCall", "COMPILE_OBSERVERS", "FALLBACK_OBSERVERS", "compile_call", "run_engine"]
 
 COMPILE_OBSERVERS: list[Callable] = []
 """Callables ``observer(record, compiled, program)`` run after an operation compiled
 (``tilewright explain --ir``, ``tilewright emit``)."""
+FALLBACK_OBSERVERS: list[Callable] = []
+"""Callables ``observer(record, error, program)`` run when ``auto`` interprets an operation."""
 
 
 def run_engine(record, options, split_plan, program, device, grid, setups, args, call_loc) -> None:
@@ -42,6 +44,8 @@ def run_engine(record, options, split_plan, program, device, grid, setups, args,
         if choice.engine == "native":
             raise
         notice(record.name, exc)
+        for fallback in FALLBACK_OBSERVERS:
+            fallback(record, exc, program)
         return
     compiled.install(program)
     for observer in COMPILE_OBSERVERS:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from tilewright.compiler.backend.build import native_kernel
 from tilewright.compiler.backend.ir import Kernel
 from tilewright.compiler.backend.lower import KernelInput, Lowered, World, lower_kernel
+from tilewright.compiler.backend.lower.pipes import plan_pipes
 from tilewright.compiler.backend.lower.values import (
     DFBInfo,
     NetRef,
@@ -44,7 +45,7 @@ class CompiledCall:
 
     world: World
     lowered: tuple[Lowered, ...]
-    scratch: tuple[tuple[int, int, int], ...]  # (CB index, tiles, L1 address)
+    scratch: tuple[CompilerCB, ...]
 
     @property
     def kernels(self) -> tuple[Kernel, ...]:
@@ -64,10 +65,10 @@ class CompiledCall:
             got = program.create_semaphore(grid_range, 0)
             if got != sem_id:  # pragma: no cover - ids are handed out lowest-free, as planned
                 raise NotCompilableError(f"pipe semaphore {sem_id} was created as {got}")
-        for index, tiles, address in self.scratch:
-            cfg = CircularBufferConfig(tiles * _F32_PAGE, {index: DataFormat.Float32})
-            cfg.set_page_size(index, _F32_PAGE).set_name(index, f"scratch{index}")
-            cfg.set_address(address)
+        for cb in self.scratch:
+            cfg = CircularBufferConfig(cb.total_size, {cb.index: DataFormat[cb.data_format]})
+            cfg.set_page_size(cb.index, cb.page_size).set_name(cb.index, cb.name)
+            cfg.set_address(cb.address)
             program.create_circular_buffer(grid_range, cfg)
         for spec, low in zip(program.kernels, self.lowered):
             kernel = low.kernel
@@ -98,11 +99,6 @@ def make_world(record, device: Device, grid, setups: dict, args, options) -> Wor
     for i, dfb in enumerate(first.dfbs):
         info = dataclasses.replace(describe_dfb(dfb), position=i)
         world.dfbs.append(info)
-    top = max(
-        (int(d.address or 0) + int(d.total_bytes) for d in first.dfbs),
-        default=device.l1_unreserved_base,
-    )
-    world.options["mail_base"] = -(-top // 32) * 32  # pipe mailboxes, then scratch CBs
     world.options["extern_plan"] = getattr(first.op, "extern_plan", None)
     for setup in ordered:
         for info, dfb in zip(world.dfbs, setup.dfbs):
@@ -111,6 +107,7 @@ def make_world(record, device: Device, grid, setups: dict, args, options) -> Wor
             world.sems[id(sem)] = SemRef(i, int(sem.sem_id), int(sem.address))
         for i, net in enumerate(setup.pipenets):
             world.nets[id(net)] = NetRef(i, first.pipenets[i])
+    plan_pipes(world)
     return world
 
 
@@ -173,29 +170,51 @@ def _check_pipes(lowered: list[Lowered], world: World) -> None:
             )
 
 
-def _scratch_layout(
-    lowered: list[Lowered], world: World, device
-) -> tuple[tuple[int, int, int], ...]:
-    """Place the compiler's float32 CBs after the DFBs in L1."""
-    sizes: dict[int, int] = {}
+@dataclass(frozen=True, slots=True)
+class CompilerCB:
+    """A circular buffer the compiler adds: float32 scratch, the reduce scaler, pipe mailboxes."""
+
+    index: int
+    name: str
+    data_format: str
+    page_size: int
+    total_size: int
+    address: int
+
+
+def _compiler_cbs(lowered: list[Lowered], world: World, device) -> tuple[CompilerCB, ...]:
+    """Place the compiler's CBs after the DFBs in L1 (the same address on every node)."""
+    found: dict[int, tuple[str, str, int, int]] = {}
     for low in lowered:
-        for index, tiles in low.scratch:
-            sizes[index] = max(sizes.get(index, 0), tiles)
-    top = world.options["mail_base"] + 16 * world.options.get("mail_slots", 0)
+        for cb in low.kernel.cbs:
+            if cb.role == "dfb":
+                continue
+            size = cb.page_size * cb.num_pages
+            old = found.get(cb.index)
+            if old is None or old[3] < size:
+                found[cb.index] = (cb.name, cb.data_format, cb.page_size, size)
+    if not found:
+        return ()
+    first = world.setups[0]
+    top = max(
+        (int(d.address or 0) + int(d.total_bytes) for d in first.dfbs),
+        default=device.l1_unreserved_base,
+    )
     align = max(32, device.l1_alignment)
     out = []
-    for index in sorted(sizes):
+    for index in sorted(found):
+        name, fmt, page, size = found[index]
         top = -(-top // align) * align
-        out.append((index, sizes[index], top))
-        top += sizes[index] * _F32_PAGE
+        out.append(CompilerCB(index, name, fmt, page, size, top))
+        top += size
     limit = device.l1_size - device.l1_small_size
     lowest = device.l1_allocator.lowest_allocated_address()
     if lowest is not None:
         limit = min(limit, lowest)
     if top > limit:
         raise NotCompilableError(
-            f"operation '{world.name}': the compiler's float32 scratch buffers ({sum(sizes.values())} "
-            f"tiles) do not fit in L1 after the DFBs"
+            f"operation '{world.name}': the compiler's circular buffers "
+            f"({sum(c.total_size for c in out)} bytes) do not fit in L1 after the DFBs"
         )
     return tuple(out)
 
@@ -237,8 +256,7 @@ def compile_call(
         )
     _check_roles(lowered, world, inputs)
     _check_pipes(lowered, world)
-    scratch = _scratch_layout(lowered, world, device)
-    return CompiledCall(world, tuple(lowered), scratch)
+    return CompiledCall(world, tuple(lowered), _compiler_cbs(lowered, world, device))
 
 
 __all__ += ["DFBInfo"]

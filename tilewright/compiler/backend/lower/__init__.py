@@ -29,7 +29,6 @@ class Lowered:
     kernel: Kernel
     args: tuple[tuple[str, tuple[int, ...]], ...]  # (name, value per node)
     roles: tuple[tuple[int, str], ...]  # (CB index, "producer" | "consumer")
-    scratch: tuple[tuple[int, int], ...]  # (CB index, float32 tiles)
     pipe_sites: tuple[
         tuple[tuple[int, int, str], tuple], ...
     ] = ()  # (net, pipe, send|recv) -> blocks
@@ -85,10 +84,15 @@ def lower_kernel(
         cbs.append(
             CBDecl(index, f"scratch{index}", "Float32", 4096, tiles, tiles, (32, 32), "scratch")
         )
+    mailbox = lw.extra.get("mailbox")
+    if mailbox is not None:
+        slots = world.options.get("mail_slots", 1)
+        cbs.append(
+            CBDecl(mailbox, "pipe mailboxes", "UInt32", 16 * slots, 1, 1, (32, 32), "mailbox")
+        )
     scaler = lw.extra.get("scaler")
     if scaler is not None:
         cbs.append(CBDecl(scaler, "scaler", "Float32", 4096, 1, 1, (32, 32), "scaler"))
-        scratch.append((scaler, 1))
     accessors = tuple(lw.extra.get("accessors", {}).values())
     kernel = Kernel(
         name=kin.name,
@@ -121,6 +125,5 @@ def lower_kernel(
         kernel,
         tuple((name, tuple(values)) for name, values in lw.args),
         roles,
-        tuple(scratch),
         tuple((k, tuple(sorted(v, key=repr))) for k, v in lw.extra.get("pipe_sites", {}).items()),
     )

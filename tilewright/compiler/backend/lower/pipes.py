@@ -42,7 +42,7 @@ from tilewright.compiler.backend.lower.values import (
 )
 from tilewright.lang.blockstate import Op
 
-__all__ = ["PipeSync", "pipe_copy", "finish_send", "net_method", "pipe_sync"]
+__all__ = ["PipeSync", "pipe_copy", "finish_send", "net_method", "pipe_sync", "plan_pipes"]
 
 _MAIL_STRIDE = 16
 
@@ -53,40 +53,57 @@ class PipeSync:
 
     posted: int  # semaphore id at the source: receives posted
     done: int  # semaphore id at each destination: deliveries
-    mailbox: int  # L1 address of the first destination's mailbox word (at the source)
+    slot: int  # the first destination's mailbox word (index into the mailbox CB)
 
 
 def _pipes(net: NetRef) -> list:
     return list(net.net.pipes)  # type: ignore[attr-defined]
 
 
-def pipe_sync(lw, net: int, index: int) -> PipeSync:
-    """The semaphores and mailbox of pipe ``index`` of net ``net`` (allocated on first use)."""
+def plan_pipes(world) -> None:
+    """Semaphores and mailbox slots for every pipe of the operation's nets (before lowering)."""
     from tilewright.device.device import NUM_SEMAPHORES
 
-    world = lw.world
-    table: dict = world.options.setdefault("pipe_sync", {})
-    sync = table.get((net, index))
-    if sync is not None:
-        return sync
-    used: set[int] = world.options.setdefault(
-        "sem_ids",
-        {int(s.sem_id) for s in world.setups[0].semaphores},
+    nets = sorted({ref.position: ref.net for ref in world.nets.values()}.items())
+    if not nets:
+        return
+    used = {int(s.sem_id) for s in world.setups[0].semaphores}
+    free = [i for i in range(NUM_SEMAPHORES) if i not in used]
+    table: dict[tuple[int, int], PipeSync] = {}
+    slots = 0
+    for position, net in nets:
+        for index, pipe in enumerate(net.pipes):
+            if len(free) < 2:
+                world.options["pipe_error"] = (
+                    f"pipe synchronisation needs two semaphores per pipe; the {NUM_SEMAPHORES} "
+                    "semaphores of a node are used up"
+                )
+                return
+            table[(position, index)] = PipeSync(free.pop(0), free.pop(0), slots)
+            slots += len(pipe.dst_nodes())
+    world.options["pipe_sync"] = table
+    world.options["mail_slots"] = slots
+
+
+def pipe_sync(lw, net: int, index: int) -> PipeSync:
+    """The semaphores and mailbox slots of pipe ``index`` of net ``net``."""
+    from tilewright.compiler.backend.lower.resources import mailbox_cb
+
+    error = lw.world.options.get("pipe_error")
+    if error is not None:
+        raise lw.fail(error)
+    mailbox_cb(lw)
+    return lw.world.options["pipe_sync"][(net, index)]
+
+
+def _mailbox(lw, slot: Expr) -> Expr:
+    """The L1 address of mailbox word ``slot`` (the same on every node)."""
+    from tilewright.compiler.backend.lower.resources import mailbox_cb
+
+    base = S.to_type(Intrinsic("write_ptr", (u32(mailbox_cb(lw)),), Ty.U32), Ty.I64)
+    return S.to_type(
+        S.binary("add", base, S.binary("mul", slot, Const(_MAIL_STRIDE, Ty.I64))), Ty.U32
     )
-    free = [i for i in range(NUM_SEMAPHORES) if i not in used][:2]
-    if len(free) < 2:
-        raise lw.fail(
-            f"pipe synchronisation needs two semaphores per pipe; the {NUM_SEMAPHORES} semaphores "
-            "of a node are used up"
-        )
-    used.update(free)
-    pipe = _net_of(world, net).pipes[index]
-    slots = world.options.get("mail_slots", 0)
-    world.options["mail_slots"] = slots + len(pipe.dst_nodes())
-    sync = table[(net, index)] = PipeSync(
-        free[0], free[1], world.options["mail_base"] + _MAIL_STRIDE * slots
-    )
-    return sync
 
 
 def _net_of(world, position: int):
@@ -273,12 +290,7 @@ def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
         S.binary("mul", S.binary("sub", y, Const(ref.dst_lo[1], Ty.I64)), Const(width, Ty.I64)),
         S.binary("sub", x, Const(ref.dst_lo[0], Ty.I64)),
     )
-    mailbox = S.to_type(
-        S.binary(
-            "add", Const(sync.mailbox, Ty.I64), S.binary("mul", d, Const(_MAIL_STRIDE, Ty.I64))
-        ),
-        Ty.U32,
-    )
+    mailbox = _mailbox(lw, S.binary("add", Const(sync.slot, Ty.I64), d))
     assert held.addr is not None
     lw.emit("noc.inline_write", u32(src.noc_x), u32(src.noc_y), mailbox, held.addr)
     lw.emit(
@@ -341,9 +353,8 @@ def finish_send(lw, h: Handle) -> None:
     target = lw.temp("pipe_dst", Ty.U32)
     for d, (x, y) in enumerate(dests):
         core = device.core(x, y)
-        lw.emit(
-            "set", target, Intrinsic("l1_word", (u32(sync.mailbox + _MAIL_STRIDE * d),), Ty.U32)
-        )
+        slot = _mailbox(lw, Const(sync.slot + d, Ty.I64))
+        lw.emit("set", target, Intrinsic("l1_word", (slot,), Ty.U32))
         lw.emit(
             "noc.write",
             held.addr,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tilewright.compiler.backend.ir import Const, Op, Ty
 
-__all__ = ["scratch_cb", "scaler_cb", "prologue"]
+__all__ = ["mailbox_cb", "scratch_cb", "scaler_cb", "prologue"]
 
 
 def _take(lw) -> int:
@@ -34,6 +34,16 @@ def scratch_cb(lw, k: int, tiles: int) -> int:
         pool.append([_take(lw), 0])
     pool[k][1] = max(pool[k][1], tiles)
     return pool[k][0]
+
+
+def mailbox_cb(lw) -> int:
+    """The CB whose L1 holds the pipe mailboxes (one 16-byte word per pipe destination)."""
+    world = lw.world
+    index = world.options.get("mail_cb")
+    if index is None:
+        index = world.options["mail_cb"] = _take(lw)
+    lw.extra["mailbox"] = index
+    return index
 
 
 def scaler_cb(lw) -> int:
