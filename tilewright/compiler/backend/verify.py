@@ -216,6 +216,11 @@ def _check_op(op: Op, kernel: Kernel, in_loop: bool) -> None:
                 op,
                 f"'{op.code}' of {pages!r} pages: CB {cb.index} '{cb.name}' has {cb.num_pages} pages",
             )
+    if op.code == "set":
+        var, value = op.args
+        got = expr_type(value, kernel, op)
+        if isinstance(var, Var) and got is not var.ty:
+            raise _Fail(op, f"%{var.name} is {var.ty}, assigned a {got}")
     if op.code == "for" and op.args[3] == 0:
         raise _Fail(op, "a for loop's step must not be 0")
     if op.code in ("noc.read_page", "noc.write_page"):

@@ -106,7 +106,18 @@ def compare(op: str, a: Expr, b: Expr) -> Expr:
         diff = static_difference(a, b)  # (r0) < (r0 + 2) is always true
         if diff is not None:
             return Const(bool(FOLD[op](diff, 0)), Ty.BOOL)
+        # an unsigned value widened to i64 is never negative: 0 <= u is always true
+        if isinstance(a, Const) and a.value <= 0 and _nonneg(b) and op in ("le", "lt"):
+            if op == "le" or a.value < 0:
+                return Const(True, Ty.BOOL)
+        if isinstance(b, Const) and b.value <= 0 and _nonneg(a) and op in ("ge", "gt"):
+            if op == "ge" or b.value < 0:
+                return Const(True, Ty.BOOL)
     return BinOp(op, a, b, Ty.BOOL)
+
+
+def _nonneg(e: Expr) -> bool:
+    return isinstance(e, Cast) and e.a.ty in (Ty.U32, Ty.U64)
 
 
 def logical(op: str, a: Expr, b: Expr) -> Expr:
