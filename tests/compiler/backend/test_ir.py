@@ -84,16 +84,26 @@ def test_unknown_op():
 
 
 def test_op_of_the_wrong_kernel_kind():
-    err = _fails(compute(Op("noc.read_barrier", (), (), LOC)), "does not run on compute kernels", "noc.read_barrier")
+    err = _fails(
+        compute(Op("noc.read_barrier", (), (), LOC)),
+        "does not run on compute kernels",
+        "noc.read_barrier",
+    )
     assert err.loc == LOC
 
 
 def test_operand_count():
-    _fails(compute(Op("cb.wait_front", (0,), (), LOC)), "takes 2 operand(s), got 1", "cb.wait_front")
+    _fails(
+        compute(Op("cb.wait_front", (0,), (), LOC)), "takes 2 operand(s), got 1", "cb.wait_front"
+    )
 
 
 def test_undeclared_cb():
-    _fails(compute(Op("cb.wait_front", (5, 1), (), LOC)), "circular buffer 5 is not declared", "cb.wait_front")
+    _fails(
+        compute(Op("cb.wait_front", (5, 1), (), LOC)),
+        "circular buffer 5 is not declared",
+        "cb.wait_front",
+    )
 
 
 def test_cb_pages_beyond_capacity():
@@ -112,7 +122,11 @@ def test_dst_index_beyond_capacity():
 
 
 def test_math_outside_the_dst_handshake():
-    _fails(compute(Op("copy_tile", (0, u32(0), 0, 0), (), LOC)), "outside tile_regs_acquire", "copy_tile")
+    _fails(
+        compute(Op("copy_tile", (0, u32(0), 0, 0), (), LOC)),
+        "outside tile_regs_acquire",
+        "copy_tile",
+    )
 
 
 def test_pack_before_wait():
@@ -121,7 +135,11 @@ def test_pack_before_wait():
 
 
 def test_a_kernel_must_release_dst():
-    _fails(compute(Op("tile_regs.acquire", (), (), LOC)), "ends in DST state 'math'", "tile_regs.acquire")
+    _fails(
+        compute(Op("tile_regs.acquire", (), (), LOC)),
+        "ends in DST state 'math'",
+        "tile_regs.acquire",
+    )
 
 
 def test_undeclared_local_and_type_mismatch():
@@ -139,7 +157,11 @@ def test_expression_types():
     bad = Op("if", (Const(1, Ty.I64),), ((), ()), LOC)
     _fails(compute(bad, locals_=[x]), "operand cond is i64, expected bool", "if 1")
     dm_only = Op("set", (Var("a", Ty.U32), Intrinsic("semaphore", (u32(0),), Ty.U32)), (), LOC)
-    _fails(compute(dm_only, locals_=[Var("a", Ty.U32)]), "@semaphore does not run on compute kernels", "set %a")
+    _fails(
+        compute(dm_only, locals_=[Var("a", Ty.U32)]),
+        "@semaphore does not run on compute kernels",
+        "set %a",
+    )
 
 
 def test_break_outside_a_loop():

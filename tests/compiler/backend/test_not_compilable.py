@@ -57,7 +57,9 @@ expected = (x.float() + x.float()).to(torch.bfloat16)
 """
 
 
-def source(*, reader: str = READER, compute: str = COMPUTE, prelude: str = "", engine: str = "native") -> str:
+def source(
+    *, reader: str = READER, compute: str = COMPUTE, prelude: str = "", engine: str = "native"
+) -> str:
     body = TEMPLATE.format(
         prelude=textwrap.dedent(prelude),
         engine=engine,
@@ -68,7 +70,10 @@ def source(*, reader: str = READER, compute: str = COMPUTE, prelude: str = "", e
 
 
 CASES = {
-    "list": (dict(reader="xs = [1, 2]  # <-\n" + READER), "a list in kernel code is not compilable"),
+    "list": (
+        dict(reader="xs = [1, 2]  # <-\n" + READER),
+        "a list in kernel code is not compilable",
+    ),
     "dict": (dict(reader="d = {1: 2}  # <-\n" + READER), "a dict in kernel code is not compilable"),
     "comprehension": (
         dict(reader="xs = [i for i in range(3)]  # <-\n" + READER),
@@ -78,8 +83,14 @@ CASES = {
         dict(reader="n = max(i for i in range(3))  # <-\n" + READER),
         "a generator expression in kernel code is not compilable",
     ),
-    "lambda": (dict(reader="f = lambda: 1  # <-\n" + READER), "a lambda in kernel code is not compilable"),
-    "f-string": (dict(reader='s = f"{1}"  # <-\n' + READER), "an f-string in kernel code is not compilable"),
+    "lambda": (
+        dict(reader="f = lambda: 1  # <-\n" + READER),
+        "a lambda in kernel code is not compilable",
+    ),
+    "f-string": (
+        dict(reader='s = f"{1}"  # <-\n' + READER),
+        "an f-string in kernel code is not compilable",
+    ),
     "python call": (
         dict(prelude="def helper(n):\n    return n\n", reader="n = helper(2)  # <-\n" + READER),
         "a call into the Python function 'helper'",
@@ -92,16 +103,34 @@ CASES = {
         dict(reader="def rec(n):\n    rec(n)  # <-\nrec(1)\n" + READER),
         "recursive call of 'rec'",
     ),
-    "try": (dict(reader="try:  # <-\n    pass\nexcept Exception:\n    pass\n" + READER), "'try' statements are not compilable"),
+    "try": (
+        dict(reader="try:  # <-\n    pass\nexcept Exception:\n    pass\n" + READER),
+        "'try' statements are not compilable",
+    ),
     "raise": (
-        dict(reader="for i in range(2):\n    if i > 5:\n        raise ValueError('x')  # <-\n" + READER),
+        dict(
+            reader="for i in range(2):\n    if i > 5:\n        raise ValueError('x')  # <-\n"
+            + READER
+        ),
         "'raise' statements are not compilable",
     ),
     "global": (dict(reader="global G  # <-\n" + READER), "'global' statements are not compilable"),
-    "import": (dict(reader="import math  # <-\n" + READER), "'import' statements are not compilable"),
-    "class": (dict(reader="class C:  # <-\n    pass\n" + READER), "'class' statements are not compilable"),
-    "print": (dict(reader="print('hello')  # <-\n" + READER), "print (debug printing) in kernel code"),
-    "unpacking": (dict(reader="args = (1, 2)\nttl.copy(*args)  # <-\n" + READER), "a call with * / ** unpacking"),
+    "import": (
+        dict(reader="import math  # <-\n" + READER),
+        "'import' statements are not compilable",
+    ),
+    "class": (
+        dict(reader="class C:  # <-\n    pass\n" + READER),
+        "'class' statements are not compilable",
+    ),
+    "print": (
+        dict(reader="print('hello')  # <-\n" + READER),
+        "print (debug printing) in kernel code",
+    ),
+    "unpacking": (
+        dict(reader="args = (1, 2)\nttl.copy(*args)  # <-\n" + READER),
+        "a call with * / ** unpacking",
+    ),
     "dynamic shape": (
         dict(
             reader="""\
@@ -128,7 +157,9 @@ for i in range(1):
         "comparisons of blocks",
     ),
     "uncompiled math": (
-        dict(compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.round(x))  # <-\n"),
+        dict(
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.round(x))  # <-\n"
+        ),
         "the block op 'ttl.math.round' is not compiled yet",
     ),
     "group transfer": (
@@ -200,7 +231,9 @@ def test_python_interprets_everything(tmp_path, capsys):
 
 
 def test_the_session_engine_applies_without_an_operation_flag(tmp_path):
-    text = source(reader="xs = [1, 2]  # <-\n" + READER).replace(', options="--tw-engine=native"', "")
+    text = source(reader="xs = [1, 2]  # <-\n" + READER).replace(
+        ', options="--tw-engine=native"', ""
+    )
     path = write(tmp_path, text)
     saved = session.OPTIONS.engine
     session.OPTIONS.engine = "native"

@@ -39,11 +39,21 @@ def run_engine(record, options, split_plan, program, device, grid, setups, args,
     if choice.engine == "python":
         return
     try:
-        compiled = compile_call(record, split_plan, program, device, grid, setups, args, options)
+        compiled = compile_call(
+            record,
+            split_plan,
+            program,
+            device,
+            grid,
+            setups,
+            args,
+            {**options, "engine": choice.engine},
+        )
     except NotCompilableError as exc:
         if choice.engine == "native":
             raise
-        notice(record.name, exc)
+        if not getattr(exc, "quiet", False):
+            notice(record.name, exc)
         for fallback in FALLBACK_OBSERVERS:
             fallback(record, exc, program)
         return

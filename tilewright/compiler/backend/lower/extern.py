@@ -97,6 +97,16 @@ def extern_call(lw, node: ast.Call) -> Value:
     from tilewright.lang.selectors import LogicalKernel, kernel_of
 
     site = _site(lw, node)
+    if lw.world.options.get("engine") == "auto":
+        # The interpreter checks the call's declared contract as the C++ runs; under auto
+        # an operation with external calls keeps that check (--engine native compiles it).
+        err = lw.fail(
+            f"{site.title}: external calls run interpreted under --engine auto, where their "
+            "dfb_effects contract is checked (--engine native compiles them)",
+            node,
+        )
+        err.quiet = True  # type: ignore[attr-defined]
+        raise err
     kind = lw.kin.kind
     if site.kernel_kinds is not None and kind not in site.kernel_kinds:
         raise lw.fail(f"{site.title} selects {', '.join(sorted(site.kernel_kinds))} kernels", node)
