@@ -25,24 +25,25 @@ INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 """``ttlang/support.h``: what generated kernels include besides the tt-metal API."""
 
 CACHE: dict[str, NativeKernel] = {}
-_BY_IR: dict[Kernel, str] = {}
+_BY_ID: dict[int, tuple[Kernel, str]] = {}  # id(kernel) -> (kernel, key): no deep hashing
 
 
 def ir_key(kernel: Kernel) -> str:
     """The content hash of a kernel's IR (printed) and what turns it into an object."""
-    key = _BY_IR.get(kernel)
-    if key is None:
-        h = hashlib.sha256()
-        h.update(f"emitter {EMITTER_VERSION}\n".encode())
-        for path in kernel.include_paths:
-            h.update(f"include {path}\n".encode())
-        h.update(print_kernel(kernel).encode())
-        for op_loc in _locations(kernel):
-            h.update(op_loc.encode())
-        key = h.hexdigest()
-        if len(_BY_IR) > 4096:
-            _BY_IR.clear()
-        _BY_IR[kernel] = key
+    known = _BY_ID.get(id(kernel))
+    if known is not None and known[0] is kernel:
+        return known[1]
+    h = hashlib.sha256()
+    h.update(f"emitter {EMITTER_VERSION}\n".encode())
+    for path in kernel.include_paths:
+        h.update(f"include {path}\n".encode())
+    h.update(print_kernel(kernel).encode())
+    for op_loc in _locations(kernel):
+        h.update(op_loc.encode())
+    key = h.hexdigest()
+    if len(_BY_ID) > 4096:
+        _BY_ID.clear()
+    _BY_ID[id(kernel)] = (kernel, key)
     return key
 
 

@@ -219,10 +219,129 @@ def _compiler_cbs(lowered: list[Lowered], world: World, device) -> tuple[Compile
     return tuple(out)
 
 
+_CACHE: dict[tuple, tuple[object, tuple, CompiledCall]] = {}
+"""Compiled calls by what their lowering read (see :func:`call_key`)."""
+_CARRIED = ("pipe_sync", "mail_cb", "mail_slots", "taken_cbs", "pipe_error")
+
+
+def _sig(v: object, memo: dict[int, tuple[object, object]] | None = None) -> object:
+    """What the lowering reads of a captured value (the lowering-cache key's part for it)."""
+    if memo is not None:
+        key = id(v)
+        got = memo.get(key)
+        if got is None:
+            got = memo[key] = (v, _sig(v))  # keep v alive: its id stays its own
+        return got[1]
+    from tilewright.lang.dfb import DataflowBuffer
+    from tilewright.lang.pipes import PipeNet
+    from tilewright.lang.semaphore import (
+        MulticastRemoteSemaphore,
+        Semaphore,
+        UnicastRemoteSemaphore,
+    )
+    from tilewright.ttnn.tensor import Tensor
+
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return (type(v), v)
+    if isinstance(v, tuple):
+        return ("tuple", tuple(_sig(x) for x in v))
+    if isinstance(v, DataflowBuffer):
+        return ("dfb", v.name, v.index, v.address, v.shape, v.block_count, v.data_format, v.tiled)
+    if isinstance(v, Tensor):
+        from tilewright.device.kernel_api.accessor import tensor_accessor_args
+
+        buf = v.buffer
+        words = tuple(tensor_accessor_args(buf))
+        return ("tensor", tuple(v.page_grid()), v.layout, v.dtype, words, buf.page_size)
+    if isinstance(v, Semaphore):
+        return ("sem", v.sem_id)
+    if isinstance(v, UnicastRemoteSemaphore):
+        return ("usem", v.sem.sem_id, v.node)
+    if isinstance(v, MulticastRemoteSemaphore):
+        return ("msem", v.sem.sem_id, v.lo, v.hi)
+    if isinstance(v, PipeNet):
+        return ("net", tuple((p.src, tuple(repr(c) for c in p.dst)) for p in v.pipes))
+    return ("obj", id(v))
+
+
+def _names(code) -> set[str]:
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            out |= _names(const)
+    return out
+
+
+def call_key(record, device, grid, inputs: list[KernelInput], args, options) -> tuple:
+    """Everything the lowering of a call reads: the operation, the device, the grid, the
+    options, and for every kernel its captured values on every node and the module globals
+    it names.  Tensors count by their layout only (their addresses are runtime args)."""
+    memo: dict[int, tuple[object, object]] = {}
+    parts: list[object] = [
+        id(record),
+        device.capacity,
+        tuple(grid),
+        options.get("engine"),
+        bool(options.get("dst_full_sync_en")),
+        tuple(_sig(a, memo) for a in args),
+    ]
+    for kin in inputs:
+        fn0 = kin.fns[0]
+        code = fn0.__code__
+        cells = tuple(
+            tuple(_sig(c.cell_contents, memo) for c in (fn.__closure__ or ())) for fn in kin.fns
+        )
+        glb = fn0.__globals__
+        names = tuple(sorted((n, _sig(glb[n], memo)) for n in _names(code) if n in glb))
+        parts.append((id(code), cells, names))
+    return tuple(parts)
+
+
+def _refresh(low: Lowered, world: World) -> Lowered:
+    """A cached kernel's runtime args for this call (tensor addresses change, nothing else)."""
+    by_param = {t.param: t for t in world.tensors.values()}
+    args = []
+    for name, values in low.args:
+        param = name.removesuffix(".address")
+        if param != name and param in by_param:
+            address = int(by_param[param].tensor.buffer.address)
+            values = tuple(address for _ in values)
+        args.append((name, values))
+    return dataclasses.replace(low, args=tuple(args))
+
+
 def compile_call(
     record, split_plan, program, device, grid, setups: dict, args, options
 ) -> CompiledCall:
-    """Lower every kernel of the call; a NotCompilableError if one does not compile."""
+    """Lower every kernel of the call; a NotCompilableError if one does not compile.
+
+    A call whose lowering inputs (:func:`call_key`) were seen before reuses that call's
+    kernels; only the tensor addresses among the runtime args are read again."""
+    inputs = kernel_inputs(record, split_plan, program, setups)
+    try:
+        key: tuple | None = call_key(record, device, grid, inputs, args, options)
+    except (ValueError, TypeError):  # an empty closure cell: lower afresh
+        key = None
+    entry = _CACHE.get(key) if key is not None else None
+    # the entry keeps the record and the kernels' code alive, so their ids stay theirs
+    hit = entry[2] if entry is not None and entry[0] is record else None
+    if hit is not None:
+        world = make_world(record, device, grid, setups, args, options)
+        for name in _CARRIED:
+            if name in hit.world.options:
+                world.options[name] = hit.world.options[name]
+        lowered = tuple(_refresh(low, world) for low in hit.lowered)
+        return CompiledCall(world, lowered, hit.scratch)
+    compiled = _compile(record, split_plan, program, device, grid, setups, args, options, inputs)
+    if key is not None:
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[key] = (record, tuple(k.fns[0].__code__ for k in inputs), compiled)
+    return compiled
+
+
+def _compile(record, split_plan, program, device, grid, setups, args, options, inputs):
+    """Lower every kernel of the call (no cache)."""
     from tilewright.target.enums import DataType as TargetDataType
 
     allocation = getattr(program, "dfb_allocation", None)
@@ -236,7 +355,6 @@ def compile_call(
                 loc=first.dfbs[slot.members[0]].loc,
             )
     world = make_world(record, device, grid, setups, args, options)
-    inputs = kernel_inputs(record, split_plan, program, setups)
     full_sync = bool(options.get("dst_full_sync_en") or False)
     dst = device.capacity.dst_logical_tiles(TargetDataType.FLOAT32, full_sync)
     fidelity = 4

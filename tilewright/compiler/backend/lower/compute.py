@@ -327,7 +327,10 @@ class TileProgram:
 
     def _gen(self, node: Node, i: Expr, j: Expr, slot: int, dirty: set[int]) -> None:
         """Emit ``node``'s output tile (i, j) into DST ``slot`` (using slots above it)."""
+        self._gen_node(node, i, j, slot, dirty)
         dirty.add(slot)
+
+    def _gen_node(self, node: Node, i: Expr, j: Expr, slot: int, dirty: set[int]) -> None:
         if isinstance(node, Leaf):
             self.op("copy_tile", node.cb, self._leaf_tile(node, i, j), slot, 0)
         elif isinstance(node, Bcast):

@@ -105,7 +105,7 @@ def extern_call(lw, node: ast.Call) -> Value:
             "dfb_effects contract is checked (--engine native compiles them)",
             node,
         )
-        err.quiet = True  # type: ignore[attr-defined]
+        err.quiet = True
         raise err
     kind = lw.kin.kind
     if site.kernel_kinds is not None and kind not in site.kernel_kinds:
