@@ -188,3 +188,31 @@ def test_dfb_effects_expand_static_loops():
 def test_dfb_effects_of_data_dependent_control_flow_are_unknown():
     branch = Op("if", (Var("c", Ty.BOOL),), ((Op("cb.wait_front", (0, 2), (), LOC),), ()), LOC)
     assert dfb_effects(compute(branch, locals_=[Var("c", Ty.BOOL)])) is None
+
+
+def test_a_builder_constructs_verified_ir_that_emits_cpp():
+    from tilewright.compiler.backend.builder import Builder
+    from tilewright.compiler.backend.emit import emit_kernel
+
+    b = Builder("scale", "compute", slot="trisc", dst_tiles=4, cbs=(CB0, CB1), loc=LOC)
+    i = b.local("i", Ty.I64)
+    with b.for_(i, 0, 8):
+        b.op("cb.wait_front", 0, 2)
+        b.op("cb.reserve_back", 1, 2)
+        b.op("tile_regs.acquire")
+        b.op("copy_tile", 0, u32(0), 0, 0)
+        b.op("sfpu", "mul_scalar", 0, (Const(2.0, Ty.F64),))
+        b.op("tile_regs.commit")
+        b.op("tile_regs.wait")
+        b.op("pack_tile", 0, 1, u32(0))
+        b.op("tile_regs.release")
+        b.op("cb.push_back", 1, 2)
+        b.op("cb.pop_front", 0, 2)
+    kernel = b.kernel()
+    source = emit_kernel(kernel)
+    assert "mul_unary_tile(0, ttlang::f32_bits(2.0));" in source
+    assert '#line 7 "prog.py"' in source
+    with pytest.raises(IRVerifyError):
+        bad = Builder("bad", "compute", slot="trisc", dst_tiles=4, cbs=(CB0,), loc=LOC)
+        bad.op("copy_tile", 0, u32(0), 0, 0)
+        bad.kernel()

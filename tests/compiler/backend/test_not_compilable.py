@@ -162,6 +162,49 @@ for i in range(1):
         ),
         "the block op 'ttl.math.round' is not compiled yet",
     ),
+    "nonlocal": (
+        dict(reader="def f():\n    nonlocal ab  # <-\nf()\n" + READER),
+        "'nonlocal' statements are not compilable",
+    ),
+    "del": (dict(reader="n = 1\ndel n  # <-\n" + READER), "'del' statements are not compilable"),
+    "assert": (
+        dict(reader="assert True  # <-\n" + READER),
+        "'assert' statements are not compilable",
+    ),
+    "wait_any": (
+        dict(reader="r = ttl.wait_any(())  # <-\n" + READER),
+        "a call to 'wait_any' in compiled kernel code",
+    ),
+    "typecast": (
+        dict(
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x, 'f32'))  # <-\n"
+        ),
+        "ttl.math.typecast",
+    ),
+    "reduce_max": (
+        dict(
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n"
+            "    y.store(ttl.math.reduce_max(x, dims=[-1], shape=(1, 1)))  # <-\n"
+        ),
+        "'ttl.math.reduce_max' is not compiled yet",
+    ),
+    "where": (
+        dict(
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.block.where(x, x, x))  # <-\n"
+        ),
+        "the block op 'ttl.block.where' is not compiled yet",
+    ),
+    "waited twice": (
+        dict(
+            reader="""\
+with a_dfb.reserve() as ab:
+    h = ttl.copy(a[0, 0], ab)
+    h.wait()
+    h.wait()  # <-
+"""
+        ),
+        "a transfer handle waited twice",
+    ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),
         "ttl.GroupTransfer",

@@ -82,7 +82,7 @@ def build_node(
         return ExprRef(_unary(lw, name, nodes[0], bound, shape, node))
     if kind is OpKind.BINARY:
         if name not in ("add", "sub", "mul", "div", "max", "min"):
-            raise lw.fail(f"the block op '{spec.qualified_name}' is not compiled yet", node)
+            raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)
         a, b = nodes
         if isinstance(a, C.Lit) and isinstance(b, C.Lit):
             raise lw.fail("a block op on two numbers", node)
@@ -91,7 +91,9 @@ def build_node(
         return ExprRef(C.Matmul(shape, nodes[0], nodes[1], bool(bound.get("transpose_rhs", False))))
     if kind is OpKind.REDUCE:
         if name != "reduce_sum":
-            raise lw.fail(f"'{spec.qualified_name}' is not compiled yet (only reduce_sum)", node)
+            raise lw.fail(
+                f"'ttl.{spec.qualified_name}' is not compiled yet (only reduce_sum)", node
+            )
         dims = frozenset(int(d) % 2 for d in bound["dims"])
         return ExprRef(C.Reduce(shape, dims, nodes[0]))
     if kind is OpKind.BROADCAST:
@@ -105,7 +107,7 @@ def build_node(
         value = bound["value"]
         expr = value if isinstance(value, Expr.__args__) else Const(float(value), Ty.F64)
         return ExprRef(C.Fill(shape, scalar_float(expr)))
-    raise lw.fail(f"the block op '{spec.qualified_name}' is not compiled yet", node)
+    raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)
 
 
 def _float_lit(n: C.Node) -> C.Node:
