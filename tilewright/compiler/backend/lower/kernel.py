@@ -645,7 +645,11 @@ class Lowering:
         return self.hooks.unary_value(self, node.op, self.expr(node.operand), node)
 
     def expr_BoolOp(self, node: ast.BoolOp) -> Value:
-        values = [self.truth(self.expr(v), v) for v in node.values]
+        operands = [self.expr(v) for v in node.values]
+        if any(not (isinstance(v, Scalar) and v.expr.ty is Ty.BOOL) for v in operands):
+            # Python's `a or b` gives one of the operands, not a bool
+            raise self.fail("'and' / 'or' of values that are not bools", node)
+        values = [self.truth(v, n) for v, n in zip(operands, node.values)]
         op = "and" if isinstance(node.op, ast.And) else "or"
         out = values[0]
         for v in values[1:]:

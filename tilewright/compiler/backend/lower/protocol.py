@@ -264,6 +264,7 @@ def _read(lw, v: Value) -> C.Node:
             )
             raise _Stop()
         held = block_of(lw, v)
+        _check_compute_dfb(lw, held.dfb)
         if not apply_state(lw, v, Op.STORE_SRC):
             raise _Stop()
         held = lw.tracker.held.get(v.site, held)
@@ -271,6 +272,20 @@ def _read(lw, v: Value) -> C.Node:
     if isinstance(v, Scalar):
         return C.Lit((), v.expr)
     raise lw.fail("a block expression operand that is not a block, expression or number")
+
+
+_COMPUTE_FORMATS = frozenset({"Float16_b", "Float32", "Float16", "Bfp8_b", "Bfp4_b", "Bfp2_b"})
+
+
+def _check_compute_dfb(lw, dfb: DFBInfo) -> None:
+    """Block math runs on 32x32 tiles of float formats in the compiled engine."""
+    if not dfb.tiled or tuple(dfb.tile) != (32, 32):
+        raise lw.fail(
+            f"block math on DFB '{dfb.name}' ({'row-major' if not dfb.tiled else f'{dfb.tile[0]}x{dfb.tile[1]} tiles'}); "
+            "the compiled engine computes on 32x32 tiles"
+        )
+    if dfb.data_format not in _COMPUTE_FORMATS:
+        raise lw.fail(f"block math on DFB '{dfb.name}' of format {dfb.data_format}")
 
 
 class _Stop(Exception):
@@ -321,6 +336,7 @@ def store(lw, ref: BlockRef, value: Value, node: ast.AST, *, acc: bool = False) 
     else:
         raise lw.fail("store() of something that is not a block expression", node)
     held = block_of(lw, ref)
+    _check_compute_dfb(lw, held.dfb)
     if tuple(tree.shape) != tuple(held.dfb.shape):
         from tilewright.lang.expr import shape_text
 
