@@ -22,7 +22,6 @@ from tilewright.compiler.backend.ir import Kernel
 from tilewright.compiler.backend.lower import KernelInput, Lowered, World, lower_kernel
 from tilewright.compiler.backend.lower.pipes import plan_pipes
 from tilewright.compiler.backend.lower.values import (
-    DFBInfo,
     NetRef,
     SemRef,
     TensorInfo,
@@ -375,6 +374,3 @@ def _compile(record, split_plan, program, device, grid, setups, args, options, i
     _check_roles(lowered, world, inputs)
     _check_pipes(lowered, world)
     return CompiledCall(world, tuple(lowered), _compiler_cbs(lowered, world, device))
-
-
-__all__ += ["DFBInfo"]

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 from tilewright.compiler.backend.ir import CBDecl, Kernel
 from tilewright.compiler.backend.lower import calls, methods, pipes, protocol
+from tilewright.compiler.backend.lower.analysis import assigned
 from tilewright.compiler.backend.lower.blocks import Tracker
-from tilewright.compiler.backend.lower.kernel import Hooks, KernelInput, Lowering, _assigned, _Scope
+from tilewright.compiler.backend.lower.kernel import Hooks, KernelInput, Lowering, _Scope
 from tilewright.compiler.backend.lower.protocol import release_all
 from tilewright.compiler.backend.lower.resources import prologue
 from tilewright.compiler.backend.lower.values import World
@@ -63,7 +64,7 @@ def lower_kernel(
 ) -> Lowered:
     lw = Lowering(world, kin, dst_tiles if kin.kind == "compute" else 0, HOOKS)
     tree = kin.tree
-    lw.scope = _Scope(_assigned(tree.body), "", tree)
+    lw.scope = _Scope(assigned(tree.body), "", tree)
     lw.tracker = Tracker(tuple(True for _ in world.setups))
     lw.kin_loc = SourceLoc(kin.file, tree.lineno)  # type: ignore[attr-defined]
     lw.statements(tree.body)

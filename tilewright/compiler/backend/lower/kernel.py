@@ -24,19 +24,20 @@ from dataclasses import dataclass, field
 
 from tilewright.compiler.backend.ir import Const, Expr, Op, Ty, Var
 from tilewright.compiler.backend.lower import scalars as S
+from tilewright.compiler.backend.lower.analysis import (
+    CONFLICT,
+    assigned,
+    construct,
+    kind_text,
+    merge,
+    node_values,
+)
 from tilewright.compiler.backend.lower.blocks import Tracker
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
-    DFBRef,
-    ExprRef,
     FuncRef,
-    MethodRef,
-    NetRef,
-    RemoteSemRef,
     Scalar,
-    SemRef,
     Static,
-    TensorRef,
     TupleV,
     Value,
     World,
@@ -69,66 +70,6 @@ class KernelInput:
     fns: list[Callable]  # the kernel function of each node (same order as World.setups)
     file: str
     selector: object = None  # the kernel decorator's kernel= selector
-
-
-class _Conflict(Value):
-    """A name bound to different values on the paths that meet here."""
-
-    __slots__ = ()
-
-
-CONFLICT = _Conflict()
-
-
-def _assigned(body: list[ast.stmt]) -> dict[str, int]:
-    """Names assigned in a function body (not in nested functions), with counts."""
-    counts: dict[str, int] = {}
-
-    def target(t: ast.expr) -> None:
-        if isinstance(t, ast.Name):
-            counts[t.id] = counts.get(t.id, 0) + 1
-        elif isinstance(t, (ast.Tuple, ast.List)):
-            for e in t.elts:
-                target(e)
-        elif isinstance(t, ast.Starred):
-            target(t.value)
-
-    def walk(stmts: list[ast.stmt], in_loop: bool) -> None:
-        for s in stmts:
-            if isinstance(s, ast.Assign):
-                for t in s.targets:
-                    target(t)
-                    if in_loop:
-                        target(t)
-            elif isinstance(s, (ast.AugAssign, ast.AnnAssign)):
-                target(s.target)
-                target(s.target)
-            elif isinstance(s, (ast.For, ast.AsyncFor)):
-                target(s.target)
-                target(s.target)
-                walk(s.body, True)
-                walk(s.orelse, in_loop)
-            elif isinstance(s, ast.While):
-                walk(s.body, True)
-                walk(s.orelse, in_loop)
-            elif isinstance(s, ast.If):
-                walk(s.body, in_loop)
-                walk(s.orelse, in_loop)
-            elif isinstance(s, (ast.With, ast.AsyncWith)):
-                for item in s.items:
-                    if item.optional_vars is not None:
-                        target(item.optional_vars)
-                walk(s.body, in_loop)
-            elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                counts[s.name] = counts.get(s.name, 0) + 1
-            elif isinstance(s, ast.Try):
-                walk(s.body, in_loop)
-            for node in ast.walk(s) if not isinstance(s, ast.FunctionDef) else ():
-                if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-                    counts[node.target.id] = counts.get(node.target.id, 0) + 2
-
-    walk(body, False)
-    return counts
 
 
 @dataclass
@@ -375,7 +316,7 @@ class Lowering:
             self.loc = SourceLoc(self.kin.file, stmt.lineno)
             method = getattr(self, f"stmt_{type(stmt).__name__}", None)
             if method is None:
-                raise self.fail(f"'{_construct(stmt)}' statements are not compilable", stmt)
+                raise self.fail(f"'{construct(stmt)}' statements are not compilable", stmt)
             method(stmt, stmts[i + 1 :])
 
     def stmt_Expr(self, stmt: ast.Expr, rest) -> None:
@@ -416,13 +357,13 @@ class Lowering:
 
     def stmt_If(self, stmt: ast.If, rest) -> None:
         cond = self.truth(self.expr(stmt.test), stmt.test)
-        assigned = set(_assigned(stmt.body)) | set(_assigned(stmt.orelse))
+        names = set(assigned(stmt.body)) | set(assigned(stmt.orelse))
         self.branch(
             cond,
             lambda: self.statements(stmt.body),
             lambda: self.statements(stmt.orelse),
             stmt,
-            assigned,
+            names,
         )
 
     def branch(
@@ -431,7 +372,7 @@ class Lowering:
         then: Callable[[], None],
         orelse: Callable[[], None] | None,
         node: ast.stmt,
-        assigned: set[str] = frozenset(),  # type: ignore[assignment]
+        names: frozenset[str] | set[str] = frozenset(),
     ) -> None:
         """``if cond: then() else: orelse()``, each path with the nodes that take it."""
         if isinstance(cond, Const):
@@ -465,7 +406,7 @@ class Lowering:
             if orelse is not None:
                 orelse()
         env2, tr2 = self.env, self.tracker
-        for name in assigned:
+        for name in names:
             self.known.pop(self._cpp_name(name), None)
         self.loc = SourceLoc(self.kin.file, node.lineno)
         if tr1.shape_key() != tr2.shape_key():
@@ -478,7 +419,7 @@ class Lowering:
             raise self.fail("the branches of this 'if' wait different transfers", node)
         self.tracker = tr1.join(tr2)
         self.tracker.active = active
-        self.env = _merge(env1, env2)
+        self.env = merge(env1, env2)
         self.emit("if", cond, regions=(tuple(then_ops), tuple(else_ops)))
 
     def truth(self, value: Value, node: ast.AST) -> Expr:
@@ -488,14 +429,14 @@ class Lowering:
             return Const(False, Ty.BOOL)
         if isinstance(value, TupleV):
             return Const(bool(value.items), Ty.BOOL)
-        raise self.fail(f"the truth value of {_kind_text(value)}", node)
+        raise self.fail(f"the truth value of {kind_text(value)}", node)
 
     def _loop(self, build: Callable[[], None], stmt: ast.stmt, runs: bool = False) -> list[Op]:
         """Lower a loop body to a fixpoint of block states; the body's ops.
 
         ``runs``: the body runs at least once (a range with a static positive trip count),
         so after the loop only the states an iteration ends in are possible."""
-        for name in _assigned(getattr(stmt, "body", [])):
+        for name in assigned(getattr(stmt, "body", [])):
             self.known.pop(self._cpp_name(name), None)
         env0, tr0 = dict(self.env), self.tracker.copy()
         entry = tr0
@@ -525,7 +466,7 @@ class Lowering:
                 )
             if not out.grew(entry):
                 self.tracker = out if runs else entry.join(out)
-                self.env = self.env if runs else _merge(env0, self.env)
+                self.env = self.env if runs else merge(env0, self.env)
                 return body
             entry = entry.join(out)
         raise self.fail("block states do not settle over the iterations of this loop", stmt)
@@ -607,13 +548,13 @@ class Lowering:
     def expr(self, node: ast.expr) -> Value:
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
-            raise self.fail(f"{_construct(node)} in kernel code is not compilable", node)
+            raise self.fail(f"{construct(node)} in kernel code is not compilable", node)
         return method(node)
 
     def scalar(self, node: ast.expr) -> Expr:
         value = self.expr(node)
         if not isinstance(value, Scalar):
-            raise self.fail(f"expected a number, got {_kind_text(value)}", node)
+            raise self.fail(f"expected a number, got {kind_text(value)}", node)
         return value.expr
 
     def expr_Constant(self, node: ast.Constant) -> Value:
@@ -681,7 +622,7 @@ class Lowering:
             raise self.fail(f"'{f.name}' takes only plain positional parameters here", node)
         if len(args) != len(a.args):
             raise self.fail(f"'{f.name}' takes {len(a.args)} argument(s), got {len(args)}", node)
-        counts = _assigned(f.body)
+        counts = assigned(f.body)
         for p in a.args:
             counts[p.arg] = counts.get(p.arg, 0) + 1
         self._inline_count += 1
@@ -700,117 +641,3 @@ class Lowering:
 
     _active: list = field(default_factory=list)
     _inline_count: int = 0
-
-
-def node_values(lw: Lowering, e: Expr) -> tuple:
-    """The value of ``e`` on each node (None where it depends on more than the node)."""
-    nodes = lw.world.nodes
-    return tuple(_eval_on(lw, e, n, xy) for n, xy in enumerate(nodes))
-
-
-def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
-    from tilewright.compiler.backend.ir import Arg, BinOp, Cast, Intrinsic, UnOp
-
-    if isinstance(e, Const):
-        return e.value
-    if isinstance(e, Intrinsic):
-        if e.name == "logical_x":
-            return xy[0]
-        if e.name == "logical_y":
-            return xy[1]
-        return None
-    if isinstance(e, Arg):
-        raw = lw.args[e.index][1][n]
-        return raw - (1 << 32) if e.ty is Ty.I64 and raw >= 1 << 31 else raw
-    if isinstance(e, Var):
-        known = lw.known.get(e.name)
-        return None if known is None else known[n]
-    if isinstance(e, Cast):
-        v = _eval_on(lw, e.a, n, xy)
-        return None if v is None else S.PY_TYPE[e.ty](v)
-    if isinstance(e, UnOp):
-        v = _eval_on(lw, e.a, n, xy)
-        if v is None:
-            return None
-        return (not v) if e.op == "not" else -v
-    if isinstance(e, BinOp):
-        a, b = _eval_on(lw, e.a, n, xy), _eval_on(lw, e.b, n, xy)
-        if e.op == "and":
-            return (
-                False
-                if a is False or b is False
-                else (None if a is None or b is None else bool(a and b))
-            )
-        if e.op == "or":
-            return (
-                True
-                if a is True or b is True
-                else (None if a is None or b is None else bool(a or b))
-            )
-        if a is None or b is None:
-            return None
-        try:
-            return S.FOLD[e.op](a, b)
-        except (ZeroDivisionError, KeyError):
-            return None
-    return None
-
-
-def _merge(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:
-    out: dict[str, Value] = {}
-    for name in a.keys() | b.keys():
-        va, vb = a.get(name), b.get(name)
-        out[name] = va if va == vb and va is not None else CONFLICT
-    return out
-
-
-def _construct(node: ast.AST) -> str:
-    names = {
-        "ListComp": "a list comprehension",
-        "DictComp": "a dict comprehension",
-        "SetComp": "a set comprehension",
-        "GeneratorExp": "a generator expression",
-        "Lambda": "a lambda",
-        "List": "a list",
-        "Dict": "a dict",
-        "Set": "a set",
-        "JoinedStr": "an f-string",
-        "Try": "try",
-        "TryStar": "try",
-        "Raise": "raise",
-        "Global": "global",
-        "Nonlocal": "nonlocal",
-        "Import": "import",
-        "ImportFrom": "import",
-        "ClassDef": "class",
-        "Delete": "del",
-        "Assert": "assert",
-        "Await": "await",
-        "Yield": "yield",
-        "YieldFrom": "yield",
-        "NamedExpr": "an assignment expression (:=)",
-        "Starred": "a starred expression",
-        "Match": "match",
-        "AsyncFunctionDef": "async def",
-        "AsyncFor": "async for",
-        "AsyncWith": "async with",
-    }
-    return names.get(type(node).__name__, type(node).__name__)
-
-
-def _kind_text(value: Value) -> str:
-    table = {
-        BlockRef: "a block",
-        DFBRef: "a DFB",
-        TensorRef: "a tensor",
-        ExprRef: "a block expression",
-        FuncRef: "a function",
-        SemRef: "a semaphore",
-        RemoteSemRef: "a remote semaphore",
-        NetRef: "a pipe net",
-        TupleV: "a tuple",
-        MethodRef: "a method",
-    }
-    if isinstance(value, Static):
-        return f"a {type(value.obj).__name__}"
-    return table.get(type(value), type(value).__name__)

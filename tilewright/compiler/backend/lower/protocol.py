@@ -20,7 +20,6 @@ from tilewright.compiler.backend.lower.blocks import Handle, Held, probe
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBInfo,
-    DFBRef,
     ExprRef,
     Scalar,
     Static,
@@ -396,6 +395,3 @@ def accumulate(lw, ref: BlockRef, rhs: Value, node: ast.AST) -> None:
 
 def static_obj(value: Value) -> object:
     return value.obj if isinstance(value, Static) else None
-
-
-__all__ += ["legacy_release", "static_obj", "DFBRef"]
