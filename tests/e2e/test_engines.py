@@ -36,6 +36,12 @@ PROGRAMS = [
 ULPS = {"02_matmul_bias.py": 2}  # K accumulation order (see the module docstring)
 
 
+@pytest.fixture(autouse=True)
+def engine():
+    """These tests choose both engines themselves (overrides the e2e parametrisation)."""
+    yield None
+
+
 def _run(program: str, engine: str, monkeypatch) -> tuple[int, str, str, list[torch.Tensor], int]:
     from tilewright import ttnn
     from tilewright.compiler import backend
