@@ -71,6 +71,7 @@ _HEADERS = {
     "fill_tile": "api/compute/eltwise_unary/fill.h",
     "unary_bcast": "api/compute/bcast.h",
     "matmul_tiles": "api/compute/matmul.h",
+    "matmul_block": "api/compute/matmul.h",
     "reduce_tile": "api/compute/reduce.h",
     "transpose_tile": "api/compute/transpose_wh.h",
     "pack_tile": "api/compute/pack.h",
@@ -305,6 +306,16 @@ def _emit_matmul(w: _Writer, depth: int, op: Op) -> None:
     w.line(depth, f"matmul_tiles({a['cb0']}, {a['cb1']}, {a['t0']}, {a['t1']}, {a['dst']}, {tr});")
 
 
+def _emit_matmul_block(w: _Writer, depth: int, op: Op) -> None:
+    a = _args(op)
+    tr, ct, rt, kt = (int(x) for x in op.args[5:9])  # type: ignore[call-overload]
+    w.line(depth, f"mm_block_init_short({a['cb0']}, {a['cb1']}, {tr}, {ct}, {rt}, {kt});")
+    w.line(
+        depth,
+        f"matmul_block({a['cb0']}, {a['cb1']}, {a['t0']}, {a['t1']}, {a['dst']}, {tr}, {ct}, {rt}, {kt});",
+    )
+
+
 def _emit_reduce(w: _Writer, depth: int, op: Op) -> None:
     a = _args(op)
     t = f"<PoolType::{_POOL[str(op.args[0])]}, ReduceDim::{_RDIM[str(op.args[1])]}>"
@@ -351,6 +362,7 @@ _EMITTERS = {
     "fill_tile": _emit_fill,
     "unary_bcast": _emit_unary_bcast,
     "matmul_tiles": _emit_matmul,
+    "matmul_block": _emit_matmul_block,
     "reduce_tile": _emit_reduce,
     "transpose_tile": _emit_transpose,
     "extern.call": _emit_extern,

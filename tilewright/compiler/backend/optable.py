@@ -173,6 +173,21 @@ OPS: dict[str, OpInfo] = {
     "matmul_tiles": OpInfo(
         _o("cb0:cb", "cb1:cb", "t0:e:u32", "t1:e:u32", "dst:dst", "transpose:int"), CK
     ),
+    "matmul_block": OpInfo(
+        _o(
+            "cb0:cb",
+            "cb1:cb",
+            "t0:e:u32",
+            "t1:e:u32",
+            "dst:dst",
+            "transpose:int",
+            "ct:int",
+            "rt:int",
+            "kt:int",
+        ),
+        CK,
+        doc="DST[dst + r*ct + c] += A[t0 + r*kt] @ B[t1 + c] for r < rt, c < ct",
+    ),
     "reduce_tile": OpInfo(
         _o("pool:str", "dim:str", "cb:cb", "scaler:cb", "tile:e:u32", "dst:dst"), CK
     ),

@@ -49,6 +49,7 @@ _MATH = frozenset(
         "fill_tile",
         "unary_bcast",
         "matmul_tiles",
+        "matmul_block",
         "reduce_tile",
         "transpose_tile",
     }
@@ -221,6 +222,14 @@ def _check_op(op: Op, kernel: Kernel, in_loop: bool) -> None:
         got = expr_type(value, kernel, op)
         if isinstance(var, Var) and got is not var.ty:
             raise _Fail(op, f"%{var.name} is {var.ty}, assigned a {got}")
+    if op.code == "matmul_block":
+        dst, ct, rt = op.args[4], op.args[6], op.args[7]
+        last = int(dst) + int(ct) * int(rt) - 1  # type: ignore[call-overload]
+        if last >= kernel.dst_tiles:
+            raise _Fail(
+                op,
+                f"matmul_block writes DST tiles up to {last}, beyond the {kernel.dst_tiles} of one acquire",
+            )
     if op.code == "for" and op.args[3] == 0:
         raise _Fail(op, "a for loop's step must not be 0")
     if op.code in ("noc.read_page", "noc.write_page"):

@@ -423,6 +423,28 @@ class TileProgram:
 
         self._loop(kt, "tw_k", step)
 
+    def _gen_matmul_row(self, node: Matmul, t0: Expr, cols: int, chunk: int) -> None:
+        """Output tiles t0 .. t0 + chunk - 1 (one row) in DST 0 .. chunk - 1, per K step one
+        ``matmul_block(rt=1, ct=chunk)``."""
+        a, b = node.a, node.b
+        assert isinstance(a, Leaf) and isinstance(b, Leaf)
+        i = _uop("floordiv", t0, u32(cols))
+        j0 = _uop("mod", t0, u32(cols))
+        kt = a.shape[-1]
+
+        def step(k: Expr) -> list[Op]:
+            ta = self._leaf_tile(a, i, k)
+            tb = self._leaf_tile(b, j0, k) if node.transpose else self._leaf_tile(b, k, j0)
+            args = (a.cb, b.cb, ta, tb, 0, int(node.transpose), chunk, 1, kt)
+            return [Op("matmul_block", args, (), self.loc)]
+
+        if node.transpose:  # B^T rows are not consecutive tiles of B: tile by tile
+            dirty: set[int] = set()
+            for c in range(chunk):
+                self._gen(node, i, _uop("add", j0, u32(c)), c, dirty)
+            return
+        self._loop(kt, "tw_k", step)
+
     def _gen_reduce(self, node: Reduce, i: Expr, j: Expr, slot: int, dirty: set[int]) -> None:
         leaf = node.child
         assert isinstance(leaf, Leaf)
@@ -478,13 +500,18 @@ class TileProgram:
         t0: Expr = u32(0) if chunk == n else self.local("tw_t")
         self.op("tile_regs.acquire")
         dirty: set[int] = set()
-        for k in range(chunk):
-            t = _uop("add", t0, u32(k))
-            i = t if cols == 1 else _uop("floordiv", t, u32(cols))
-            j = u32(0) if cols == 1 else _uop("mod", t, u32(cols))
-            if len(shape) >= 2 and shape[-2] == 1:
-                i = u32(0)
-            self._gen(node, i, j, k * need, dirty)
+        if isinstance(node, Matmul) and chunk > 1 and cols % chunk == 0:
+            # a row of `chunk` output tiles at once: matmul_block unpacks each A tile once
+            # per K step and each B tile once (the same tile products as matmul_tiles)
+            self._gen_matmul_row(node, t0, cols, chunk)
+        else:
+            for k in range(chunk):
+                t = _uop("add", t0, u32(k))
+                i = t if cols == 1 else _uop("floordiv", t, u32(cols))
+                j = u32(0) if cols == 1 else _uop("mod", t, u32(cols))
+                if len(shape) >= 2 and shape[-2] == 1:
+                    i = u32(0)
+                self._gen(node, i, j, k * need, dirty)
         self.op("tile_regs.commit")
         self.op("tile_regs.wait")
         if l1_acc:
