@@ -30,6 +30,8 @@ __all__ = [
     "SplitError",
     "CapacityError",
     "ExternCallError",
+    "NotCompilableError",
+    "IRVerifyError",
     "KernelError",
     "BlockStateError",
     "DFBContractError",
@@ -210,6 +212,20 @@ class ExternCallError(TTLangCompileError):
     """A ``ttl.call_extern_func`` call breaks a rule of the must-reject checklist."""
 
     default_rule = "extern"
+
+
+class NotCompilableError(TTLangCompileError):
+    """A construct the hardware compiler cannot compile (Python objects in kernel code,
+    calls into arbitrary Python, recursion, ...): ``--engine native`` reports it,
+    ``--engine auto`` runs the operation interpreted instead."""
+
+    default_rule = "not-compilable"
+
+
+class IRVerifyError(TTLangCompileError):
+    """Kernel IR that breaks a rule of the IR (the message prints it, the op marked)."""
+
+    default_rule = "ir-verify"
 
 
 # --- faults while kernels run ---------------------------------------------------------------

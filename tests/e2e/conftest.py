@@ -22,3 +22,14 @@ def run_example(capsys):
         return status, out, err
 
     return run
+
+
+@pytest.fixture(autouse=True, params=["python", "auto"], ids=["interpreted", "compiled"])
+def engine(request):
+    """Every example here runs interpreted, and compiled where it compiles (``auto``)."""
+    from tilewright.device import session
+
+    saved = session.OPTIONS.engine
+    session.OPTIONS.engine = request.param
+    yield request.param
+    session.OPTIONS.engine = saved

@@ -178,7 +178,7 @@ def test_endless_polling_is_a_livelock_naming_every_kernel():
 def test_cli_reports_a_spinning_tt_lang_kernel(tmp_path):
     prog = tmp_path / "spin.py"
     prog.write_text(SPIN)
-    result = CliRunner().invoke(cli, ["run", "--watchdog", "0.5", str(prog)])
+    result = CliRunner().invoke(cli, ["run", "--engine", "python", "--watchdog", "0.5", str(prog)])
     assert result.exit_code == 1, result.output
     err = result.stderr
     assert "Traceback" not in err
@@ -190,11 +190,38 @@ def test_cli_reports_a_spinning_tt_lang_kernel(tmp_path):
     assert "node (0, 0), kernel writer (brisc): ready, not started" in err
 
 
+def test_cli_reports_a_spinning_compiled_kernel_at_the_users_line(tmp_path):
+    """Compiled (native) the same kernel is stopped in C++; the report names the user's
+    program -- the loop, or the kernel-API call before it when the optimiser left the
+    loop no line of its own -- never Tilewright's headers."""
+    prog = tmp_path / "spin.py"
+    prog.write_text(SPIN)
+    result = CliRunner().invoke(cli, ["run", "--engine", "native", "--watchdog", "0.5", str(prog)])
+    assert result.exit_code == 1, result.output
+    err = result.stderr
+    assert "Traceback" not in err
+    head = err.splitlines()[0]
+    assert head.startswith(f"DeadlockError: {prog}:"), head
+    assert int(head.split(":")[2]) in (SPIN_LINE - 2, SPIN_LINE), head
+    assert "livelock: node (0, 0), kernel compute (trisc) ran in native code" in head
+    assert "tilewright/native/include" not in err
+
+
 def test_ctrl_c_prints_where_every_kernel_was(tmp_path):
     prog = tmp_path / "spin.py"
     prog.write_text(SPIN)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tilewright", "run", "--watchdog", "0", str(prog)],
+        [
+            sys.executable,
+            "-m",
+            "tilewright",
+            "run",
+            "--engine",
+            "python",
+            "--watchdog",
+            "0",
+            str(prog),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -56,3 +56,15 @@ def line_of(ns: dict, marker: str) -> int:
             if marker in text:
                 return i
     raise AssertionError(f"marker {marker!r} not found")
+
+
+@pytest.fixture(autouse=True, params=["python", "auto"], ids=["interpreted", "compiled"])
+def engine(request):
+    """Every end-to-end program here runs on both engines: interpreted, and compiled where it
+    compiles (``--engine auto``); each test's own checks hold on both (docs/compiler.md)."""
+    from tilewright.device import session
+
+    saved = session.OPTIONS.engine
+    session.OPTIONS.engine = request.param
+    yield request.param
+    session.OPTIONS.engine = saved

@@ -79,28 +79,61 @@ def describe_compilation(op, program, setups, base: str) -> str:
     return "\n".join(lines)
 
 
+def describe_ir(compiled) -> str:
+    """The kernel IR of a compiled operation call (``tilewright explain --ir``)."""
+    from tilewright.compiler.backend.printer import print_kernel
+
+    return "\n".join(_indent(print_kernel(k), "    ") for k in compiled.kernels)
+
+
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--ir", "show_ir", is_flag=True, help="Also print each operation's kernel IR.")
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "python", "native"]),
+    default="auto",
+    show_default=True,
+    help="How TT-Lang operations run (see `tilewright run --engine`).",
+)
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def explain(program: str, args: tuple[str, ...]) -> None:
+def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
-    from tilewright.compiler import program_builder
+    from tilewright.compiler import backend, program_builder
     from tilewright.device import session
 
-    session.reset()
+    session.reset(engine=engine)
     base = os.path.dirname(os.path.abspath(program))
     reports: list[str] = []
+    current: dict[str, str] = {}
 
     def observe(op, built, setups) -> None:
-        text = describe_compilation(op, built, setups, base)
-        if text not in reports:
-            reports.append(text)
+        current["text"] = describe_compilation(op, built, setups, base)
+        if not show_ir:
+            _add(reports, current["text"])
+
+    def compiled(record, result, built) -> None:
+        _add(reports, current.pop("text", "") + "\n  kernel IR:\n" + describe_ir(result))
+
+    def interpreted(record, exc, built) -> None:
+        where = f"{exc.loc.file}:{exc.loc.line}: " if exc.loc is not None else ""
+        _add(
+            reports, current.pop("text", "") + f"\n  kernel IR: interpreted ({where}{exc.message})"
+        )
 
     program_builder.BUILD_OBSERVERS.append(observe)
+    if show_ir:
+        backend.COMPILE_OBSERVERS.append(compiled)
+        backend.FALLBACK_OBSERVERS.append(interpreted)
     try:
         status = run_program(program, list(args))
     finally:
         program_builder.BUILD_OBSERVERS.remove(observe)
+        if show_ir:
+            backend.COMPILE_OBSERVERS.remove(compiled)
+            backend.FALLBACK_OBSERVERS.remove(interpreted)
+        if show_ir and current.get("text"):  # interpreted by choice (--engine python)
+            _add(reports, current.pop("text") + "\n  kernel IR: interpreted (--engine python)")
     sys.stdout.flush()
     click.echo("")
     click.echo(f"== tilewright explain: {len(reports)} compiled operation(s)")
@@ -108,3 +141,8 @@ def explain(program: str, args: tuple[str, ...]) -> None:
         click.echo("")
         click.echo(text)
     sys.exit(status)
+
+
+def _add(reports: list[str], text: str) -> None:
+    if text and text not in reports:
+        reports.append(text)

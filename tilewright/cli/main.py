@@ -14,11 +14,12 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tilewright.cli import explain, run, sysdesc
+    from tilewright.cli import emit, explain, run, sysdesc
 
     cli.add_command(sysdesc.sysdesc)
     cli.add_command(run.run)
     cli.add_command(explain.explain)
+    cli.add_command(emit.emit)
 
 
 _register()

@@ -28,8 +28,10 @@ from collections.abc import Generator, Iterator
 
 import pytest
 
-from tilewright.cli.runner import install_aliases, users_frames
 from tilewright.errors import TilewrightError, format_error
+
+# Loaded by pytest's entry point in every pytest run of this environment: imports nothing
+# more of Tilewright until a switch turns the plugin on (the runner, the device layer).
 
 __all__ = ["ENTRY_POINT"]
 
@@ -78,6 +80,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     early_config.stash[_ACTIVE] = active
     if not active:
         return
+    from tilewright.cli.runner import install_aliases
+
     install_aliases()
     from tilewright.device import session
 
@@ -128,6 +132,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         return (yield)
     except TilewrightError as exc:
         if item.config.stash.get(_ACTIVE, False):
+            from tilewright.cli.runner import users_frames
+
             users_frames(exc)
         raise
 

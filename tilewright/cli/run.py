@@ -105,8 +105,18 @@ def _write_trace(path: str) -> None:
     help="Run the simulation in a child process: a crashing external C++ function is reported "
     "with its call site instead of killing tilewright.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "python", "native"]),
+    default="auto",
+    show_default=True,
+    help="How TT-Lang operations run: compiled to C++ where possible (auto), interpreted "
+    "(python), or compiled with an error for what does not compile (native).",
+)
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
-def run(program, args, trace_path, stats, board, system_desc, watchdog, isolate, isolate_channel):
+def run(
+    program, args, trace_path, stats, board, system_desc, watchdog, isolate, engine, isolate_channel
+):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
     if not math.isfinite(watchdog):  # FloatRange lets nan and inf through
         raise click.BadParameter(
@@ -132,6 +142,8 @@ def run(program, args, trace_path, stats, board, system_desc, watchdog, isolate,
             *(["--system-desc", system_desc] if system_desc else []),
             "--watchdog",
             str(watchdog),
+            "--engine",
+            engine,
         ]
         sys.exit(run_isolated(program, list(args), forwarded))
     if isolate_channel:
@@ -147,6 +159,7 @@ def run(program, args, trace_path, stats, board, system_desc, watchdog, isolate,
         board=board,
         system_desc=descriptor,
         watchdog=watchdog or None,
+        engine=engine,
     )
     status = run_program(program, list(args))
     if trace_path:

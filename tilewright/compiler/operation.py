@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tilewright.compiler import (
+    backend,
     extern,
     host_tensors,
     program_builder,
@@ -137,6 +138,18 @@ class Operation:
         if factory is not None:  # validated whole before the program changes (C.11)
             resources = runtime_resources.plan(factory, self.name, program, args, grid, call_loc)
             runtime_resources.apply(resources, program)
+        backend.run_engine(
+            self.record,
+            self.options,
+            self.split_plan,
+            program,
+            device,
+            grid,
+            setups,
+            args,
+            call_loc,
+            runtime_resources=resources is not None,
+        )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
         if resources is not None:

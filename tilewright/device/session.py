@@ -39,6 +39,9 @@ class RunOptions:
     """The fabric of mesh devices opened from now on (``ttnn.set_fabric_config``)."""
     watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
     """Seconds a kernel may run without yielding before a livelock is reported (``--watchdog``)."""
+    engine: str = "auto"
+    """How TT-Lang operations run: ``auto`` (compiled where possible), ``python``
+    (interpreted) or ``native`` (compiled, or an error) -- ``tilewright run --engine``."""
 
 
 OPTIONS = RunOptions()
@@ -91,6 +94,7 @@ def reset(
     board: str | None = None,
     system_desc=None,
     watchdog: float | None = DEFAULT_WATCHDOG_SECONDS,
+    engine: str = "auto",
 ) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
     OPTIONS.watchdog = watchdog
@@ -101,3 +105,4 @@ def reset(
     OPTIONS.launches = []
     OPTIONS.tracer = None
     OPTIONS.fabric = FabricConfig.DISABLED
+    OPTIONS.engine = engine

@@ -24,7 +24,16 @@ from enum import IntEnum
 
 from tilewright.errors import BlockStateError
 
-__all__ = ["State", "Op", "Context", "ALLOWED", "check_and_apply", "STATE_MEANING", "OP_TEXT"]
+__all__ = [
+    "declared_unused",
+    "State",
+    "Op",
+    "Context",
+    "ALLOWED",
+    "check_and_apply",
+    "STATE_MEANING",
+    "OP_TEXT",
+]
 
 
 class State(IntEnum):
@@ -146,6 +155,13 @@ def _explain(block, op: Op, state: State) -> str:
         f"{OP_TEXT[op]} is not allowed on {desc} in state {state.name} ({STATE_MEANING[state]}); "
         f"next allowed: {nxt}"
     )
+
+
+def declared_unused(state: State, is_reserve: bool) -> State:
+    """The state of a block whose pop names its kernel (``blk.pop(kernel=...)``, reference
+    C.10): a waited block still to be read (MR) is declared unused, nothing to read (RW),
+    so it may be popped unread.  Used by the interpreter and the compiled engine alike."""
+    return State.RW if state == State.MR and not is_reserve else state
 
 
 def check_and_apply(block, op: Op) -> None:

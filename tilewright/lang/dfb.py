@@ -44,7 +44,7 @@ from tilewright.errors import (
     user_frame,
     user_location,
 )
-from tilewright.lang.blockstate import Context, Op, State, check_and_apply
+from tilewright.lang.blockstate import Context, Op, State, check_and_apply, declared_unused
 from tilewright.lang.expr import (
     BlockExpr,
     BlockOperators,
@@ -475,8 +475,8 @@ class TensorBlock(BlockOperators):
         accepts (``unused = dfb.wait(); unused.pop(kernel=...)``).  Without it a block
         must be read first (state MR, the simulator's rule).
         """
-        if kernel is not None and self.state == State.MR and not self.is_reserve:
-            self.state = State.RW  # the transaction is declared unused: nothing to read
+        if kernel is not None:  # the transaction is declared unused: nothing to read
+            self.state = declared_unused(self.state, self.is_reserve)
         self.dfb._release(self, Op.POP)
 
     def __enter__(self) -> TensorBlock:

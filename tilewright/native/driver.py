@@ -34,7 +34,9 @@ from tilewright.device.engine import NativeDriver
 from tilewright.device.noc import chips_with_tag
 from tilewright.device.shared import DeviceInfo, WaitKind
 from tilewright.errors import (
+    BlockStateError,
     DeadlockError,
+    DeviceError,
     DFBContractError,
     FormatError,
     KernelError,
@@ -75,6 +77,8 @@ _ERROR_CLASSES: dict[int, type[TilewrightError]] = {
     5: NativeCrashError,
     6: FormatError,
     7: KernelError,
+    12: BlockStateError,  # ttlang/support.h (compiled TT-Lang)
+    13: DeviceError,
 }
 
 
@@ -326,6 +330,12 @@ def describe_native_wait(run: KernelRun) -> tuple[str, SourceLoc | None]:
     loc = None
     if st.src_file:
         loc = SourceLoc(ctypes.string_at(st.src_file).decode("utf-8", "replace"), st.src_line)
+    # A language layer may describe its kernel's waits in its own words (TT-Lang: DFBs).
+    describe = getattr(run.fn, "describe_wait", None)
+    if describe is not None:
+        text = describe(run, int(kind), int(st.wait_obj), int(st.wait_a), loc)
+        if text is not None:
+            return text, loc
     if kind in _WAIT_VERBS:
         cb = run.core.cbs[st.wait_obj]
         if cb is None:

@@ -17,7 +17,7 @@ import subprocess
 
 from tilewright.device.memory import NATIVE_WINDOW_BASE
 from tilewright.device.watchdog import WatchdogInterrupt
-from tilewright.errors import NativeCrashError, SourceLoc
+from tilewright.errors import NativeCrashError, SourceLoc, internal_file
 
 __all__ = ["fault_error", "interrupt_error", "exit_error", "source_line"]
 
@@ -61,10 +61,12 @@ def source_line(pc: int) -> SourceLoc | None:
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return None
+    # -i lists the inline chain innermost first: the first frame outside Tilewright's own
+    # headers is the user's line (a kernel-API call inlined into the user's loop is not).
     for line in out.splitlines():
         file, _, lno = line.rpartition(":")
         lno = lno.split()[0] if lno else ""
-        if file and file != "??" and lno.isdigit() and int(lno) > 0:
+        if file and file != "??" and lno.isdigit() and int(lno) > 0 and not internal_file(file):
             return SourceLoc(file, int(lno))
     return None
 

@@ -166,7 +166,10 @@ def split_operation(
         (codegen.function_names(kernels)[k], codegen.display_source(k, d))
         for k, d in zip(kernels, kernel_defs)
     )
-    plan = dataclasses.replace(plan, generated_source=source, kernel_sources=kernel_sources)
+    kernel_trees = tuple((k.function_name, d) for k, d in zip(kernels, kernel_defs))
+    plan = dataclasses.replace(
+        plan, generated_source=source, kernel_sources=kernel_sources, kernel_trees=kernel_trees
+    )
     return plan, fn
 
 

@@ -226,6 +226,10 @@ class SplitPlan:
     # External calls composition copied from callees (reference B.8, C): the operation's
     # external-call plan adds them; each copied call names its site (``_site=<id>``).
     composed_sites: tuple[CallSite, ...] = field(default=(), compare=False, repr=False)
+    # Each kernel's generated function AST (the user's lines), for the compiler back end.
+    kernel_trees: tuple[tuple[str, ast.FunctionDef], ...] = field(
+        default=(), compare=False, repr=False
+    )
 
     @property
     def expand_only(self) -> bool:

@@ -256,17 +256,49 @@ TW_EXPORT void twrt_copy_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Lo
     tick(r, TW_COST_TILE_COPY);
 }
 
+namespace {
+
+// Elementwise kernels with the op and the broadcast fixed at compile time, so the loops
+// vectorise (each lane is one IEEE float32 operation, as numpy's: -ffp-contract=off).
+template <int Op>
+inline float apply_op(float x, float y) {
+    if constexpr (Op == 0) return x + y;
+    else if constexpr (Op == 1) return x - y;
+    else return x * y;
+}
+
+template <int Op, int Bcast>
+void binary_loop(const float* a, const float* b, float* out) {
+    for (int row = 0; row < 32; ++row) {
+        for (int col = 0; col < 32; ++col) {
+            int i = row * 32 + col;
+            float bv = Bcast == 1 ? b[col] : Bcast == 2 ? b[row * 32] : Bcast == 3 ? b[0] : b[i];
+            out[i] = apply_op<Op>(a[i], bv);
+        }
+    }
+}
+
+template <int Op>
+void binary_dispatch(int32_t bcast, const float* a, const float* b, float* out) {
+    switch (bcast) {
+        case 1: binary_loop<Op, 1>(a, b, out); break;
+        case 2: binary_loop<Op, 2>(a, b, out); break;
+        case 3: binary_loop<Op, 3>(a, b, out); break;
+        default: binary_loop<Op, 0>(a, b, out); break;
+    }
+}
+
+}  // namespace
+
 TW_EXPORT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1,
                            uint32_t idst, tw::Loc loc) {
     Run* r = compute_run(loc);
     float a[kTile], b[kTile], out[kTile];
     unpack(r, int32_t(cb0), t0, a, loc);
     unpack(r, int32_t(cb1), t1, b, loc);
-    for (int i = 0; i < kTile; ++i) {
-        int row = i / 32, col = i % 32;
-        float bv = bcast == 1 ? b[col] : bcast == 2 ? b[row * 32] : bcast == 3 ? b[0] : b[i];
-        out[i] = op == 0 ? a[i] + bv : op == 1 ? a[i] - bv : a[i] * bv;
-    }
+    if (op == 0) binary_dispatch<0>(bcast, a, b, out);
+    else if (op == 1) binary_dispatch<1>(bcast, a, b, out);
+    else binary_dispatch<2>(bcast, a, b, out);
     write_dst(r, idst, out, loc);
     tick(r, TW_COST_TILE_ELTWISE);
 }
@@ -285,10 +317,12 @@ TW_EXPORT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t 
     float t[kTile], out[kTile];
     unpack(r, int32_t(cb), itile, t, loc);
     const float* d = dst_tile(r, idst);
-    for (int i = 0; i < kTile; ++i) {
-        float x = reuse == 1 ? d[i] : t[i], y = reuse == 1 ? t[i] : d[i];
-        out[i] = op == 2 ? x + y : op == 3 ? x - y : x * y;
-    }
+    const float* x = reuse == 1 ? d : t;
+    const float* y = reuse == 1 ? t : d;
+    int code = op == 2 ? 0 : op == 3 ? 1 : 2;  // ELWADD, ELWSUB, ELWMUL
+    if (code == 0) binary_loop<0, 0>(x, y, out);
+    else if (code == 1) binary_loop<1, 0>(x, y, out);
+    else binary_loop<2, 0>(x, y, out);
     write_dst(r, idst, out, loc);
     tick(r, TW_COST_TILE_ELTWISE);
 }
@@ -549,3 +583,57 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
     }
     tick(r, TW_COST_TILE_SFPU);
 }
+
+// -- SFPU binary ops on two DST tiles, fill, unary broadcast -------------------------------------
+
+// op: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min (numpy's float32 semantics, NaN and ties included).
+TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst0, loc);
+    check_dst(r, idst1, loc);
+    check_dst(r, odst, loc);
+    if (op < 0 || op > 5) fail(r, ERR_KERNEL, loc, "unknown SFPU binary op %d", op);
+    const float* a = dst_tile(r, idst0);
+    const float* b = dst_tile(r, idst1);
+    float out[kTile];
+    switch (op) {
+        case 0: binary_loop<0, 0>(a, b, out); break;
+        case 1: binary_loop<1, 0>(a, b, out); break;
+        case 2: binary_loop<2, 0>(a, b, out); break;
+        case 3:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] / b[i];
+            break;
+        case 4:
+            for (int i = 0; i < kTile; ++i) out[i] = np_max(a[i], b[i]);
+            break;
+        default:
+            for (int i = 0; i < kTile; ++i) out[i] = np_min(a[i], b[i]);
+            break;
+    }
+    write_dst(r, odst, out, loc);
+    tick(r, TW_COST_TILE_SFPU);
+}
+
+TW_EXPORT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float v;
+    std::memcpy(&v, &bits, 4);
+    float out[kTile];
+    for (int i = 0; i < kTile; ++i) out[i] = v;
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_SFPU);
+}
+
+// dim: 1 rows (row 0 down the tile), 2 cols (column 0 across), 3 scalar ([0, 0] everywhere).
+TW_EXPORT void twrt_unary_bcast(int32_t dim, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    float t[kTile], out[kTile];
+    unpack(r, int32_t(cb), itile, t, loc);
+    for (int i = 0; i < kTile; ++i) {
+        int row = i / 32, col = i % 32;
+        out[i] = dim == 1 ? t[col] : dim == 2 ? t[row * 32] : t[0];
+    }
+    write_dst(r, idst, out, loc);
+    tick(r, TW_COST_TILE_COPY);
+}
+

@@ -44,6 +44,8 @@ enum ErrClass : int32_t {
     ERR_ASSERT = 10,    // a failed assert() (err_file / err_line: the assertion)
     ERR_L1 = 11,        // an L1 range outside the core's L1 (a host-form address would
                         // reach another core's memory)
+    ERR_BLOCK_STATE = 12,  // compiled TT-Lang: a block-state rule (ttlang/support.h)
+    ERR_DEVICE = 13,       // compiled TT-Lang: a device rule (ttlang/support.h)
 };
 
 /** Why a fiber was stopped from outside (twrt_interrupt, Ctrl-C). */

@@ -149,6 +149,12 @@ TW_RT void twrt_pack_tile(uint32_t idst, uint32_t cb, uint32_t out_idx, bool out
 TW_RT void twrt_pack_l1_acc(uint32_t enable, tw::Loc loc);
 /** SFPU op `op` (see tilewright/sfpu_ops.h) on DST[idst] with up to three float/int parameters. */
 TW_RT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, uint32_t p2, tw::Loc loc);
+/** SFPU binary op on two DST tiles: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min. */
+TW_RT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc);
+/** DST[idst] = the float with IEEE bits `bits`, everywhere. */
+TW_RT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc);
+/** DST[idst] = CB tile broadcast: 1 rows, 2 cols, 3 scalar. */
+TW_RT void twrt_unary_bcast(int32_t dim, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc);
 TW_RT void twrt_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_idx, uint32_t out_idx,
                              tw::Loc loc);
 TW_RT void twrt_untilize_block(uint32_t icb, uint32_t full_ct, uint32_t ocb, uint32_t block_ct, tw::Loc loc);

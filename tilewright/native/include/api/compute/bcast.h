@@ -31,6 +31,18 @@ TW_BCAST(sub, 1)
 TW_BCAST(mul, 2)
 #undef TW_BCAST
 
+/** DST[idst] = tile `itile` of `icb` broadcast (ROW: row 0 down the tile, COL: column 0 across,
+ *  SCALAR: element [0, 0] everywhere). */
+template <BroadcastType bcast>
+inline void unary_bcast_init(uint32_t icb, uint32_t ocb, TW_LOC) {
+    detail::init_cbs(loc, icb, ocb);
+}
+template <BroadcastType bcast>
+inline void unary_bcast(uint32_t icb, uint32_t itile, uint32_t idst, TW_LOC) {
+    static_assert(bcast != BroadcastType::NONE, "unary_bcast needs ROW, COL or SCALAR");
+    twrt_unary_bcast(bcast == BroadcastType::ROW ? 1 : bcast == BroadcastType::COL ? 2 : 3, icb, itile, idst, loc);
+}
+
 template <EltwiseBinaryType op, BroadcastType dim>
 inline void init_bcast(uint32_t icb0, uint32_t icb1, uint32_t ocb, TW_LOC) {
     detail::init_cbs(loc, icb0, icb1);

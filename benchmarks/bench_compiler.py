@@ -1,0 +1,307 @@
+"""The TT-Lang compiler back end (issue 12): compiled operations against the interpreter and numpy.
+
+Prints one JSON object.  Every case is a TT-Lang operation call, timed as the user
+feels it (``op(tensors)``, medians; ``warm`` once its kernels are built, ``cold`` the
+first call in a fresh build cache), beside the interpreter (``--engine python``) and
+the numpy floor for the same math (float32, one BLAS thread):
+
+* ``eltwise_1node`` / ``eltwise_8x8``: ``(a * b + c) * d`` at 2048x2048 bf16, 1x1 blocks,
+  on one node and on an 8x8 grid (goals: <= 60 ms and <= 20 ms warm);
+* ``matmul_1024_1x1``: ``C = A @ B`` at 1024^3 bf16, 1x1 blocks, one node (goal <= 0.3 s);
+* ``matmul_2048_4x4``: 2048^3 with 4x4-tile blocks on an 8x8 grid, against numpy doing
+  the same 4096 block matmuls of 128x128 (goal <= 1.5x numpy);
+* ``cold_build_s``: the first call of an operation (3 kernels lowered and built in
+  parallel, the runtime library already built; goal <= 1 s);
+* ``run_s``: a whole ``tilewright run`` of ``examples/02_matmul_bias.py`` (process start
+  to exit) under ``--engine auto`` and ``--engine python``.
+
+``--quick`` skips the slow interpreter timings of the big cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tilewright import ttl, ttnn  # noqa: E402
+
+TILE = 32
+
+
+def eltwise_op(n: int, grid: int):
+    tiles = n // TILE
+    per = tiles * tiles // (grid * grid)
+
+    @ttl.operation(grid=(grid, grid))
+    def fused(a, b, c, d, y):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(1, 1), block_count=2)
+        c_dfb = ttl.make_dataflow_buffer_like(c, shape=(1, 1), block_count=2)
+        d_dfb = ttl.make_dataflow_buffer_like(d, shape=(1, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = t // tiles
+                col = t % tiles
+                with a_dfb.reserve() as ab, b_dfb.reserve() as bb:
+                    ttl.copy(a[r, col], ab).wait()
+                    ttl.copy(b[r, col], bb).wait()
+                with c_dfb.reserve() as cb, d_dfb.reserve() as db:
+                    ttl.copy(c[r, col], cb).wait()
+                    ttl.copy(d[r, col], db).wait()
+
+        @ttl.compute()
+        def compute():
+            for _ in range(per):
+                with (
+                    a_dfb.wait() as x,
+                    b_dfb.wait() as w,
+                    c_dfb.wait() as z,
+                    d_dfb.wait() as v,
+                    y_dfb.reserve() as o,
+                ):
+                    o.store((x * w + z) * v)
+
+        @ttl.datamovement()
+        def writer():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = t // tiles
+                col = t % tiles
+                with y_dfb.wait() as ob:
+                    ttl.copy(ob, y[r, col]).wait()
+
+    return fused
+
+
+def matmul_op(n: int, block: int, grid: int):
+    blocks = n // TILE // block
+    per = blocks * blocks // (grid * grid)
+
+    @ttl.operation(grid=(grid, grid))
+    def matmul(a, b, y):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(block, block), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(block, block), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(block, block), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = (t // blocks) * block
+                c = (t % blocks) * block
+                for k in range(blocks):
+                    with a_dfb.reserve() as ab, b_dfb.reserve() as bb:
+                        ttl.copy(a[r : r + block, k * block : (k + 1) * block], ab).wait()
+                        ttl.copy(b[k * block : (k + 1) * block, c : c + block], bb).wait()
+
+        @ttl.compute()
+        def compute():
+            for _ in range(per):
+                with y_dfb.reserve() as yb:
+                    with a_dfb.wait() as x, b_dfb.wait() as w:
+                        yb.store(x @ w)
+                    for _ in range(blocks - 1):
+                        with a_dfb.wait() as x, b_dfb.wait() as w:
+                            yb += x @ w
+
+        @ttl.datamovement()
+        def writer():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = (t // blocks) * block
+                c = (t % blocks) * block
+                with y_dfb.wait() as yb:
+                    ttl.copy(yb, y[r : r + block, c : c + block]).wait()
+
+    return matmul
+
+
+def _tensors(device, torch, n: int, count: int):
+    return [
+        ttnn.from_torch(
+            torch.rand(n, n),
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=device,
+            memory_config=ttnn.DRAM_MEMORY_CONFIG,
+        )
+        for _ in range(count)
+    ]
+
+
+def _timed(fn, repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def _engine(name: str) -> None:
+    from tilewright.device import session
+
+    session.OPTIONS.engine = name
+
+
+def case(device, torch, op, tensors, *, repeats: int, interpreted: bool) -> dict:
+    _engine("native")
+    first = _timed(lambda: op(*tensors), 1)[0]
+    warm = statistics.median(_timed(lambda: op(*tensors), repeats))
+    out = {"first_call_s": round(first, 3), "warm_ms": round(warm * 1e3, 1)}
+    if interpreted:
+        _engine("python")
+        out["interpreted_ms"] = round(_timed(lambda: op(*tensors), 1)[0] * 1e3, 1)
+        out["speedup_vs_interpreter"] = round(out["interpreted_ms"] / out["warm_ms"], 1)
+        _engine("native")
+    return out
+
+
+def numpy_eltwise(n: int) -> float:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b, c, d = (rng.random((n, n), dtype=np.float32) for _ in range(4))
+    return statistics.median(_timed(lambda: (a * b + c) * d, 5)) * 1e3
+
+
+def numpy_blocks(n: int, block: int) -> float:
+    """The same block matmuls as the TT-Lang operation (one BLAS thread)."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a = rng.random((n, n), dtype=np.float32)
+    b = rng.random((n, n), dtype=np.float32)
+    e = block * TILE
+    nb = n // e
+
+    def run() -> None:
+        for i in range(nb):
+            for j in range(nb):
+                acc = a[i * e : (i + 1) * e, 0:e] @ b[0:e, j * e : (j + 1) * e]
+                for k in range(1, nb):
+                    acc += (
+                        a[i * e : (i + 1) * e, k * e : (k + 1) * e]
+                        @ b[k * e : (k + 1) * e, j * e : (j + 1) * e]
+                    )
+
+    with threadpool_limits(1):
+        return statistics.median(_timed(run, 3))
+
+
+COLD = """
+import sys, time
+sys.path.insert(0, {root!r})
+from tilewright.native.runtime import library
+library()  # the runtime library is built once per cache; not part of an operation's build
+import torch
+from benchmarks.bench_compiler import eltwise_op, _tensors
+from tilewright import ttnn
+from tilewright.device import session
+session.OPTIONS.engine = "native"
+device = ttnn.open_device(device_id=0)
+op = eltwise_op(256, 1)
+ts = _tensors(device, torch, 256, 5)
+t = time.perf_counter(); op(*ts); first = time.perf_counter() - t
+t = time.perf_counter(); op(*ts); warm = time.perf_counter() - t
+print(first - warm)
+ttnn.close_device(device)
+"""
+
+
+def cold_build_seconds() -> float:
+    runs = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, XDG_CACHE_HOME=cache)
+            out = subprocess.run(
+                [sys.executable, "-c", COLD.format(root=str(ROOT))],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
+            runs.append(float(out.stdout.strip().splitlines()[-1]))
+    return round(statistics.median(runs), 3)
+
+
+def run_seconds(engine: str) -> float:
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tilewright",
+                "run",
+                "--engine",
+                engine,
+                str(ROOT / "examples" / "02_matmul_bias.py"),
+            ],
+            capture_output=True,
+            check=True,
+        )
+        runs.append(time.perf_counter() - t)
+    return round(statistics.median(runs), 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="skip slow interpreter timings")
+    args = parser.parse_args()
+    import torch
+
+    device = ttnn.open_device(device_id=0)
+    results: dict[str, object] = {}
+    try:
+        t = _tensors(device, torch, 2048, 5)
+        results["eltwise_1node"] = case(
+            device, torch, eltwise_op(2048, 1), t, repeats=5, interpreted=True
+        )
+        results["eltwise_1node"]["goal_warm_ms"] = 60  # type: ignore[index]
+        results["eltwise_8x8"] = case(
+            device, torch, eltwise_op(2048, 8), t, repeats=5, interpreted=not args.quick
+        )
+        results["eltwise_8x8"]["goal_warm_ms"] = 20  # type: ignore[index]
+        results["eltwise_numpy_ms"] = round(numpy_eltwise(2048), 1)
+        t = _tensors(device, torch, 1024, 3)
+        results["matmul_1024_1x1"] = case(
+            device, torch, matmul_op(1024, 1, 1), t, repeats=3, interpreted=not args.quick
+        )
+        results["matmul_1024_1x1"]["goal_warm_ms"] = 300  # type: ignore[index]
+        t = _tensors(device, torch, 2048, 3)
+        mm = case(device, torch, matmul_op(2048, 4, 8), t, repeats=3, interpreted=False)
+        floor = numpy_blocks(2048, 4)
+        mm["numpy_blocks_ms"] = round(floor * 1e3, 1)
+        mm["ratio_to_numpy"] = round(mm["warm_ms"] / (floor * 1e3), 2)
+        mm["goal_ratio"] = 1.5
+        results["matmul_2048_4x4"] = mm
+    finally:
+        ttnn.close_device(device)
+    results["cold_build_s"] = cold_build_seconds()
+    results["run_s"] = {"auto": run_seconds("auto"), "python": run_seconds("python")}
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""``tilewright emit prog.py -o DIR``: run a program and write the C++ of its compiled operations.
+
+The program runs as under ``tilewright run --engine native`` (every operation is
+compiled; one that does not compile is the error, with its line).  Each distinct
+compiled operation call is written to ``DIR/<operation>/`` (``DIR/<operation>-2/`` ...
+for further distinct calls): one ``.cpp`` per kernel, ``program.json`` (the host
+description) and ``run.py`` (a ttnn ``generic_op`` program that reruns it); see
+``tilewright.compiler.backend.host``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from tilewright.cli.runner import run_program
+
+__all__ = ["emit"]
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="Directory to write the C++ and host descriptions into.",
+)
+@click.argument("program", type=click.Path(exists=True, dir_okay=False))
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def emit(output: str, program: str, args: tuple[str, ...]) -> None:
+    """Run PROGRAM compiled and write each operation's tt-metal C++ and host program to OUTPUT."""
+    from tilewright.compiler import backend
+    from tilewright.compiler.backend.build import ir_key
+    from tilewright.compiler.backend.host import write_operation
+    from tilewright.device import session
+
+    session.reset(engine="native")
+    seen: dict[tuple[str, ...], str] = {}
+    names: dict[str, int] = {}
+
+    def observe(record, compiled, built) -> None:
+        key = tuple(ir_key(k) for k in compiled.kernels)
+        if key in seen:
+            return
+        count = names.get(record.name, 0) + 1
+        names[record.name] = count
+        folder = record.name if count == 1 else f"{record.name}-{count}"
+        seen[key] = folder
+        write_operation(os.path.join(output, folder), record, compiled, built)
+
+    backend.COMPILE_OBSERVERS.append(observe)
+    try:
+        status = run_program(program, list(args))
+    finally:
+        backend.COMPILE_OBSERVERS.remove(observe)
+    sys.stdout.flush()
+    for folder in seen.values():
+        click.echo(f"emitted {os.path.join(output, folder)}", err=True)
+    sys.exit(status)

@@ -1,0 +1,329 @@
+"""The call tables: which callables and methods kernel code may use, and how each lowers.
+
+``function_table()`` maps id(callable) to its lowering for the TT-Lang functions
+(``ttl.copy``, ``ttl.node``, ``ttl.grid_size``, ``ttl.signpost``, every ``ttl.math`` /
+``ttl.block`` op of the registry and the top-level ``ttl.matmul`` / ``ttl.add`` ...)
+and the few Python builtins that have a meaning in kernel code.  ``METHODS`` maps
+(kind of value, method name) for DFBs, blocks, transfer handles, semaphores and pipe
+nets.  Functions with a clear reason not to compile (``print``, ``ttl.GroupTransfer``,
+raw element access, external calls for now) are listed with that reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable
+
+from tilewright.compiler.backend.lower.calls import (
+    grid_size,
+    node_coords,
+    not_compilable,
+    scalar_builtin,
+    signpost,
+    static_value,
+)
+from tilewright.compiler.backend.lower.extern import extern_call
+from tilewright.compiler.backend.lower.values import (
+    BlockRef,
+    DFBRef,
+    FuncRef,
+    HandleRef,
+    MethodRef,
+    NetRef,
+    RemoteSemRef,
+    SemRef,
+    Static,
+    Value,
+)
+
+__all__ = ["call", "function_table", "METHODS"]
+
+
+def _math_op(name: str) -> Callable:
+    """A registry op called as a function: block operands, then parameters."""
+    from tilewright.device.ops import get_op
+
+    spec = get_op(name)
+
+    def lower(lw, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.protocol import block_op
+
+        arity = spec.arity
+        if len(node.args) < arity:
+            raise lw.fail(f"{spec.qualified_name} takes {arity} block operand(s)", node)
+        operands = [lw.expr(a) for a in node.args[:arity]]
+        extra = [_param(lw, a) for a in node.args[arity:]]
+        params = {k.arg: _param(lw, k.value) for k in node.keywords}
+        return block_op(lw, name, operands, extra, params, node)
+
+    return lower
+
+
+def _param(lw, node: ast.expr) -> Value:
+    value = static_value(lw, node)
+    return Static(value) if not hasattr(value, "ty") else _expr_value(value)
+
+
+def _expr_value(e) -> Value:
+    from tilewright.compiler.backend.lower.values import Scalar
+
+    return Scalar(e)
+
+
+def _fill(lw, node: ast.Call) -> Value:
+    """``ttl.block.fill(value, shape=...)``: no block operand."""
+    from tilewright.compiler.backend.lower.protocol import block_op
+
+    extra = [_param(lw, a) for a in node.args]
+    params = {k.arg: _param(lw, k.value) for k in node.keywords}
+    return block_op(lw, "fill", [], extra, params, node)
+
+
+def _slice(lw, node: ast.Call) -> Value:
+    """``slice(a, b)`` with compile-time bounds (node ranges of pipes and semaphores)."""
+    if node.keywords:
+        raise lw.fail("keyword arguments to slice()", node)
+    args = [static_value(lw, a) for a in node.args]
+    if any(a is not None and not isinstance(a, int) for a in args):
+        raise lw.fail("a slice with run-time bounds", node)
+    return Static(slice(*args))
+
+
+def _copy(lw, node: ast.Call) -> Value:
+    from tilewright.compiler.backend.lower.dataflow import copy
+
+    return copy(lw, node)
+
+
+def function_table() -> dict[int, Callable]:
+    from tilewright.device.ops import REGISTRY
+    from tilewright.lang import block as lblock
+    from tilewright.lang import copy as lcopy
+    from tilewright.lang import declare, misc
+    from tilewright.lang import math as lmath
+    from tilewright.lang.extern import surface
+
+    table: dict[int, Callable] = {
+        id(lcopy.copy): _copy,
+        id(declare.node): node_coords,
+        id(declare.grid_size): grid_size,
+        id(misc.signpost): signpost,
+        id(builtins.print): not_compilable("print (debug printing) in kernel code"),
+        id(builtins.range): not_compilable("range() outside a for statement"),
+        id(misc.static_range): not_compilable("ttl.static_range() outside a for statement"),
+        id(lcopy.GroupTransfer): not_compilable("ttl.GroupTransfer"),
+        id(misc.raw_element_read): not_compilable("ttl.raw_element_read"),
+        id(misc.raw_element_write): not_compilable("ttl.raw_element_write"),
+        id(misc.read_index): not_compilable("ttl.read_index"),
+        id(surface.call_extern_func): extern_call,
+        id(lmath.typecast): not_compilable("ttl.math.typecast"),
+        id(lmath.broadcast): not_compilable("the legacy ttl.math.broadcast(x, out_blk, dims=)"),
+        id(lmath.fill): not_compilable("the legacy ttl.math.fill(out_blk, value)"),
+        id(lblock.fill): _fill,
+        id(builtins.slice): _slice,
+    }
+    for name in ("min", "max", "abs", "int", "float", "bool", "len"):
+        table[id(getattr(builtins, name))] = scalar_builtin(name)
+    for module in (lmath, lblock):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if id(obj) in table:
+                continue
+            if name in REGISTRY and getattr(obj, "__name__", "") == name:
+                table[id(obj)] = _math_op(name)
+    for name in ("matmul", "add", "sub", "mul", "div"):
+        table.setdefault(id(getattr(lmath, name)), _math_op(name))
+    for moved in ("transpose", "where", "mask", "mask_posinf", "squeeze", "unsqueeze"):
+        table[id(getattr(lmath, moved))] = not_compilable(f"the legacy ttl.math.{moved}")
+    for name in ("reduce_sum", "reduce_max"):
+        table[id(getattr(lmath, name))] = _math_op(name)
+    return table
+
+
+def call(lw, node: ast.Call) -> Value:
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(
+        k.arg is None for k in node.keywords
+    ):
+        raise lw.fail("a call with * / ** unpacking", node)
+    fn = lw.expr(node.func)
+    if isinstance(fn, FuncRef):
+        if node.keywords:
+            raise lw.fail(f"keyword arguments to '{fn.node.name}'", node)
+        return lw.inline(fn, [lw.expr(a) for a in node.args], node)
+    if isinstance(fn, MethodRef):
+        handler = METHODS.get((type(fn.owner), fn.name))
+        if handler is None:
+            raise lw.fail(f"the method '{fn.name}' in compiled kernel code", node)
+        return handler(lw, fn.owner, node)
+    if isinstance(fn, Static):
+        handler = _functions().get(id(fn.obj))
+        if handler is not None:
+            return handler(lw, node)
+        what = getattr(fn.obj, "__qualname__", None) or getattr(fn.obj, "__name__", repr(fn.obj))
+        raise lw.fail(f"a call to '{what}' in compiled kernel code", node)
+    raise lw.fail("calling this value", node)
+
+
+_FUNCTIONS: dict[int, Callable] = {}
+
+
+def _functions() -> dict[int, Callable]:
+    """id(callable) -> the function lowering a call to it (built on first use)."""
+    if not _FUNCTIONS:
+        _FUNCTIONS.update(function_table())
+    return _FUNCTIONS
+
+
+# -- methods -----------------------------------------------------------------------------------
+
+
+def _no_kernel_kw(lw, node: ast.Call, method: str) -> bool:
+    for k in node.keywords:
+        if k.arg == "kernel":
+            lw.emit(
+                "fail",
+                "DFBContractError",
+                f"kernel= is not supported on DFB {method}(); select release ownership on push() or pop()",
+            )
+            return False
+    if node.keywords or node.args:
+        raise lw.fail(f"{method}() takes no arguments", node)
+    return True
+
+
+def _acquire(reserve: bool) -> Callable:
+    def lower(lw, dfb: DFBRef, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.protocol import acquire
+
+        if not _no_kernel_kw(lw, node, "reserve" if reserve else "wait"):
+            return Static(None)
+        return acquire(lw, dfb.dfb, reserve, node)
+
+    return lower
+
+
+def _legacy_release(push: bool) -> Callable:
+    def lower(lw, dfb: DFBRef, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.protocol import legacy_release
+
+        if node.args or node.keywords:
+            raise lw.fail("the legacy DFB push() / pop() take no arguments", node)
+        legacy_release(lw, dfb.dfb, push)
+        return Static(None)
+
+    return lower
+
+
+def _release(push: bool) -> Callable:
+    def lower(lw, blk: BlockRef, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.protocol import release
+
+        if node.args or any(k.arg != "kernel" for k in node.keywords):
+            raise lw.fail(f"{'push' if push else 'pop'}() takes only kernel=", node)
+        release(lw, blk, push, declared_unused=bool(node.keywords))
+        return Static(None)
+
+    return lower
+
+
+def _store(lw, blk: BlockRef, node: ast.Call) -> Value:
+    from tilewright.compiler.backend.lower.protocol import accumulate, store
+
+    if len(node.args) != 1:
+        raise lw.fail("store() takes one block expression", node)
+    value = lw.expr(node.args[0])
+    acc = False
+    for k in node.keywords:
+        if k.arg != "acc":
+            raise lw.fail(f"store() got the keyword '{k.arg}'", node)
+        flag = lw.scalar(k.value)
+        from tilewright.compiler.backend.ir import Const
+
+        if not isinstance(flag, Const):
+            raise lw.fail("store(acc=...) with a run-time flag", node)
+        acc = bool(flag.value)
+    if acc:
+        accumulate(lw, blk, value, node)
+    else:
+        store(lw, blk, value, node)
+    return Static(None)
+
+
+def _wait(lw, h: HandleRef, node: ast.Call) -> Value:
+    from tilewright.compiler.backend.lower.dataflow import wait_handle
+
+    if node.args or node.keywords:
+        raise lw.fail("wait() takes no arguments", node)
+    wait_handle(lw, h.handle, node)
+    return Static(None)
+
+
+def _sem(name: str) -> Callable:
+    def lower(lw, sem: SemRef, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.dataflow import sem_op
+
+        return sem_op(lw, sem, name, node)
+
+    return lower
+
+
+def _remote(lw, sem: SemRef, node: ast.Call, multicast: bool) -> Value:
+    """``sem.get_remote(node)`` / ``sem.get_remote_multicast(range)`` with static arguments."""
+    from tilewright.lang.semaphore import _node_xy, _range_xy
+
+    grid = lw.world.grid
+    args = [static_value(lw, a) for a in node.args]
+    kwargs = {k.arg: static_value(lw, k.value) for k in node.keywords}
+    try:
+        if multicast:
+            rng = args[0] if args else kwargs.get("range")
+            lo, hi = _range_xy(rng, grid, "Semaphore.get_remote_multicast")
+            return RemoteSemRef(sem, lo, hi, True)
+        xy = _node_xy(args[0] if args else kwargs.get("node"), grid, "Semaphore.get_remote")
+        return RemoteSemRef(sem, xy, xy, False)
+    except Exception as exc:  # noqa: BLE001 - the interpreter reports it at run time
+        raise lw.fail(f"a remote semaphore the interpreter rejects ({exc})", node) from None
+
+
+def _remote_op(name: str) -> Callable:
+    def lower(lw, rs: RemoteSemRef, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.dataflow import remote_sem_op
+
+        return remote_sem_op(lw, rs, name, node)
+
+    return lower
+
+
+def _net(name: str) -> Callable:
+    def lower(lw, net: NetRef, node: ast.Call) -> Value:
+        from tilewright.compiler.backend.lower.pipes import net_method
+
+        return net_method(lw, net, name, node)
+
+    return lower
+
+
+METHODS: dict[tuple[type, str], Callable] = {
+    (DFBRef, "reserve"): _acquire(True),
+    (DFBRef, "wait"): _acquire(False),
+    (DFBRef, "push"): _legacy_release(True),
+    (DFBRef, "pop"): _legacy_release(False),
+    (BlockRef, "push"): _release(True),
+    (BlockRef, "pop"): _release(False),
+    (BlockRef, "store"): _store,
+    (HandleRef, "wait"): _wait,
+    (SemRef, "set"): _sem("set"),
+    (SemRef, "wait_eq"): _sem("wait_eq"),
+    (SemRef, "wait_ge"): _sem("wait_ge"),
+    (SemRef, "get_remote"): lambda lw, s, n: _remote(lw, s, n, False),
+    (SemRef, "get_remote_multicast"): lambda lw, s, n: _remote(lw, s, n, True),
+    (RemoteSemRef, "set"): _remote_op("set"),
+    (RemoteSemRef, "inc"): _remote_op("inc"),
+    (NetRef, "if_src"): _net("if_src"),
+    (NetRef, "if_dst"): _net("if_dst"),
+    (NetRef, "is_src"): _net("is_src"),
+    (NetRef, "is_dst"): _net("is_dst"),
+    (NetRef, "is_active"): _net("is_active"),
+    (NetRef, "destination_count"): _net("destination_count"),
+}
