@@ -37,7 +37,7 @@ from tilewright.errors import SourceLoc
 
 __all__ = ["emit_kernel", "cpp_expr", "CPP_TYPE", "EMITTER_VERSION"]
 
-EMITTER_VERSION = "1"
+EMITTER_VERSION = "2"
 """Part of the build-cache key: bump when the same IR must give different C++."""
 
 CPP_TYPE = {

@@ -295,7 +295,8 @@ SFPU: dict[str, tuple[str, str, str]] = {
     "signbit": ("signbit_tile", "signbit_tile_init", ""),
     "abs": ("abs_tile", "abs_tile_init", ""),
     "neg": ("negative_tile", "negative_tile_init", ""),
-    "power": ("power_tile", "power_tile_init", "i"),
+    # An integer exponent: power_tile takes float bits (power_tile(x, 3) would raise x to 4e-45).
+    "power": ("power_iterative_tile", "power_iterative_tile_init", "i"),
     "add_scalar": ("add_unary_tile", "binop_with_scalar_tile_init", "f"),
     "sub_scalar": ("sub_unary_tile", "binop_with_scalar_tile_init", "f"),
     "mul_scalar": ("mul_unary_tile", "binop_with_scalar_tile_init", "f"),
