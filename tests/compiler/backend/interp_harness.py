@@ -29,6 +29,7 @@ from tilewright.compiler.backend.ir import (
     Var,
     u32,
 )
+from tilewright.device.coords import CoreRange, CoreRangeSet
 from tilewright.device.formats import DataFormat
 from tilewright.device.kernel_api.accessor import tensor_accessor_args
 from tilewright.device.program import (
@@ -120,19 +121,22 @@ def compute_loop(
 def run_ir(
     device,
     kernels: Sequence[Kernel],
-    args: Sequence[Sequence[int]],
+    args: Sequence[Sequence[int] | dict],
     engine: str,
     *,
     semaphores: Sequence[int] = (),
+    cores: Sequence = (CORE,),
 ) -> None:
-    """Run ``kernels`` on core (0, 0): compiled (``engine="native"``) or interpreted."""
+    """Run ``kernels`` on ``cores`` (default (0, 0)): compiled (``engine="native"``) or
+    interpreted.  ``args[k]`` is kernel k's runtime args, or a dict core -> args."""
     program = Program(f"interp_{engine}")
+    span = CoreRangeSet([CoreRange(c, c) for c in cores])
     cbs = {c.index: c for k in kernels for c in k.cbs}
     for c in cbs.values():
         cfg = CircularBufferConfig(c.num_pages * c.page_size, {c.index: DataFormat[c.data_format]})
-        program.create_circular_buffer(CORE, cfg.set_page_size(c.index, c.page_size))
+        program.create_circular_buffer(span, cfg.set_page_size(c.index, c.page_size))
     for value in semaphores:
-        program.create_semaphore(CORE, value)
+        program.create_semaphore(span, value)
     for k, values in zip(kernels, args):
         entry = native_kernel(k) if engine == "native" else python_kernel(k)
         if k.kind == KIND_COMPUTE:
@@ -141,8 +145,11 @@ def run_ir(
             config = WriterDataMovementConfig(k.compile_args)
         else:
             config = ReaderDataMovementConfig(k.compile_args)
-        handle = program.create_kernel(entry, CORE, config, name=k.name)
-        program.set_runtime_args(handle, CORE, list(values))
+        handle = program.create_kernel(entry, span, config, name=k.name)
+        for core in cores:
+            program.set_runtime_args(
+                handle, core, list(values[core] if isinstance(values, dict) else values)
+            )
     device.command_queue.enqueue_program(program)
 
 
@@ -150,3 +157,17 @@ def bits(t) -> torch.Tensor:
     """The tensor's values as integers (NaN-safe exact comparison)."""
     host = ttnn.to_torch(t)
     return host.view(torch.int16) if host.dtype == torch.bfloat16 else host.view(torch.int32)
+
+
+def page_words(t) -> list[int]:
+    """The 32-bit words of a one-tile float32 tensor in page (tile) order."""
+    import numpy as np
+
+    from tilewright.device.formats import encode_block
+
+    host = ttnn.to_torch(t).float().numpy()
+    return encode_block(host, DataFormat.Float32).view(np.uint32).tolist()
+
+
+def f32_tensor(device, rows: int = 32, cols: int = 32):
+    return tensor(device, torch.zeros(rows, cols), dtype=ttnn.float32)

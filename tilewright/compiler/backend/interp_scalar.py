@@ -168,11 +168,17 @@ def coerce(fn: ExprFn, have: CType, want: CType) -> ExprFn:
 # -- operators ----------------------------------------------------------------------------------
 
 
+_DEFAULT_NAN = math.inf - math.inf
+"""The NaN this machine's FPU makes for an invalid operation (x86: negative, as C++ gets it)."""
+
+
 def _truediv(a: float, b: float) -> float:
     """IEEE double division (C++ gives inf / NaN where Python raises)."""
     if b == 0.0:
-        if a == 0.0 or a != a:
-            return math.nan
+        if a != a:
+            return a  # a NaN operand propagates
+        if a == 0.0:
+            return _DEFAULT_NAN
         return math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
