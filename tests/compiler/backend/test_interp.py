@@ -21,6 +21,7 @@ from tests.native_fixtures import device  # noqa: F401
 from tilewright.compiler.backend import interp
 from tilewright.compiler.backend.builder import Builder
 from tilewright.compiler.backend.interp import HANDLERS, Env, eval_expr, python_kernel, run
+from tilewright.compiler.backend.interp_ops import BINARY_CALLS, SFPU_BINARY_CALLS, SFPU_CALLS
 from tilewright.compiler.backend.interp_scalar import INTRINSIC_CALLS
 from tilewright.compiler.backend.ir import (
     KIND_COMPUTE,
@@ -38,7 +39,7 @@ from tilewright.compiler.backend.ir import (
     const,
     u32,
 )
-from tilewright.compiler.backend.optable import INTRINSICS, OPS
+from tilewright.compiler.backend.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
 from tilewright.errors import DeviceError, DFBContractError, KernelError, NocError, SourceLoc
 
 # -- coverage and unsupported IR ---------------------------------------------------------------
@@ -47,6 +48,13 @@ from tilewright.errors import DeviceError, DFBContractError, KernelError, NocErr
 def test_every_op_code_and_intrinsic_has_a_handler():
     assert set(HANDLERS) == set(OPS)
     assert set(INTRINSIC_CALLS) == set(INTRINSICS)
+
+
+def test_every_tile_op_of_the_op_table_has_a_kernel_api_call():
+    assert set(SFPU_CALLS) == set(SFPU)
+    assert set(SFPU_BINARY_CALLS) == set(SFPU_BINARY)
+    assert {op for op, _ in BINARY_CALLS} == set(BINARY)
+    assert {b for _, b in BINARY_CALLS} == {"none", "rows", "cols", "scalar"}
 
 
 def test_extern_call_is_rejected_with_the_op_and_rule():

@@ -20,6 +20,7 @@ named, before anything runs.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -322,7 +323,7 @@ def _compile_op(op: Op) -> OpFn | None:
     if make is None:
         raise unsupported("this op code: it has no interpreter handler", "raw-ir-unknown-op", op)
     fn = make(op)
-    if fn is None or op.code in ("for", "while", "if", "break", "continue"):
+    if fn is None or op.code in ("break", "continue"):
         return fn
     return _located(fn, op)
 
@@ -333,17 +334,21 @@ _CACHE: OrderedDict[int, tuple[object, Any]] = OrderedDict()
 _CACHE_SIZE = 512
 
 
+_CACHE_LOCK = threading.Lock()
+
+
 def _cached(key: object, make: Callable[[], Any]) -> Any:
     """``make()`` cached by the identity of ``key`` (frozen IR: hashing a whole op tree on
-    every call would cost as much as running it)."""
+    every call would cost as much as running it); the entry keeps ``key`` alive, so an id
+    is never reused while cached.  Engines of several devices may run in threads."""
     entry = _CACHE.get(id(key))
     if entry is not None and entry[0] is key:
-        _CACHE.move_to_end(id(key))
         return entry[1]
     value = make()
-    _CACHE[id(key)] = (key, value)
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[id(key)] = (key, value)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return value
 
 

@@ -22,10 +22,17 @@ from tilewright.compiler.backend.interp_scalar import (
     unsupported,
 )
 from tilewright.compiler.backend.ir import Op, seq
-from tilewright.compiler.backend.optable import BINARY, SFPU, SFPU_BINARY
+from tilewright.compiler.backend.optable import SFPU
 from tilewright.device import kernel_api as ka
 
-__all__ = ["API_HANDLERS", "OpFn", "operand"]
+__all__ = [
+    "API_HANDLERS",
+    "OpFn",
+    "operand",
+    "SFPU_CALLS",
+    "SFPU_BINARY_CALLS",
+    "BINARY_CALLS",
+]
 
 OpFn = Callable[[Any], "int | None"]
 """A compiled op: runs on an :class:`~.interp.Env`; returns None, BREAK or CONTINUE."""
@@ -135,15 +142,46 @@ def _copy(op: Op) -> OpFn:
     return copy
 
 
+BINARY_CALLS: dict[tuple[str, str], tuple[Callable[..., None], Callable[..., None]]] = {
+    ("add", "none"): (ka.add_tiles_init, ka.add_tiles),
+    ("sub", "none"): (ka.sub_tiles_init, ka.sub_tiles),
+    ("mul", "none"): (ka.mul_tiles_init, ka.mul_tiles),
+    ("add", "rows"): (ka.add_bcast_rows_init_short, ka.add_tiles_bcast_rows),
+    ("add", "cols"): (ka.add_bcast_cols_init_short, ka.add_tiles_bcast_cols),
+    ("add", "scalar"): (ka.add_bcast_scalar_init_short, ka.add_tiles_bcast_scalar),
+    ("sub", "rows"): (ka.sub_bcast_rows_init_short, ka.sub_tiles_bcast_rows),
+    ("sub", "cols"): (ka.sub_bcast_cols_init_short, ka.sub_tiles_bcast_cols),
+    ("sub", "scalar"): (ka.sub_bcast_scalar_init_short, ka.sub_tiles_bcast_scalar),
+    ("mul", "rows"): (ka.mul_bcast_rows_init_short, ka.mul_tiles_bcast_rows),
+    ("mul", "cols"): (ka.mul_bcast_cols_init_short, ka.mul_tiles_bcast_cols),
+    ("mul", "scalar"): (ka.mul_bcast_scalar_init_short, ka.mul_tiles_bcast_scalar),
+}
+"""(optable.BINARY op, broadcast) -> the init and call emit._emit_binary writes."""
+
+SFPU_BINARY_CALLS: dict[str, tuple[Callable[[], None], Callable[[int, int, int], None]]] = {
+    "add": (ka.add_binary_tile_init, ka.add_binary_tile),
+    "sub": (ka.sub_binary_tile_init, ka.sub_binary_tile),
+    "mul": (ka.mul_binary_tile_init, ka.mul_binary_tile),
+    "div": (ka.div_binary_tile_init, ka.div_binary_tile),
+    "max": (ka.binary_max_tile_init, ka.binary_max_tile),
+    "min": (ka.binary_min_tile_init, ka.binary_min_tile),
+}
+"""optable.SFPU_BINARY op -> its init and call."""
+
+SFPU_CALLS: dict[str, tuple[Callable[..., None], Callable[..., None]]] = {
+    name: (getattr(ka, fn), getattr(ka, init)) for name, (fn, init, _) in SFPU.items()
+}
+"""optable.SFPU op -> the kernel-API function and init of the same C++ names (resolved once:
+a name the kernel API lacks fails at import)."""
+
+
 def _binary(op: Op) -> OpFn:
     args: Any = op.args
     name, bcast, cb0, cb1, _, _, dst = args
-    stem = BINARY[str(name)]
-    if bcast == "none":
-        init, call = getattr(ka, f"{stem}_tiles_init"), getattr(ka, f"{stem}_tiles")
-    else:
-        init = getattr(ka, f"{stem}_bcast_{bcast}_init_short")
-        call = getattr(ka, f"{stem}_tiles_bcast_{bcast}")
+    entry = BINARY_CALLS.get((str(name), str(bcast)))
+    if entry is None:
+        raise unsupported(f"binary op {name!r} with broadcast {bcast!r}", "raw-ir-binary", op)
+    init, call = entry
     t0, t1 = _u32(op, 4), _u32(op, 5)
 
     def binary(env: Any) -> None:
@@ -187,10 +225,10 @@ def _sfpu_param(op: Op, p: object) -> ExprFn:
 def _sfpu(op: Op) -> OpFn:
     args: Any = op.args
     name, dst, params = args
-    entry = SFPU.get(str(name))
+    entry = SFPU_CALLS.get(str(name))
     if entry is None:
         raise unsupported(f"SFPU op {name!r}", "raw-ir-unknown-sfpu", op)
-    fn, init = getattr(ka, entry[0]), getattr(ka, entry[1])
+    fn, init = entry
     ps = [_sfpu_param(op, p) for p in seq(params)]
 
     def sfpu(env: Any) -> None:
@@ -203,8 +241,10 @@ def _sfpu(op: Op) -> OpFn:
 def _sfpu_binary(op: Op) -> OpFn:
     args: Any = op.args
     name, d0, d1, od = args
-    stem = SFPU_BINARY[str(name)]
-    fn, init = getattr(ka, stem), getattr(ka, stem + "_init")
+    entry = SFPU_BINARY_CALLS.get(str(name))
+    if entry is None:
+        raise unsupported(f"SFPU binary op {name!r}", "raw-ir-unknown-sfpu", op)
+    init, fn = entry
 
     def sfpu_binary(env: Any) -> None:
         init()
