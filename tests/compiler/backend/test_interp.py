@@ -349,3 +349,13 @@ def test_interp_module_exports_the_agreed_api():
     assert {"Env", "run", "eval_expr"} <= set(interp.__all__)
     env = Env(kind=KIND_DM, args=[1], dst_tiles=4, fp32_dest_acc=False)
     assert env.values == {} and env.cbs == {} and env.accessors == {} and env.kind == KIND_DM
+
+
+def test_bind_converts_a_parameter_to_its_cpp_type():
+    env = Env()
+    x, n, flag = Var("x", Ty.F32), Var("n", U32), Var("flag", Ty.BOOL)
+    env.bind(x, 0.1)
+    env.bind(n, -1)
+    env.bind(flag, 2)
+    assert env.values == {"x": 0.10000000149011612, "n": 0xFFFFFFFF, "flag": True}
+    assert eval_expr(BinOp("mul", x, Const(3.0, Ty.F32), Ty.F32), env) == 0.30000001192092896

@@ -90,6 +90,11 @@ class Env:
         self.dst_tiles = dst_tiles
         self.fp32_dest_acc = fp32_dest_acc
 
+    def bind(self, var: Var, value: int | float | bool) -> None:
+        """Set ``var`` as C++ passes a value to a parameter of its type (ints wrap, ``float``
+        rounds to float32): the interpreter reads values already in their type."""
+        self.values[var.name] = CONVERT[var.ty.value](value)
+
 
 # -- control flow -------------------------------------------------------------------------------
 
