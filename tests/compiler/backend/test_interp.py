@@ -359,3 +359,14 @@ def test_bind_converts_a_parameter_to_its_cpp_type():
     env.bind(flag, 2)
     assert env.values == {"x": 0.10000000149011612, "n": 0xFFFFFFFF, "flag": True}
     assert eval_expr(BinOp("mul", x, Const(3.0, Ty.F32), Ty.F32), env) == 0.30000001192092896
+
+
+def test_an_unset_local_reads_zero_as_the_cpp_declaration_gives():
+    assert eval_expr(BinOp("add", Var("fresh", I64), const(5), I64), Env()) == 5
+
+
+def test_a_page_transfer_through_an_unbound_accessor_is_an_error():
+    op = Op("noc.read_page", ("t_acc", u32(0), u32(0)), loc=SourceLoc("raw.py", 11))
+    with pytest.raises(KernelError, match="accessor 't_acc': the environment binds no") as info:
+        run((op,), Env(kind=KIND_DM, accessors={"other": object()}))
+    assert info.value.rule == "raw-ir-accessor" and info.value.loc.line == 11

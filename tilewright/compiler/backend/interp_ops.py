@@ -70,7 +70,19 @@ def _page(fn: Callable[..., None]) -> Callable[[Op], OpFn]:
 
     def make(op: Op) -> OpFn:
         name, page, l1 = str(op.args[0]), _u32(op, 1), _u32(op, 2)
-        return lambda env: fn(page(env), env.accessors[name], l1(env))
+
+        def transfer(env: Any) -> None:
+            acc = env.accessors.get(name)
+            if acc is None:
+                raise unsupported(
+                    f"accessor {name!r}: the environment binds no tensor accessor of that name "
+                    f"(it has {sorted(env.accessors)})",
+                    "raw-ir-accessor",
+                    op,
+                )
+            fn(page(env), acc, l1(env))
+
+        return transfer
 
     return make
 
