@@ -91,33 +91,45 @@ def uint32(value: int) -> UInt32:
     return UInt32(value)
 
 
+def _declared(dfb: object) -> bool:
+    """A parameter position of a ``ttl.raw.cpp`` function (an int): its effects are declared
+    before any kernel runs, so these constructors accept one outside a kernel."""
+    return isinstance(dfb, int) and not isinstance(dfb, bool)
+
+
+def _effect(kind: str, dfb: object, tiles: int) -> EffectItem:
+    if not _declared(dfb):
+        _require_kernel(f"ttl.DFBEffect.{kind}")
+    return EffectItem(kind, dfb, tiles)
+
+
 class DFBEffect:
     """Ordered synchronous DFB protocol actions an external function performs (C.6)."""
 
     @staticmethod
     def reserve(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.reserve")
-        return EffectItem("reserve", dfb, tiles)
+        return _effect("reserve", dfb, tiles)
 
     @staticmethod
     def push(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.push")
-        return EffectItem("push", dfb, tiles)
+        return _effect("push", dfb, tiles)
 
     @staticmethod
     def wait(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.wait")
-        return EffectItem("wait", dfb, tiles)
+        return _effect("wait", dfb, tiles)
 
     @staticmethod
     def pop(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.pop")
-        return EffectItem("pop", dfb, tiles)
+        return _effect("pop", dfb, tiles)
 
     @staticmethod
     def repeat(count: int, effects: Iterable[object], /) -> EffectRepeat:
-        _require_kernel("ttl.DFBEffect.repeat")
-        return EffectRepeat(count, tuple(effects))
+        items = tuple(effects)
+        if not items or not all(
+            isinstance(e, (EffectItem, EffectRepeat, AccessItem)) for e in items
+        ):
+            _require_kernel("ttl.DFBEffect.repeat")
+        return EffectRepeat(count, items)
 
 
 class DFBAccess:
@@ -125,7 +137,8 @@ class DFBAccess:
 
     @staticmethod
     def inspect(dfb: object) -> AccessItem:
-        _require_kernel("ttl.DFBAccess.inspect")
+        if not _declared(dfb):
+            _require_kernel("ttl.DFBAccess.inspect")
         return AccessItem("inspect", dfb)
 
 
