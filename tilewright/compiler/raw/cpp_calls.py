@@ -32,7 +32,7 @@ from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolve
 from tilewright.compiler.raw.cpp import CppFunction, RawCppError, header_for
 from tilewright.compiler.raw.cpp_effects import DFBParam, RuntimeScalar, evaluate
 from tilewright.compiler.split.registry import EXTERN_SITE_KEYWORD
-from tilewright.errors import SourceLoc
+from tilewright.errors import ExternCallError, SourceLoc
 from tilewright.lang.extern import surface
 from tilewright.lang.extern.plan import (
     CallSite,
@@ -95,15 +95,23 @@ class _RawCall:
         self.loc = SourceLoc(op.source.file, call.lineno, call.col_offset, end)
         self.title = fn.title
 
-    def error(self, message: str, hint: str | None = None) -> RawCppError:
+    @property
+    def described(self) -> str:
+        """The function and where it is declared, for messages about this call."""
         where = f" (declared at {self.fn.loc})" if self.fn.loc is not None else ""
-        return RawCppError(f"{self.title}{where}: {message}", loc=self.loc, hint=hint)
+        return f"{self.title}{where}"
+
+    def error(self, message: str, hint: str | None = None) -> RawCppError:
+        return RawCppError(f"{self.described}: {message}", loc=self.loc, hint=hint)
 
     def expand(self) -> CallSite:
         fn, call = self.fn, self.call
         self.check_shape()
         func_args, values, arg_nodes = self.arguments()
-        kinds, _ = kernel_selection(self.op, self.r, self.found, self.title)
+        try:
+            kinds, _ = kernel_selection(self.op, self.r, self.found, self.described)
+        except ExternCallError as exc:  # the external-call rules, reported as this call's
+            raise RawCppError(exc.message, loc=exc.loc, hint=exc.hint) from None
         if fn.result is None and not self.is_statement:
             raise self.error(
                 "the function returns no value (result=None), but the call's value is used",
