@@ -63,12 +63,8 @@ a_h, b_h, c_h = ((2 * torch.rand(ROWS, COLS) - 1).to(torch.bfloat16) for _ in ra
 
 device = ttnn.open_device(device_id=0)
 try:
-    kw = dict(
-        dtype=ttnn.bfloat16,
-        layout=ttnn.TILE_LAYOUT,
-        device=device,
-        memory_config=ttnn.DRAM_MEMORY_CONFIG,
-    )
+    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device,
+              memory_config=ttnn.DRAM_MEMORY_CONFIG)
     a, b, c = (ttnn.from_torch(t, **kw) for t in (a_h, b_h, c_h))
     y = ttnn.from_torch(torch.zeros(ROWS, COLS), **kw)
 
@@ -82,10 +78,8 @@ try:
     assert torch.allclose(got, want, rtol=2e-2, atol=2e-2), f"max abs error {err}"
     grid_x, grid_y = device.compute_with_storage_grid_size()
     print(f"device: virtual {device.arch().name.lower()} with a {grid_x}x{grid_y} worker grid")
-    print(
-        f"y = relu(a * b + c) on {GRID[0]}x{GRID[1]} nodes, {ROWS}x{COLS} bf16, "
-        f"{B}x{B}-tile blocks: {wall * 1e3:.1f} ms, max abs error {err:.3g} vs torch"
-    )
+    print(f"y = relu(a * b + c) on {GRID[0]}x{GRID[1]} nodes, {ROWS}x{COLS} bf16, "
+          f"{B}x{B}-tile blocks: {wall * 1e3:.1f} ms, max abs error {err:.3g} vs torch")
     print("PASS demo")
 finally:
     ttnn.close_device(device)
