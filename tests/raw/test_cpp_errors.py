@@ -498,3 +498,71 @@ def test_declared_actions_the_function_never_performs_are_caught(tmp_path, devic
         run_case(tmp_path, device, decls, "ext(d)")
     assert "the external function returned after 0 of the 2 DFB actions" in info.value.message
     assert info.value.loc is not None and info.value.loc.line == runtime_text(decls, "ext(d)")[1]
+
+
+UNIFIED = """\
+from tilewright import ttl, ttnn
+
+ext = ttl.raw.cpp("inline void touch(uint32_t d) {}", entry="touch", signature=(ttl.raw.DFB,))
+
+
+@ttl.operation(grid=(1, 1))
+def op(a: ttnn.Tensor, out: ttnn.Tensor) -> None:
+    d = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    {call}
+"""
+
+
+def load_text(tmp_path, text: str):
+    path = tmp_path / f"raw_cpp_text_{next(_COUNTER)}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_unified_call_needs_a_kernel_selector(tmp_path):
+    with pytest.raises(RawCppError) as info:
+        load_text(tmp_path, UNIFIED.replace("{call}", "ext(d)"))
+    err = info.value
+    assert "requires a kernel selector when its logical kernel cannot be inferred" in err.message
+    assert err.loc is not None and err.loc.line == 9
+
+
+def test_unified_call_is_placed_on_its_selected_kernel(tmp_path):
+    module = load_text(tmp_path, UNIFIED.replace("{call}", "ext(d, kernel=ttl.KernelKind.COMPUTE)"))
+    site = module.op.extern_plan.sites[0]
+    assert site.kernel_kinds == frozenset({"compute"})
+    assert site.variants[None].opaque == (0,)  # effects=None: an opaque dependency
+
+
+def test_the_operation_module_must_name_ttl(tmp_path):
+    text = PROGRAM.replace(
+        "from tilewright import ttl, ttnn",
+        "import tilewright.ttl as tt\nfrom tilewright import ttnn",
+    )
+    text = text.replace("ttl.", "tt.").replace(
+        "{decl}", COPY_N.replace("ttl.", "tt.").format(extra="")
+    )
+    with pytest.raises(RawCppError) as info:
+        load_text(tmp_path, text.replace("{call}", "ext(d, e, 1.0, 4)"))
+    assert "the operation's module must name the TT-Lang module 'ttl'" in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == CALL_LINE + 1
+
+
+def test_one_dfb_for_two_dfb_parameters_is_two_occurrences(tmp_path):
+    decl = COPY_N.format(
+        extra=", effects=lambda s, d, f, c: [ttl.DFBEffect.wait(s, tiles=1), ttl.DFBEffect.pop(s, tiles=1), "
+        "ttl.DFBEffect.reserve(d, tiles=1), ttl.DFBEffect.push(d, tiles=1)]"
+    )
+    module, _ = load(tmp_path, decl, "ext(d, d, 1.0, 4)")
+    variant = module.op.extern_plan.sites[0].variants[None]
+    assert [o.dfb for o in variant.occurrences] == ["d", "d"]
+    assert [(e.kind, e.occurrence) for e in variant.effects] == [
+        ("wait", 0),
+        ("pop", 0),
+        ("reserve", 1),
+        ("push", 1),
+    ]

@@ -264,8 +264,10 @@ class _RawCall:
         return value
 
     def require_ttl(self) -> None:
-        module = self.r.static_object(ast.Name("ttl", ast.Load()), self.chain[:1])
-        if getattr(module, "call_extern_func", None) is not surface.call_extern_func:
+        bound = self.r.lookup("ttl", self.chain[:1])  # bound, not the resolver's fallback
+        if bound.kind not in ("module", "captured") or (
+            getattr(bound.value, "call_extern_func", None) is not surface.call_extern_func
+        ):
             raise self.error(
                 "the operation's module must name the TT-Lang module 'ttl' (import ttl, or from "
                 "tilewright import ttl): the call is compiled as ttl.call_extern_func"
