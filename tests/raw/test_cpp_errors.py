@@ -566,3 +566,17 @@ def test_one_dfb_for_two_dfb_parameters_is_two_occurrences(tmp_path):
         ("reserve", 1),
         ("push", 1),
     ]
+
+
+def test_a_call_through_a_helper_function_is_not_validated(tmp_path, device):
+    decls = (
+        'ext = ttl.raw.cpp("inline int32_t one() { return 1; }", entry="one", signature=(), '
+        "result=ttl.raw.i32)\n\n\ndef helper():\n    return ext()"
+    )
+    with pytest.raises(RawCppError) as info:
+        run_case(tmp_path, device, decls, "RESULTS.append(helper())")
+    assert (
+        "this call of ttl.raw.cpp function 'one' was not validated with its operation"
+        in info.value.message
+    )
+    assert info.value.loc is not None and info.value.loc.line == 8

@@ -151,7 +151,17 @@ class CppFunction:
             RawAddr(a) if m is raw_types.RawAddr and not isinstance(a, RawAddr) else a
             for m, a in zip(self.signature, args, strict=False)
         ]
-        return runtime.call(sys._getframe(1), func_args, None, None, None)
+        try:
+            return runtime.call(sys._getframe(1), func_args, None, None, None)
+        except ExternCallError as exc:
+            if exc.rule != "extern-unvalidated":
+                raise
+            raise RawCppError(
+                f"this call of {self.title} was not validated with its operation: call it by its "
+                "name directly in the operation body or one of its kernel functions (not through a "
+                "helper function or a local alias)",
+                loc=exc.loc,
+            ) from None
 
     def __repr__(self) -> str:
         sig = ", ".join(repr(m) for m in self.signature)

@@ -107,6 +107,7 @@ def _find_site(run, launch, frame, site_id=None):
             "this ttl.call_extern_func call was not validated with its operation: write it as "
             "ttl.call_extern_func(...) directly in the operation body or one of its kernel functions",
             loc=SourceLoc(frame.f_code.co_filename, frame.f_lineno),
+            rule="extern-unvalidated",
         )
     return site
 
