@@ -260,3 +260,12 @@ def test_calls_compose_into_a_caller(tmp_path, device, name):
         module.scale_twice(dev(a), mid, out)
     want = ((a.float() * 3).to(torch.bfloat16).float() * 3).to(torch.bfloat16)
     assert torch.equal(ttnn.to_torch(out).to(torch.bfloat16), want)
+
+
+def test_an_entry_defined_in_an_included_user_header_is_accepted(tmp_path):
+    (tmp_path / "impl.hpp").write_text("inline int g(int x) { return x; }\n")
+    src = tmp_path / "ops.hpp"
+    src.write_text('#include "impl.hpp"\n')
+    assert ttl.raw.cpp(src, entry="g", signature=(ttl.raw.i32,), result=ttl.raw.i32).entry == "g"
+    with pytest.raises(ttl.raw.RawCppError, match="entry 'g' is not defined in the inline source"):
+        ttl.raw.cpp('#include "compute_kernel_api.h"\n', entry="g", signature=())

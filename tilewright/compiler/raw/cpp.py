@@ -48,7 +48,7 @@ from tilewright.lang.extern.types import (
 __all__ = ["CppFunction", "RawCppError", "cpp", "header_for"]
 
 _ENTRY = re.compile(r"^(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*$")
-_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"', re.MULTILINE)
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 _RESULTS = {"i32": ScalarType.I32, "i64": ScalarType.I64, "index": ScalarType.I32}
 _MARKER_NAMES = ", ".join(f"ttl.raw.{m.name}" for m in raw_types.MARKERS)
 
@@ -239,8 +239,13 @@ def cpp(
             "with ::)"
         )
     source_path, inline_text = _source(source, base, error)
-    text = inline_text if inline_text is not None else source_path.read_text(errors="replace")  # type: ignore[union-attr]
-    _check_entry_defined(entry, text, source_path, error)
+    paths = _include_paths(include_paths, base, error)
+    if source_path is not None:
+        text = source_path.read_text(errors="replace")
+        search = (source_path.parent, *map(Path, paths))
+    else:
+        text, search = inline_text or "", tuple(map(Path, paths))
+    _check_entry_defined(entry, text, source_path, search, error)
     sig = _signature(signature, error)
     if result is not None and (
         not isinstance(result, raw_types.RawType) or result.name not in _RESULTS
@@ -249,7 +254,6 @@ def cpp(
             f"result={result!r}: a raw C++ function returns at most one signed integer, "
             "ttl.raw.i32 or ttl.raw.i64 (call_extern_func's result_type), or None",
         )
-    paths = _include_paths(include_paths, base, error)
     targs = _template_args(template_args, title, loc, error)
     checked_effects, names = _effects_shape(effects, sig, error)
     return CppFunction(
@@ -288,12 +292,18 @@ def _source(source: object, base: Path, error) -> tuple[Path | None, str | None]
     )
 
 
-def _check_entry_defined(entry: str, text: str, path: Path | None, error) -> None:
-    """The entry must appear in the source (unless the source includes local headers, which
-    may define it: then the C++ compiler decides)."""
+def _check_entry_defined(
+    entry: str, text: str, path: Path | None, search: tuple[Path, ...], error
+) -> None:
+    """The entry must appear in the source -- unless the source includes one of the user's
+    own headers (found beside the source or in ``include_paths``), which may define it:
+    then the C++ compiler decides.  The kernel API's headers define no user function."""
     name = entry.rsplit("::", 1)[-1]
-    if re.search(rf"\b{re.escape(name)}\b", text) or _LOCAL_INCLUDE.search(text):
+    if re.search(rf"\b{re.escape(name)}\b", text):
         return
+    for header in _LOCAL_INCLUDE.findall(text):
+        if any((d / header).is_file() for d in search):
+            return
     where = str(path) if path is not None else "the inline source"
     raise error(f"entry '{entry}' is not defined in {where}: the name does not appear in it")
 
