@@ -269,3 +269,97 @@ def test_an_entry_defined_in_an_included_user_header_is_accepted(tmp_path):
     assert ttl.raw.cpp(src, entry="g", signature=(ttl.raw.i32,), result=ttl.raw.i32).entry == "g"
     with pytest.raises(ttl.raw.RawCppError, match="entry 'g' is not defined in the inline source"):
         ttl.raw.cpp('#include "compute_kernel_api.h"\n', entry="g", signature=())
+
+
+DESCRIPTORS = '''
+from tilewright import ttl, ttnn
+
+SOURCE = """
+#include <cstdint>
+#include "compute_kernel_api/eltwise_unary/binop_with_scalar.h"
+#include "compute_kernel_api/eltwise_unary/eltwise_unary.h"
+#include "compute_kernel_api/tile_move_copy.h"
+template <typename Src, typename Dst, uint32_t SrcIndex>
+inline void negate_block(uint32_t src, uint32_t dst) {
+    static_assert(Src::index == SrcIndex, "the descriptor and the id name one DFB");
+    if (src != Src::index || dst != Dst::index) return;  // indices agree with the arguments
+    init_sfpu(Src::index, Dst::index);
+    cb_wait_front(Src::index, Src::pages_per_block);
+    cb_reserve_back(Dst::index, Dst::pages_per_block);
+    for (uint32_t t = 0; t < Src::pages_per_block; ++t) {
+        tile_regs_acquire();
+        copy_tile_init(Src::index);
+        copy_tile(Src::index, t, 0);
+        binop_with_scalar_tile_init();
+        mul_unary_tile(0, 0xBF800000u);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_tile(0, Dst::index);
+        tile_regs_release();
+    }
+    cb_push_back(Dst::index, Dst::pages_per_block);
+    cb_pop_front(Src::index, Src::pages_per_block);
+}
+"""
+
+negate_block = ttl.raw.cpp(
+    SOURCE,
+    entry="negate_block",
+    signature=(ttl.raw.DFB, ttl.raw.DFB),
+    template_args=[ttl.dfb_descriptor(0), ttl.dfb_descriptor(1), ttl.get_dfb_id(0)],
+    effects=lambda s, d: [ttl.DFBEffect.wait(s, tiles=2), ttl.DFBEffect.reserve(d, tiles=2),
+                          ttl.DFBEffect.push(d, tiles=2), ttl.DFBEffect.pop(s, tiles=2)],
+)
+
+
+@ttl.operation(grid=(1, 1))
+def negate(a: ttnn.Tensor, out: ttnn.Tensor) -> None:
+    pad = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=1)
+    x = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    y = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=1)
+    with x.reserve() as blk:
+        ttl.copy(a[0:1, 0:2], blk).wait()
+    negate_block(x, y, kernel=ttl.KernelKind.COMPUTE)
+    with y.wait() as blk:
+        ttl.copy(blk, out[0:1, 0:2]).wait()
+
+
+@ttl.operation(grid=(1, 1))
+def negate_explicit(a: ttnn.Tensor, out: ttnn.Tensor) -> None:
+    x = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+    y = ttl.make_dataflow_buffer_like(out, shape=(1, 2), block_count=1)
+
+    @ttl.datamovement()
+    def reader():
+        with x.reserve() as blk:
+            ttl.copy(a[0:1, 0:2], blk).wait()
+
+    @ttl.compute()
+    def compute():
+        negate_block(x, y)
+
+    @ttl.datamovement()
+    def writer():
+        with y.wait() as blk:
+            ttl.copy(blk, out[0:1, 0:2]).wait()
+'''
+
+
+@pytest.mark.parametrize("op", ["negate", "negate_explicit"])
+@pytest.mark.parametrize("name", ["python", "native"])
+def test_dfb_descriptors_of_parameters_as_template_arguments(tmp_path, device, name, op):
+    module = load(tmp_path, DESCRIPTORS)
+    operation = getattr(module, op)
+    site = operation.extern_plan.sites[0]
+    assert [(t.kind, t.dfb) for t in site.template_args] == [
+        ("descriptor", "x"), ("descriptor", "y"), ("dfb_id", "x"),
+    ]  # fmt: skip
+    a = torch.randn(32, 64).to(torch.bfloat16)
+
+    def dev(t):
+        return ttnn.from_torch(t, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+
+    out = dev(torch.zeros(32, 64))
+    with engine(name):
+        operation(dev(a), out)
+    assert torch.equal(ttnn.to_torch(out).to(torch.bfloat16), -a)

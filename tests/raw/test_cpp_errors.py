@@ -580,3 +580,11 @@ def test_a_call_through_a_helper_function_is_not_validated(tmp_path, device):
         in info.value.message
     )
     assert info.value.loc is not None and info.value.loc.line == 8
+
+
+def test_a_template_descriptor_must_name_a_dfb_parameter(tmp_path):
+    reject(
+        tmp_path,
+        COPY_N.format(extra=", template_args=[ttl.dfb_descriptor(2)]"),
+        "template argument DFBDescriptorArg(dfb=2) must name a ttl.raw.DFB parameter by its position",
+    )

@@ -39,6 +39,8 @@ from tilewright.errors import ExternCallError, SourceLoc, user_location
 from tilewright.lang.extern.plan import TemplateArg
 from tilewright.lang.extern.types import (
     AccessItem,
+    DFBDescriptorArg,
+    DFBIdArg,
     EffectItem,
     EffectRepeat,
     RawAddr,
@@ -81,6 +83,8 @@ class CppFunction:
         "header",
         "include_paths",
         "template_args",
+        "template_params",
+        "template_values",
         "effects",
         "effect_names",
         "loc",
@@ -99,6 +103,8 @@ class CppFunction:
         inline_text: str | None,
         include_paths: tuple[str, ...],
         template_args: tuple[TemplateArg, ...],
+        template_params: tuple[tuple[int, int], ...],
+        template_values: tuple[object, ...],
         effects: Callable[..., object] | tuple[object, ...] | None,
         effect_names: tuple[str, ...],
         loc: SourceLoc | None,
@@ -114,6 +120,9 @@ class CppFunction:
         self.header = source_path.name if source_path is not None else _inline_name(self.digest)
         self.include_paths = include_paths
         self.template_args = template_args
+        # (template argument, DFB parameter) of ttl.dfb_descriptor(i) / ttl.get_dfb_id(i)
+        self.template_params = template_params
+        self.template_values = template_values  # as declared (the rewritten call shows them)
         self.effects = effects
         self.effect_names = effect_names  # the effects lambda's parameter names (messages)
         self.loc = loc
@@ -151,8 +160,9 @@ class CppFunction:
             RawAddr(a) if m is raw_types.RawAddr and not isinstance(a, RawAddr) else a
             for m, a in zip(self.signature, args, strict=False)
         ]
+        template = self.template_markers(args) if self.template_params else None
         try:
-            return runtime.call(sys._getframe(1), func_args, None, None, None)
+            return runtime.call(sys._getframe(1), func_args, template, None, None)
         except ExternCallError as exc:
             if exc.rule != "extern-unvalidated":
                 raise
@@ -162,6 +172,15 @@ class CppFunction:
                 "helper function or a local alias)",
                 loc=exc.loc,
             ) from None
+
+    def template_markers(self, args: Sequence[object]) -> list[object]:
+        """The run-time template arguments of a call: the DFB parameters' descriptors / ids."""
+        out: list[object] = [None] * len(self.template_args)
+        for t, p in self.template_params:
+            dfb = args[p] if p < len(args) else None
+            kind = self.template_args[t].kind
+            out[t] = DFBDescriptorArg(dfb) if kind == "descriptor" else DFBIdArg(dfb)
+        return out
 
     def __repr__(self) -> str:
         sig = ", ".join(repr(m) for m in self.signature)
@@ -254,7 +273,7 @@ def cpp(
             f"result={result!r}: a raw C++ function returns at most one signed integer, "
             "ttl.raw.i32 or ttl.raw.i64 (call_extern_func's result_type), or None",
         )
-    targs = _template_args(template_args, title, loc, error)
+    targs, tparams = _template_args(template_args, sig, title, loc, error)
     checked_effects, names = _effects_shape(effects, sig, error)
     return CppFunction(
         entry=entry,
@@ -264,6 +283,8 @@ def cpp(
         inline_text=inline_text,
         include_paths=paths,
         template_args=targs,
+        template_params=tparams,
+        template_values=tuple(template_args or ()),
         effects=checked_effects,
         effect_names=names,
         loc=loc,
@@ -342,14 +363,31 @@ def _include_paths(paths: object, base: Path, error) -> tuple[str, ...]:
 
 
 def _template_args(
-    args: object, title: str, loc: SourceLoc | None, error
-) -> tuple[TemplateArg, ...]:
+    args: object, sig: tuple[raw_types.RawType, ...], title: str, loc: SourceLoc | None, error
+) -> tuple[tuple[TemplateArg, ...], tuple[tuple[int, int], ...]]:
+    """Static template arguments as C++ text, and ``ttl.dfb_descriptor(i)`` /
+    ``ttl.get_dfb_id(i)`` of DFB parameter ``i`` (resolved per call)."""
     if args is None:
-        return ()
+        return (), ()
     if not isinstance(args, (list, tuple)):
         raise error(f"template_args must be a list, got {type(args).__name__}")
     checks = _TemplateArgs(title, loc)
-    return tuple(checks.template_value(v, repr(v)) for v in args)
+    out: list[TemplateArg] = []
+    params: list[tuple[int, int]] = []
+    for v in args:
+        if isinstance(v, (DFBDescriptorArg, DFBIdArg)):
+            kind = "descriptor" if isinstance(v, DFBDescriptorArg) else "dfb_id"
+            p = v.dfb
+            if not (isinstance(p, int) and 0 <= p < len(sig) and sig[p] is raw_types.DFB):
+                raise error(
+                    f"template argument {v!r} must name a ttl.raw.DFB parameter by its position "
+                    f"in the signature (ttl.dfb_descriptor(i) / ttl.get_dfb_id(i)), got {p!r}"
+                )
+            params.append((len(out), p))
+            out.append(TemplateArg(kind))
+            continue
+        out.append(checks.template_value(v, repr(v)))
+    return tuple(out), tuple(params)
 
 
 def _effects_shape(

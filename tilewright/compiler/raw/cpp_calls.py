@@ -23,6 +23,7 @@ the user's ``ext(...)``, which finds the same site by its source position.
 from __future__ import annotations
 
 import ast
+import copy
 import math
 import struct
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ from tilewright.lang.extern.plan import (
     ExternPlan,
     FuncArg,
     Occurrence,
+    TemplateArg,
     Variant,
     next_site_id,
     with_sites,
@@ -135,7 +137,7 @@ class _RawCall:
             position=(call.lineno, call.end_lineno, call.col_offset, call.end_col_offset),
             header=header,
             callee=fn.entry,
-            template_args=fn.template_args,
+            template_args=self.template_args(func_args),
             variants={
                 None: Variant(
                     tuple(func_args), tuple(occurrences), tuple(effects), tuple(inspected)
@@ -273,6 +275,29 @@ class _RawCall:
                 "tilewright import ttl): the call is compiled as ttl.call_extern_func"
             )
 
+    def template_args(self, func_args: list[FuncArg]) -> tuple[TemplateArg, ...]:
+        """The declaration's template arguments, ``ttl.dfb_descriptor(i)`` / ``get_dfb_id(i)``
+        naming this call's DFB argument ``i``."""
+        out = list(self.fn.template_args)
+        for t, p in self.fn.template_params:
+            out[t] = TemplateArg(out[t].kind, dfb=func_args[p].name)
+        return tuple(out)
+
+    def template_nodes(self) -> list[ast.expr]:
+        """The rewritten call's ``template_args``: the static values, and
+        ``ttl.dfb_descriptor(<the DFB argument>)`` (or ``get_dfb_id``) where the run time and
+        the compiled engine read a DFB."""
+        fn = self.fn
+        nodes: list[ast.expr] = []
+        for arg, value in zip(fn.template_args, fn.template_values, strict=True):
+            shown = value if isinstance(value, (bool, int, float)) else arg.text
+            nodes.append(ast.Constant(shown))
+        for i, p in fn.template_params:
+            name = "dfb_descriptor" if fn.template_args[i].kind == "descriptor" else "get_dfb_id"
+            func = ast.Attribute(ast.Name("ttl", ast.Load()), name, ast.Load())
+            nodes[i] = ast.Call(func, [copy.deepcopy(self.call.args[p])], [])
+        return nodes
+
     # -- the rewrite -------------------------------------------------------------------------
 
     def rewrite(self, site: CallSite, arg_nodes: list[ast.expr]) -> None:
@@ -280,9 +305,14 @@ class _RawCall:
         kernel=..., _site=<id>)`` at the same position."""
         call = self.call
         kernel = [k for k in call.keywords if k.arg == "kernel"]
+        template = [ast.keyword("template_args", ast.List(self.template_nodes(), ast.Load()))]
         call.func = ast.Attribute(ast.Name("ttl", ast.Load()), "call_extern_func", ast.Load())
         call.args = [ast.Constant(site.header), ast.Constant(site.callee)]
-        call.keywords = [ast.keyword("func_args", ast.List(arg_nodes, ast.Load())), *kernel]
+        call.keywords = [
+            *(template if self.fn.template_params else []),
+            ast.keyword("func_args", ast.List(arg_nodes, ast.Load())),
+            *kernel,
+        ]
         if (
             not self.op.multi_kernel
         ):  # the split body names its site (kernel functions run ext(...))

@@ -62,16 +62,26 @@ def _require_kernel(what: str) -> None:
         )
 
 
+def _declared(dfb: object) -> bool:
+    """A parameter position of a ``ttl.raw.cpp`` function (an int): its effects and DFB template
+    arguments are declared before any kernel runs, so these constructors accept one outside a kernel."""
+    return isinstance(dfb, int) and not isinstance(dfb, bool)
+
+
 def dfb_descriptor(dfb: object, *args: object, **kwargs: object) -> DFBDescriptorArg:
     """``ttl.dfb_descriptor(dfb)``: ``ttlang::DFBDescriptor<index, pages_per_block,
-    block_count, page_size>`` as a template argument (C.3)."""
-    _require_kernel("ttl.dfb_descriptor")
+    block_count, page_size>`` as a template argument (C.3); of a parameter position (an int)
+    in a ``ttl.raw.cpp`` declaration."""
+    if not _declared(dfb):
+        _require_kernel("ttl.dfb_descriptor")
     return DFBDescriptorArg(dfb)
 
 
 def get_dfb_id(dfb: object, *args: object, **kwargs: object) -> DFBIdArg:
-    """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument (C.3)."""
-    _require_kernel("ttl.get_dfb_id")
+    """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument (C.3); of a
+    parameter position (an int) in a ``ttl.raw.cpp`` declaration."""
+    if not _declared(dfb):
+        _require_kernel("ttl.get_dfb_id")
     return DFBIdArg(dfb)
 
 
@@ -89,12 +99,6 @@ def uint32(value: int) -> UInt32:
         raise ValueError(f"ttl.uint32({value}): the value must be in [0, 2**32)")
     _require_kernel("ttl.uint32")
     return UInt32(value)
-
-
-def _declared(dfb: object) -> bool:
-    """A parameter position of a ``ttl.raw.cpp`` function (an int): its effects are declared
-    before any kernel runs, so these constructors accept one outside a kernel."""
-    return isinstance(dfb, int) and not isinstance(dfb, bool)
 
 
 def _effect(kind: str, dfb: object, tiles: int) -> EffectItem:
