@@ -138,10 +138,6 @@ class CppFunction:
             return str(self.source_path)
         return f"inline source {self.header} declared at {self.loc}"
 
-    def param_name(self, i: int) -> str:
-        name = self.effect_names[i] if i < len(self.effect_names) else f"arg{i}"
-        return f"parameter {i} ('{name}', {self.signature[i]!r})"
-
     def __call__(self, *args: object, kernel: object = None) -> int | None:
         """Run the call on the running kernel (an explicit kernel function's call; validated at
         decoration, found by its source position, run by the external-call run time)."""
