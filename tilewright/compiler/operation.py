@@ -23,6 +23,7 @@ from tilewright.compiler import (
     split,
 )
 from tilewright.compiler.interface import check_interface
+from tilewright.compiler.raw import cpp_calls as raw_cpp_calls
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split.identity import operation_identity
@@ -83,6 +84,8 @@ class Operation:
         self.last_program: Program | None = None
         self.last_launch: LaunchResult | None = None
         self.extern_plan: ExternPlan | None = extern.validate_operation(self.record)  # C.9
+        # Calls of ttl.raw.cpp functions: planned and rewritten as the external calls they are.
+        self.extern_plan = raw_cpp_calls.expand_operation(self.record, self.extern_plan)
         if self.multi_kernel:
             split.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
 from tilewright.compiler.extern.checker import KernelDef
 from tilewright.compiler.extern.frontend_args import ArgumentChecks, ExternArgumentTypeError
@@ -52,7 +53,13 @@ from tilewright.lang.selectors import (
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
 
-__all__ = ["validate_operation", "ExternArgumentTypeError", "KNOWN_KEYWORDS"]
+__all__ = [
+    "validate_operation",
+    "find_calls",
+    "kernel_selection",
+    "ExternArgumentTypeError",
+    "KNOWN_KEYWORDS",
+]
 
 KNOWN_KEYWORDS = (
     "template_args",
@@ -79,10 +86,7 @@ def _kind_of_kernel_def(fn: ast.AST) -> str | None:
 
 def validate_operation(op: OperationRecord) -> ExternPlan | None:
     """Validate every external call of ``op``; the plan, or None if it makes none."""
-    src = op.source
     resolver = Resolver(op.fn)
-    found: list[tuple[ast.Call, list[LocalScope], KernelDef | None, bool]] = []
-    root = build_scope(src.tree, [], params_are_tensors=True)
 
     def is_extern(call: ast.Call, chain: list[LocalScope]) -> bool:
         recv, name = call_name(call.func)
@@ -91,6 +95,31 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
         if recv == "ttl":
             return True
         return resolver.static_object(call.func, chain) is surface.call_extern_func
+
+    found = find_calls(op, resolver, is_extern)
+    if not found:
+        return None
+    sites = tuple(
+        _CallChecker(op, resolver, call, chain, kernel_def, in_callback).check()
+        for call, chain, kernel_def, in_callback in found
+    )
+    return ExternPlan(op.qualname, sites)
+
+
+FoundCall: TypeAlias = tuple[ast.Call, list[LocalScope], KernelDef | None, bool]
+"""A call in an operation's source: the call, its scope chain, the enclosing kernel function
+(if any) and whether it sits in a callback (a nested function that is not a kernel)."""
+
+
+def find_calls(
+    op: OperationRecord,
+    resolver: Resolver,
+    is_target: Callable[[ast.Call, list[LocalScope]], bool],
+) -> list[FoundCall]:
+    """The calls of ``op``'s source that ``is_target`` selects, in source order, with the
+    scope chain names resolve in (external calls, ``ttl.raw.cpp`` functions' calls)."""
+    found: list[FoundCall] = []
+    root = build_scope(op.source.tree, [], params_are_tensors=True)
 
     def walk(
         node: ast.AST, chain: list[LocalScope], kernel_def: KernelDef | None, in_callback: bool
@@ -114,18 +143,26 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
                 continue
             if isinstance(child, ast.arguments):
                 continue
-            if isinstance(child, ast.Call) and is_extern(child, chain):
+            if isinstance(child, ast.Call) and is_target(child, chain):
                 found.append((child, chain, kernel_def, in_callback))
             walk(child, chain, kernel_def, in_callback)
 
-    walk(src.tree, [root], None, False)
-    if not found:
-        return None
-    sites = tuple(
-        _CallChecker(op, resolver, call, chain, kernel_def, in_callback).check()
-        for call, chain, kernel_def, in_callback in found
-    )
-    return ExternPlan(op.qualname, sites)
+    walk(op.source.tree, [root], None, False)
+    return found
+
+
+def kernel_selection(
+    op: OperationRecord, resolver: Resolver, found: FoundCall, title: str
+) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(kinds, kernel keys) a call selects with its ``kernel=`` keyword (B.6, C.2), checked as
+    an external call's selection is; errors name the call as ``title``."""
+    call, chain, kernel_def, in_callback = found
+    checker = _CallChecker(op, resolver, call, chain, kernel_def, in_callback)
+    checker.title = title
+    node = next((k.value for k in call.keywords if k.arg == "kernel"), None)
+    if node is not None and not (isinstance(node, ast.Constant) and node.value is None):
+        checker.kw["kernel"] = node
+    return checker.check_kernel_selection()
 
 
 class _CallChecker(ArgumentChecks, ContractChecks):

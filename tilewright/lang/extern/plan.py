@@ -73,7 +73,7 @@ class TemplateArg:
 class FuncArg:
     """One function argument and how the generated C++ receives it (C.4)."""
 
-    kind: str  # "scalar" | "uint32" | "dfb" | "tensor" | "raw_addr"
+    kind: str  # "scalar" | "uint32" | "dfb" | "tensor" | "raw_addr"; typed: "i32" | "i64" | "f32"
     source: str  # the Python expression, for messages
     name: str | None = None  # DFB / tensor name
 
@@ -136,9 +136,12 @@ class CallSite:
     condition_name: str | None
     kernel_kinds: frozenset[str] | None  # kinds the call may run on (None: not restricted)
     kernel_function: str | None  # enclosing explicit kernel function, if any
+    label: str | None = None  # how messages name the call (a ttl.raw.cpp function's call)
 
     @property
     def title(self) -> str:
+        if self.label is not None:
+            return self.label
         return f"ttl.call_extern_func({self.header!r}, {self.callee!r})"
 
     def variant_key(self, kernel_keys: Iterable[str]) -> VariantKey:

@@ -19,6 +19,8 @@ must give the same truth value.
 from __future__ import annotations
 
 import ctypes
+import math
+import struct
 import threading
 
 import numpy as np
@@ -105,6 +107,7 @@ def _find_site(run, launch, frame, site_id=None):
             "this ttl.call_extern_func call was not validated with its operation: write it as "
             "ttl.call_extern_func(...) directly in the operation body or one of its kernel functions",
             loc=SourceLoc(frame.f_code.co_filename, frame.f_lineno),
+            rule="extern-unvalidated",
         )
     return site
 
@@ -145,6 +148,7 @@ class Binding:
         "state_args",
         "kind",
         "native",
+        "floats",
     )
 
     def __init__(
@@ -281,7 +285,7 @@ class Binding:
         """Per function argument: True if a scalar is passed as int64_t (else int32_t)."""
         sig = []
         for a, v in zip(variant.func_args, args, strict=True):
-            wide = False
+            wide = a.kind == "i64"  # a typed signature's int64_t (ttl.raw.cpp)
             if a.kind == "scalar":
                 v = self._scalar(v, a, 0)
                 wide = not _I32[0] <= v <= _I32[1]
@@ -378,6 +382,7 @@ class Binding:
         args, template_texts, _ = self.state_args
         params: list[glue.Param] = []
         scalars: list[tuple[int, int, tuple[int, int]]] = []
+        floats: list[tuple[int, int]] = []  # (slot, argument) of float parameters
         fixed: list[tuple[int, int, object]] = []
         values: list[int] = []
         extra_headers: list[str] = []
@@ -421,6 +426,16 @@ class Binding:
                     )
                 )
                 continue
+            if a.kind == "f32":  # a typed signature's float: its binary32 bits in the word
+                floats.append((slot, i))
+                values.append(0)
+                params.append(
+                    glue.Param(
+                        f"const float v{i} = __builtin_bit_cast(float, static_cast<uint32_t>(tw_argv[{slot}]));",
+                        f"v{i}",
+                    )
+                )
+                continue
             ctype, bounds = ("int64_t", _I64) if self.signature[i] else ("int32_t", _I32)
             scalars.append((slot, i, bounds))
             values.append(0)
@@ -445,6 +460,7 @@ class Binding:
         self.result = ctypes.c_int64(0)
         self.result_ref = ctypes.byref(self.result)
         self.scalars = tuple(scalars)
+        self.floats = tuple(floats)
         self.fixed = tuple(fixed)
 
     # -- the fast path ---------------------------------------------------------------------------
@@ -460,6 +476,8 @@ class Binding:
                 v = self._widen(pos, v)
                 return self.invoke(func_args)
             argv[slot] = v
+        for slot, pos in self.floats:
+            argv[slot] = self._f32_bits(pos, args[pos])
         for pos, _slot, obj in self.fixed:
             given = args[pos]
             if given is not obj and getattr(given, "tensor", None) is not obj:
@@ -502,10 +520,30 @@ class Binding:
             return v.value
         return self._scalar(v, a, pos)
 
+    def _f32_bits(self, pos: int, v) -> int:
+        """A float argument's binary32 bits (ints and numpy scalars convert; overflow is an error)."""
+        a = self.site.variants[self.variant_key].func_args[pos]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(
+            v, (int, float, np.integer, np.floating)
+        ):
+            raise self._error(
+                f"func_args element {a.source} is {type(v).__name__} {v!r} at run time; the parameter "
+                "is a 32-bit float"
+            )
+        try:
+            bits = struct.unpack("<I", struct.pack("<f", float(v)))[0]
+        except OverflowError:
+            bits = None
+        if bits is None or (math.isfinite(float(v)) and (bits & 0x7F800000) == 0x7F800000):
+            raise self._error(f"func_args element {a.source} = {v!r} does not fit a 32-bit float")
+        return bits
+
     def _widen(self, pos: int, v: int) -> int:
         a = self.site.variants[self.variant_key].func_args[pos]
-        if a.kind == "uint32" or self.signature[pos] or not _I64[0] <= v <= _I64[1]:
-            width = "an unsigned 32-bit" if a.kind == "uint32" else "a 64-bit"
+        if a.kind in ("uint32", "i32") or self.signature[pos] or not _I64[0] <= v <= _I64[1]:
+            width = {"uint32": "an unsigned 32-bit", "i32": "a signed 32-bit"}.get(
+                a.kind, "a 64-bit"
+            )
             raise self._error(f"func_args element {a.source} = {v} does not fit {width} integer")
         sig = list(self.signature)
         sig[pos] = True

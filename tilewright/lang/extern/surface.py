@@ -62,16 +62,26 @@ def _require_kernel(what: str) -> None:
         )
 
 
+def _declared(dfb: object) -> bool:
+    """A parameter position of a ``ttl.raw.cpp`` function (an int): its effects and DFB template
+    arguments are declared before any kernel runs, so these constructors accept one outside a kernel."""
+    return isinstance(dfb, int) and not isinstance(dfb, bool)
+
+
 def dfb_descriptor(dfb: object, *args: object, **kwargs: object) -> DFBDescriptorArg:
     """``ttl.dfb_descriptor(dfb)``: ``ttlang::DFBDescriptor<index, pages_per_block,
-    block_count, page_size>`` as a template argument (C.3)."""
-    _require_kernel("ttl.dfb_descriptor")
+    block_count, page_size>`` as a template argument (C.3); of a parameter position (an int)
+    in a ``ttl.raw.cpp`` declaration."""
+    if not _declared(dfb):
+        _require_kernel("ttl.dfb_descriptor")
     return DFBDescriptorArg(dfb)
 
 
 def get_dfb_id(dfb: object, *args: object, **kwargs: object) -> DFBIdArg:
-    """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument (C.3)."""
-    _require_kernel("ttl.get_dfb_id")
+    """``ttl.get_dfb_id(dfb)``: the DFB's physical index as a template argument (C.3); of a
+    parameter position (an int) in a ``ttl.raw.cpp`` declaration."""
+    if not _declared(dfb):
+        _require_kernel("ttl.get_dfb_id")
     return DFBIdArg(dfb)
 
 
@@ -91,33 +101,39 @@ def uint32(value: int) -> UInt32:
     return UInt32(value)
 
 
+def _effect(kind: str, dfb: object, tiles: int) -> EffectItem:
+    if not _declared(dfb):
+        _require_kernel(f"ttl.DFBEffect.{kind}")
+    return EffectItem(kind, dfb, tiles)
+
+
 class DFBEffect:
     """Ordered synchronous DFB protocol actions an external function performs (C.6)."""
 
     @staticmethod
     def reserve(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.reserve")
-        return EffectItem("reserve", dfb, tiles)
+        return _effect("reserve", dfb, tiles)
 
     @staticmethod
     def push(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.push")
-        return EffectItem("push", dfb, tiles)
+        return _effect("push", dfb, tiles)
 
     @staticmethod
     def wait(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.wait")
-        return EffectItem("wait", dfb, tiles)
+        return _effect("wait", dfb, tiles)
 
     @staticmethod
     def pop(dfb: object, *, tiles: int) -> EffectItem:
-        _require_kernel("ttl.DFBEffect.pop")
-        return EffectItem("pop", dfb, tiles)
+        return _effect("pop", dfb, tiles)
 
     @staticmethod
     def repeat(count: int, effects: Iterable[object], /) -> EffectRepeat:
-        _require_kernel("ttl.DFBEffect.repeat")
-        return EffectRepeat(count, tuple(effects))
+        items = tuple(effects)
+        if not items or not all(
+            isinstance(e, (EffectItem, EffectRepeat, AccessItem)) for e in items
+        ):
+            _require_kernel("ttl.DFBEffect.repeat")
+        return EffectRepeat(count, items)
 
 
 class DFBAccess:
@@ -125,7 +141,8 @@ class DFBAccess:
 
     @staticmethod
     def inspect(dfb: object) -> AccessItem:
-        _require_kernel("ttl.DFBAccess.inspect")
+        if not _declared(dfb):
+            _require_kernel("ttl.DFBAccess.inspect")
         return AccessItem("inspect", dfb)
 
 

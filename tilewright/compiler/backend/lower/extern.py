@@ -35,6 +35,8 @@ from tilewright.compiler.backend.lower.values import (
 __all__ = ["extern_call"]
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
+_TYPED = {"i32": (Ty.I64, "int32_t"), "i64": (Ty.I64, "int64_t"), "f32": (Ty.F64, "float")}
+"""Typed function arguments (``ttl.raw.cpp`` signatures): the IR type and the C++ cast."""
 
 
 def _site(lw, node: ast.Call):
@@ -172,10 +174,14 @@ def extern_call(lw, node: ast.Call) -> Value:
             args.append(Arg(index, f"{t.param}.address", Ty.U32))
             types.append("uint32_t")
         else:
-            expr = _scalar(lw, value, an, fa.source)
+            expr = _scalar(lw, value, an, fa.source, fa.kind == "f32")
             if fa.kind == "uint32":
                 args.append(S.to_type(expr, Ty.U32))
                 types.append("uint32_t")
+            elif fa.kind in _TYPED:  # a ttl.raw.cpp signature's declared type
+                ty, cpp = _TYPED[fa.kind]
+                args.append(S.to_type(expr, ty))
+                types.append(cpp)
             else:
                 wide = isinstance(expr, Const) and not _I32[0] <= int(expr.value) <= _I32[1]
                 args.append(S.to_type(expr, Ty.I64))
@@ -197,8 +203,10 @@ def extern_call(lw, node: ast.Call) -> Value:
     return Static(None)
 
 
-def _scalar(lw, value: Value, node: ast.AST, source: str):
-    if isinstance(value, Scalar) and (value.expr.ty.is_int or value.expr.ty is Ty.BOOL):
+def _scalar(lw, value: Value, node: ast.AST, source: str, real: bool = False):
+    if isinstance(value, Scalar) and (
+        value.expr.ty.is_int or value.expr.ty is Ty.BOOL or (real and value.expr.ty.is_float)
+    ):
         return value.expr
     if (
         isinstance(value, Static)
@@ -206,7 +214,8 @@ def _scalar(lw, value: Value, node: ast.AST, source: str):
         and isinstance(value.obj.value, int)
     ):
         return Const(int(value.obj.value), Ty.U32)  # ttl.uint32(v)
-    raise lw.fail(f"func_args element {source} is not an integer the compiler can pass", node)
+    what = "a number" if real else "an integer"
+    raise lw.fail(f"func_args element {source} is not {what} the compiler can pass", node)
 
 
 def _raw_addr_tensor(lw, node: ast.expr):
