@@ -23,6 +23,7 @@ from tilewright.compiler import (
     split,
 )
 from tilewright.compiler.interface import check_interface
+from tilewright.compiler.raw import frontend as raw_frontend
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split.identity import operation_identity
@@ -83,6 +84,9 @@ class Operation:
         self.last_program: Program | None = None
         self.last_launch: LaunchResult | None = None
         self.extern_plan: ExternPlan | None = extern.validate_operation(self.record)  # C.9
+        self.extern_plan = with_sites(  # ttl.raw.call sites: effects computed from IR
+            self.extern_plan, self.qualname, raw_frontend.validate_operation(self.record)
+        )
         if self.multi_kernel:
             split.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:

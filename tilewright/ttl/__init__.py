@@ -75,7 +75,7 @@ from tilewright.lang.semaphore import (
 )
 from tilewright.lang.unsupported import Program
 from tilewright.lang.unsupported import unsupported as _unsupported
-from tilewright.ttl import block, math, utils
+from tilewright.ttl import block, math, raw, utils
 
 ttl = sys.modules[__name__]
 """``from ttl import ttl``: the package itself (programs written against the simulator)."""
@@ -164,6 +164,7 @@ __all__ = [
     "GroupTransfer",
     "math",
     "block",
+    "raw",
     "matmul",
     "typecast",
     "signpost",

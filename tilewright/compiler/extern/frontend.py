@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
 
 from tilewright.compiler.extern.checker import KernelDef
 from tilewright.compiler.extern.frontend_args import ArgumentChecks, ExternArgumentTypeError
@@ -52,7 +53,7 @@ from tilewright.lang.selectors import (
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
 
-__all__ = ["validate_operation", "ExternArgumentTypeError", "KNOWN_KEYWORDS"]
+__all__ = ["validate_operation", "find_calls", "ExternArgumentTypeError", "KNOWN_KEYWORDS"]
 
 KNOWN_KEYWORDS = (
     "template_args",
@@ -79,10 +80,7 @@ def _kind_of_kernel_def(fn: ast.AST) -> str | None:
 
 def validate_operation(op: OperationRecord) -> ExternPlan | None:
     """Validate every external call of ``op``; the plan, or None if it makes none."""
-    src = op.source
     resolver = Resolver(op.fn)
-    found: list[tuple[ast.Call, list[LocalScope], KernelDef | None, bool]] = []
-    root = build_scope(src.tree, [], params_are_tensors=True)
 
     def is_extern(call: ast.Call, chain: list[LocalScope]) -> bool:
         recv, name = call_name(call.func)
@@ -91,6 +89,28 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
         if recv == "ttl":
             return True
         return resolver.static_object(call.func, chain) is surface.call_extern_func
+
+    found = find_calls(op, is_extern)
+    if not found:
+        return None
+    sites = tuple(
+        _CallChecker(op, resolver, call, chain, kernel_def, in_callback).check()
+        for call, chain, kernel_def, in_callback in found
+    )
+    return ExternPlan(op.qualname, sites)
+
+
+FoundCall: TypeAlias = tuple[ast.Call, list[LocalScope], KernelDef | None, bool]
+
+
+def find_calls(
+    op: OperationRecord, is_target: Callable[[ast.Call, list[LocalScope]], bool]
+) -> list[FoundCall]:
+    """The calls of ``op``'s source ``is_target`` picks, in source order, each with its scope
+    chain, enclosing kernel function and whether it sits in a callback (shared with the raw
+    call front end, ``compiler.raw.frontend``)."""
+    found: list[FoundCall] = []
+    root = build_scope(op.source.tree, [], params_are_tensors=True)
 
     def walk(
         node: ast.AST, chain: list[LocalScope], kernel_def: KernelDef | None, in_callback: bool
@@ -114,18 +134,12 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
                 continue
             if isinstance(child, ast.arguments):
                 continue
-            if isinstance(child, ast.Call) and is_extern(child, chain):
+            if isinstance(child, ast.Call) and is_target(child, chain):
                 found.append((child, chain, kernel_def, in_callback))
             walk(child, chain, kernel_def, in_callback)
 
-    walk(src.tree, [root], None, False)
-    if not found:
-        return None
-    sites = tuple(
-        _CallChecker(op, resolver, call, chain, kernel_def, in_callback).check()
-        for call, chain, kernel_def, in_callback in found
-    )
-    return ExternPlan(op.qualname, sites)
+    walk(op.source.tree, [root], None, False)
+    return found
 
 
 class _CallChecker(ArgumentChecks, ContractChecks):

@@ -1,0 +1,248 @@
+"""``ttl.raw.call`` on the Python engine: run the traced IR on the running core.
+
+The call site was validated and traced at decoration (:mod:`.frontend`).  Its first
+evaluation on a kernel run *binds* it: the site is found in the operation's plan by
+source position (or by the id composition gave it), the kernel kind must be the one it
+was traced for, DFB arguments are the node's DataflowBuffers (their capacities checked
+against the computed effects, and no block of them held by the kernel -- the raw code
+drives the circular buffer directly, as external C++ does, so the language's block
+bookkeeping must be idle on them), tensors become the kernel API's ``TensorAccessor``,
+and the function is traced again with the physical CB indices and the kernel's DST
+capacity.  Every evaluation then runs the traced ops with the kernel-IR interpreter
+(``compiler.backend.interp``) on the running core -- the same ``cb_*``, ``copy_tile``,
+``pack_tile``, ``noc_*`` calls of the kernel API that Python kernels and the C++ the
+emitter writes use -- and returns the scalar result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+
+from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
+from tilewright.compiler.raw.frontend import RawCallSite
+from tilewright.compiler.raw.function import RawIRError, RawIRFunction
+from tilewright.compiler.raw.trace import Bind, RawTrace, trace
+from tilewright.compiler.raw.types import fits
+from tilewright.device.engine import ACTIVE
+from tilewright.errors import SourceLoc, TilewrightError, user_location
+from tilewright.lang import state
+
+__all__ = ["call"]
+
+
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.launch: object = None
+        self.bindings: dict = {}
+
+
+_PER = _PerThread()
+
+
+def call(fn: RawIRFunction, *args: object, kernel: object = None, _site: int | None = None):
+    """``ttl.raw.call(fn, *args, kernel=...)``: run raw IR function ``fn`` in this kernel.
+
+    Valid only in a kernel of an operation (validated with it at decoration); returns
+    the function's scalar result or None.  ``_site`` is not part of the language:
+    composition names the validated call site of a call it copied with it.
+    """
+    run, launch = ACTIVE.run, state.CURRENT
+    if run is None or launch is None:
+        raise RawIRError(
+            "ttl.raw.call is valid only in a compiled kernel",
+            loc=user_location(),
+            hint="call it inside an @ttl.operation (a kernel function or a unified body)",
+            rule="extern-eager",
+        )
+    frame = sys._getframe(1)
+    per = _PER
+    if per.launch is not launch:
+        per.launch, per.bindings = launch, {}
+    key = (run, frame.f_code, frame.f_lasti)
+    binding = per.bindings.get(key)
+    if binding is None:
+        binding = per.bindings[key] = _Binding(run, launch, frame, fn, args, _site)
+    return binding.invoke(args)
+
+
+def _find_site(run, launch, frame, site_id) -> RawCallSite:
+    setup = launch.setups.get(run.core.index) if launch.setups else None
+    plan = getattr(getattr(setup, "op", None), "extern_plan", None)
+    site = None
+    if plan is not None and site_id is not None:
+        site = plan.site_by_id(site_id)
+    elif plan is not None:
+        pos = next(
+            (p for i, p in enumerate(frame.f_code.co_positions()) if 2 * i == frame.f_lasti), None
+        )
+        site = plan.site_at(pos) if pos is not None else None
+    if not isinstance(site, RawCallSite):
+        raise RawIRError(
+            "this ttl.raw.call was not validated with its operation: write it as "
+            "ttl.raw.call(fn, ...) directly in the operation body or one of its kernel functions",
+            loc=SourceLoc(frame.f_code.co_filename, frame.f_lineno),
+        )
+    return site
+
+
+class _Binding:
+    """One raw call site bound on one kernel run: the trace with physical CBs, the env."""
+
+    __slots__ = ("site", "run", "traced", "env", "interp", "dfbs", "tensors")
+
+    def __init__(self, run, launch, frame, fn, args, site_id) -> None:
+        site = self.site = _find_site(run, launch, frame, site_id)
+        self.run = run
+        kind = run.kernel_context().kernel.kind
+        if fn is not site.fn:
+            raise self.error(f"calls {getattr(fn, 'name', fn)!r} at run time, not '{site.fn.name}'")
+        if kind != site.kind:
+            raise self.error(f"is traced for a {site.kind} kernel but runs on {run.label}")
+        if len(args) != len(site.binds):
+            raise self.error(f"has {len(args)} arguments at run time, {len(site.binds)} in source")
+        from tilewright.lang.dfb import DataflowBuffer
+
+        binds: list[Bind] = []
+        cbs: dict[int, CBDecl] = {}
+        accessors: dict[str, object] = {}
+        decls: list[AccessorDecl] = []
+        self.dfbs: list[tuple[int, DataflowBuffer]] = []
+        self.tensors: list[tuple[int, object]] = []
+        for i, (bind, value) in enumerate(zip(site.binds, args)):
+            pname = site.fn.params[i][0]
+            if bind.kind == "dfb":
+                if not isinstance(value, DataflowBuffer) or value.index is None:
+                    raise self.error(f"argument '{pname}' is {type(value).__name__}, not a DFB")
+                cbs[value.index] = CBDecl(
+                    value.index,
+                    value.name,
+                    value.data_format.name,
+                    value.page_size,
+                    value.block_pages * value.block_count,
+                    value.block_pages,
+                )
+                binds.append(Bind("dfb", value.index))
+                self.dfbs.append((i, value))
+            elif bind.kind == "accessor":
+                name = str(bind.value)
+                accessors[name] = self._accessor(pname, value)
+                decls.append(AccessorDecl(name, pname, 0, (), 0, 0, ()))
+                binds.append(bind)
+                self.tensors.append((i, value))
+            else:
+                binds.append(bind)
+        self._check_capacities()
+        compute = kind == KIND_COMPUTE
+        dst_tiles = 0
+        fp32 = True
+        if compute:
+            from tilewright.device.kernel_api.compute import _capacity
+
+            ctx = run.kernel_context()
+            dst_tiles = _capacity(ctx)
+            fp32 = bool(ctx.compute.fp32_dest_acc_en)
+        try:
+            self.traced: RawTrace = trace(
+                site.fn,
+                kind,
+                binds,
+                dst_tiles=dst_tiles,
+                cbs=tuple(cbs.values()),
+                accessors=tuple(decls),
+                source=site.loc.file,
+            )
+        except TilewrightError as exc:
+            exc.add_note(f"while tracing {site.title} at {site.loc} for {run.label}")
+            raise
+        # the kernel-IR interpreter (issue 13b's module; imported when a call first binds)
+        interp = importlib.import_module("tilewright.compiler.backend.interp")
+        self.interp = interp
+        self.env = interp.Env(
+            values={},
+            kind=kind,
+            cbs=cbs,
+            accessors=accessors,
+            args=(),
+            dst_tiles=dst_tiles,
+            fp32_dest_acc=fp32,
+        )
+
+    def error(self, message: str) -> RawIRError:
+        return RawIRError(f"{self.site.title} {message}", loc=self.site.loc)
+
+    def _accessor(self, pname: str, tensor: object) -> object:
+        from tilewright.device.kernel_api.accessor import (
+            TensorAccessor,
+            TensorAccessorArgs,
+            tensor_accessor_args,
+        )
+        from tilewright.ttnn.tensor import Tensor
+
+        if not isinstance(tensor, Tensor):
+            raise self.error(f"argument '{pname}' is {type(tensor).__name__}, not a tensor")
+        buf = tensor.buffer
+        ctx = self.run.context
+        saved = ctx.compile_args
+        ctx.compile_args = tensor_accessor_args(buf)  # decode this tensor's words
+        try:
+            args = TensorAccessorArgs(0)
+        finally:
+            ctx.compile_args = saved
+        return TensorAccessor(args, buf.address, buf.page_size)
+
+    def _check_capacities(self) -> None:
+        variant = self.site.variants[None]
+        by_occ = [dfb for _, dfb in self.dfbs]
+        for e in variant.effects:
+            dfb = by_occ[e.occurrence]
+            if e.tiles > dfb.capacity_tiles:
+                raise self.error(
+                    f"does {e.kind}({dfb.name}, {e.tiles}) but DFB '{dfb.name}' holds "
+                    f"{dfb.capacity_tiles} tiles ({dfb.block_count} blocks of {dfb.block_pages})"
+                )
+
+    def invoke(self, args: tuple[object, ...]):
+        run, env, traced = self.run, self.env, self.traced
+        for i, dfb in self.dfbs:
+            if args[i] is not dfb:
+                raise self.error("names a different DFB than when it was first bound")
+            held = [b for b in (*dfb._reserved, *dfb._waited) if b.run is run]
+            if held:
+                raise self.error(
+                    f"runs while the kernel holds block {held[0].describe()} of DFB '{dfb.name}'; "
+                    "push / pop it first (the raw code drives the DFB's circular buffer directly)"
+                )
+        for i, tensor in self.tensors:
+            if args[i] is not tensor:
+                raise self.error("names a different tensor than when it was first bound")
+        values = env.values
+        for var, pos in zip(traced.params, traced.param_positions):
+            rt = self.site.fn.params[pos][1]
+            v = args[pos]
+            if rt.kind == "addr":
+                v = self._raw_addr(pos, v)
+            elif not fits(rt, v):
+                raise self.error(
+                    f"argument {pos + 1} ('{self.site.fn.params[pos][0]}') = {v!r} at run time is "
+                    f"not a valid {rt!r}"
+                )
+            assert isinstance(v, (int, float))
+            values[var.name] = float(v) if var.ty.is_float else int(v)
+        tracer = state.TRACER
+        start = run.clock
+        self.interp.run(traced.body, env)
+        if tracer is not None:
+            tracer.span(run, f"raw {self.site.fn.name}", start, run.clock)
+        if traced.result is None:
+            return None
+        return self.interp.eval_expr(traced.result, env)
+
+    def _raw_addr(self, pos: int, marker: object) -> int:
+        from tilewright.lang.extern.types import RawAddr
+
+        tensor = getattr(marker, "tensor", None)
+        if not isinstance(marker, RawAddr) or tensor is None:
+            raise self.error(f"argument {pos + 1} is not ttl.raw_addr(tensor) at run time")
+        return int(tensor.buffer.address)

@@ -1,0 +1,90 @@
+"""The typed parameter markers of raw functions (``ttl.raw.i32``, ``ttl.raw.DFB`` ...).
+
+Both flavours of the raw escape hatch use them: ``@ttl.raw.ir`` functions annotate
+their parameters and result with them, ``ttl.raw.cpp(signature=...)`` lists them.
+Annotations are objects, not type strings, so a typo is a Python ``NameError`` at the
+``def`` line, never a silently different C++ type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilewright.compiler.backend.ir import Ty
+
+__all__ = [
+    "RawType",
+    "i32",
+    "i64",
+    "u32",
+    "f32",
+    "index",
+    "DFB",
+    "TensorAccessor",
+    "RawAddr",
+    "SCALARS",
+    "ir_type",
+    "fits",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class RawType:
+    """A parameter / result type: its name, its C++ spelling and its kind
+    (``int`` | ``float`` | ``dfb`` | ``tensor`` | ``addr``)."""
+
+    name: str
+    cpp: str
+    kind: str
+
+    def __repr__(self) -> str:
+        return f"ttl.raw.{self.name}"
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.kind in ("int", "float")
+
+
+i32 = RawType("i32", "int32_t", "int")
+i64 = RawType("i64", "int64_t", "int")
+u32 = RawType("u32", "uint32_t", "int")
+f32 = RawType("f32", "float", "float")
+index = RawType("index", "uint32_t", "int")
+DFB = RawType("DFB", "uint32_t", "dfb")
+TensorAccessor = RawType("TensorAccessor", "TensorAccessor", "tensor")
+RawAddr = RawType("RawAddr", "uint32_t", "addr")
+
+SCALARS = (i32, i64, u32, f32, index)
+
+# The kernel-IR type a scalar of each marker is traced as (the IR computes in i64 / u32 /
+# f32; i32 and index values are range-checked at the call instead).
+_IR = {
+    "i32": Ty.I64,
+    "i64": Ty.I64,
+    "u32": Ty.U32,
+    "f32": Ty.F32,
+    "index": Ty.I64,
+    "RawAddr": Ty.U32,
+}
+_RANGE = {
+    "i32": (-(1 << 31), (1 << 31) - 1),
+    "i64": (-(1 << 63), (1 << 63) - 1),
+    "u32": (0, (1 << 32) - 1),
+    "index": (0, (1 << 32) - 1),
+    "RawAddr": (0, (1 << 32) - 1),
+}
+
+
+def ir_type(t: RawType) -> Ty:
+    """The IR type values of scalar marker ``t`` have."""
+    return _IR[t.name]
+
+
+def fits(t: RawType, value: object) -> bool:
+    """Whether Python value ``value`` is a valid argument of scalar type ``t``."""
+    if t.kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    lo, hi = _RANGE[t.name]
+    return lo <= value <= hi
