@@ -102,6 +102,9 @@ def validate_operation(op: OperationRecord) -> tuple[RawCallSite, ...]:
 class _RawCallChecker(_CallChecker):
     """Checks one ``ttl.raw.call``; ``check_raw()`` returns its RawCallSite."""
 
+    def error(self, message: str, hint: str | None = None, cls: object = None) -> RawIRError:  # type: ignore[override]
+        return RawIRError(f"{self.title}: {message}", loc=self.loc, hint=hint)
+
     def check_raw(self) -> RawCallSite:
         self.title = "ttl.raw.call"
         call = self.call
@@ -123,7 +126,9 @@ class _RawCallChecker(_CallChecker):
                     f"got unexpected keyword argument {k.arg or '**'}; the only keyword is kernel="
                 )
             self.kw["kernel"] = k.value
-        kinds, _keys = self.check_kernel_selection()
+        kinds = None
+        if "kernel" in self.kw or self.kernel_def is not None:
+            kinds, _keys = self.check_kernel_selection()
         if kinds is None or len(kinds) != 1:
             got = "" if kinds is None else f" (it selects {', '.join(sorted(kinds))})"
             raise self.error(

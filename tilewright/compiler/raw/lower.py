@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import ast
 
-from tilewright.compiler.backend.ir import AccessorDecl, Arg, CBDecl, Function, Op, Ty
+from tilewright.compiler.backend.ir import AccessorDecl, Arg, BinOp, CBDecl, Const, Function, Op, Ty
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.frontend import RawCallSite
 from tilewright.compiler.raw.trace import Bind, trace
-from tilewright.compiler.raw.types import ir_type
+from tilewright.compiler.raw.types import int_range, ir_type, range_message
 from tilewright.errors import TilewrightError
 
 __all__ = ["raw_call"]
@@ -89,6 +89,7 @@ def raw_call(lw, node: ast.Call) -> Value:
                 raise lw.fail(
                     f"argument '{pname}' of {site.title} is a float; {rt!r} is an integer", arg
                 )
+            _range_check(lw, site, len(binds), pname, rt, value.expr)
             scalars.append(S.to_type(value.expr, ty))
             binds.append(bind)
     held = {h.dfb.name for h in lw.tracker.held.values()} & set(names.values())
@@ -138,6 +139,25 @@ def raw_call(lw, node: ast.Call) -> Value:
     if result:
         return Scalar(lw.locals[result])
     return Static(None)
+
+
+def _range_check(lw, site, pos: int, pname: str, rt, e) -> None:
+    """A run-time scalar outside its marker's range fails at the call, as on the Python
+    engine (``KernelError`` naming the argument and its value)."""
+    bounds = int_range(rt)
+    if bounds is None or not e.ty.is_int:
+        return
+    e64 = S.to_type(e, Ty.I64)
+    lo, hi = bounds
+    cond = BinOp(
+        "or",
+        BinOp("lt", e64, Const(lo, Ty.I64), Ty.BOOL),
+        BinOp("gt", e64, Const(min(hi, (1 << 63) - 1), Ty.I64), Ty.BOOL),
+        Ty.BOOL,
+    )
+    message = range_message(site.title, pos + 1, pname, rt, "%lld")
+    fail = Op("failf", ("KernelError", message, (e64,)), (), lw.loc)
+    lw.emit("if", cond, regions=((fail,), ()))
 
 
 def _raw_addr_tensor(lw, node: ast.expr):

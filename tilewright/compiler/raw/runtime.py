@@ -24,9 +24,9 @@ from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
 from tilewright.compiler.raw.frontend import RawCallSite
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
-from tilewright.compiler.raw.types import fits
+from tilewright.compiler.raw.types import fits, range_message
 from tilewright.device.engine import ACTIVE
-from tilewright.errors import SourceLoc, TilewrightError, user_location
+from tilewright.errors import KernelError, SourceLoc, TilewrightError, user_location
 from tilewright.lang import state
 
 __all__ = ["call"]
@@ -224,9 +224,11 @@ class _Binding:
             if rt.kind == "addr":
                 v = self._raw_addr(pos, v)
             elif not fits(rt, v):
-                raise self.error(
-                    f"argument {pos + 1} ('{self.site.fn.params[pos][0]}') = {v!r} at run time is "
-                    f"not a valid {rt!r}"
+                pname = self.site.fn.params[pos][0]
+                raise KernelError(
+                    range_message(self.site.title, pos + 1, pname, rt, repr(v)),
+                    loc=self.site.loc,
+                    rule="raw-arg-range",
                 )
             assert isinstance(v, (int, float))
             values[var.name] = float(v) if var.ty.is_float else int(v)

@@ -129,6 +129,8 @@ def _wrong_operand(x: object, want: str) -> RawIRError:
         got = f"DFB parameter '{x.name}'"
     elif isinstance(x, AccessorHandle):
         got = f"TensorAccessor parameter '{x.name}'"
+    elif isinstance(x, Val):
+        got = f"a traced {x.ty} scalar"
     else:
         got = f"{type(x).__name__} {x!r}"
     return RawIRError(f"{_op_name()}: expected {want}, got {got}", loc=user_loc())

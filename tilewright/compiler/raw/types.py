@@ -25,6 +25,8 @@ __all__ = [
     "SCALARS",
     "ir_type",
     "fits",
+    "int_range",
+    "range_message",
 ]
 
 
@@ -78,6 +80,16 @@ _RANGE = {
 def ir_type(t: RawType) -> Ty:
     """The IR type values of scalar marker ``t`` have."""
     return _IR[t.name]
+
+
+def int_range(t: RawType) -> tuple[int, int] | None:
+    """The valid range of an integer marker's values, None for f32."""
+    return _RANGE.get(t.name) if t.kind in ("int", "addr") else None
+
+
+def range_message(title: str, position: int, name: str, t: RawType, value: str) -> str:
+    """The run-time range error of scalar argument ``position`` (1-based) of a raw call."""
+    return f"{title}: argument {position} ('{name}') = {value} at run time is not a valid {t!r}"
 
 
 def fits(t: RawType, value: object) -> bool:
