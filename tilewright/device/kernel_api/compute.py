@@ -1063,3 +1063,98 @@ __all__ += [
     name for c in (*SFPU_UNARY, *SFPU_UNARY_SPECIAL, *SFPU_UNARY_PARAM) for name in (c, c + "_init")
 ]
 __all__ += ["binop_with_scalar_tile_init", "rounding_op_tile_init"]
+
+
+# -- fill, unary broadcast and SFPU binary ops (api/compute/eltwise_unary/fill.h, bcast.h,
+# eltwise_binary_sfpu.h, binary_max_min.h): the native runtime's twrt_fill_tile,
+# twrt_unary_bcast and twrt_sfpu_binary, in numpy ---------------------------------------------
+
+
+class BroadcastType(IntEnum):
+    NONE = 0
+    COL = 1
+    ROW = 2
+    SCALAR = 3
+
+
+def fill_tile_init() -> None:
+    sfpu_init()
+
+
+def fill_tile(idst: int, value: float) -> None:
+    """Every element of DST[idst] = ``value`` (a float32)."""
+    ctx = _ctx()
+    _write_dst(ctx, idst, np.full((32, 32), np.float32(value), dtype=np.float32))
+    _tick(costs.TILE_SFPU)
+
+
+def fill_tile_bitcast(idst: int, bits: int) -> None:
+    """fill_tile with the value given as its IEEE-754 bits."""
+    fill_tile(idst, float(_float_param(bits)))
+
+
+def _bcast_init_short(icb0: int, icb1: int) -> None:
+    _init()
+    _check_cbs(icb0, icb1)
+
+
+for _op in ("add", "sub", "mul"):
+    for _kind in ("rows", "cols", "scalar"):
+        globals()[f"{_op}_bcast_{_kind}_init_short"] = _bcast_init_short
+
+
+def unary_bcast_init(icb: int, ocb: int, bcast_type: BroadcastType = BroadcastType.ROW) -> None:
+    _bcast_init_short(icb, ocb)
+
+
+def unary_bcast(icb: int, itile: int, idst: int, bcast_type: BroadcastType) -> None:
+    """DST[idst] = tile ``itile`` of ``icb`` broadcast: ROW row 0 down the tile, COL column 0
+    across, SCALAR element [0, 0] everywhere (C++: ``unary_bcast<BroadcastType::ROW>``)."""
+    ctx = _ctx()
+    t = _unpack(icb, itile)
+    kind = BroadcastType(bcast_type)
+    if kind == BroadcastType.NONE:
+        raise KernelError("unary_bcast needs BroadcastType ROW, COL or SCALAR")
+    pick = {
+        BroadcastType.ROW: t[0:1, :],
+        BroadcastType.COL: t[:, 0:1],
+        BroadcastType.SCALAR: t[0:1, 0:1],
+    }[kind]
+    _write_dst(ctx, idst, np.broadcast_to(pick, (32, 32)))
+    _tick(costs.TILE_COPY)
+
+
+def _sfpu_binary(name: str, fn):
+    def op(idst0: int, idst1: int, odst: int) -> None:
+        ctx = _ctx()
+        for i in (idst0, idst1, odst):
+            _check_dst(ctx, i)
+        dst = _dst(ctx)
+        with np.errstate(all="ignore"):
+            _write_dst(ctx, odst, fn(dst[idst0], dst[idst1]))
+        _tick(costs.TILE_SFPU)
+
+    op.__name__ = name
+    return op
+
+
+SFPU_BINARY_TILE = {
+    "add_binary_tile": np.add,
+    "sub_binary_tile": np.subtract,
+    "mul_binary_tile": np.multiply,
+    "div_binary_tile": np.divide,
+    "binary_max_tile": np.maximum,
+    "binary_min_tile": np.minimum,
+}
+"""SFPU binary ops on two DST tiles: odst = op(DST[idst0], DST[idst1]) in float32."""
+
+for _cpp, _fn in SFPU_BINARY_TILE.items():
+    globals()[_cpp] = _sfpu_binary(_cpp, _fn)
+    globals()[_cpp + "_init"] = sfpu_init
+
+__all__ += ["BroadcastType", "fill_tile_init", "fill_tile", "fill_tile_bitcast"]
+__all__ += ["unary_bcast_init", "unary_bcast", "SFPU_BINARY_TILE"]
+__all__ += [
+    f"{o}_bcast_{k}_init_short" for o in ("add", "sub", "mul") for k in ("rows", "cols", "scalar")
+]
+__all__ += [name for c in SFPU_BINARY_TILE for name in (c, c + "_init")]
