@@ -16,7 +16,6 @@ emitter writes use -- and returns the scalar result.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 
@@ -90,7 +89,7 @@ def _find_site(run, launch, frame, site_id) -> RawCallSite:
 class _Binding:
     """One raw call site bound on one kernel run: the trace with physical CBs, the env."""
 
-    __slots__ = ("site", "run", "traced", "env", "interp", "dfbs", "tensors")
+    __slots__ = ("site", "run", "traced", "env", "interp", "dfbs", "tensors", "shared")
 
     def __init__(self, run, launch, frame, fn, args, site_id) -> None:
         site = self.site = _find_site(run, launch, frame, site_id)
@@ -134,6 +133,17 @@ class _Binding:
             else:
                 binds.append(bind)
         self._check_capacities()
+        # The computed actions on DFBs that share a physical index are reported to the index's
+        # guard (as an external call's declared ones are), so the run-time sharing check sees
+        # them; only expanded effects can share (opaque dependencies keep their own index).
+        # They are reported when the call returns: the interpreter runs the ops as one block,
+        # and a report before the call would see a sharer the call's own earlier waits drain.
+        by_occ = [dfb for _, dfb in self.dfbs]
+        self.shared = tuple(
+            (by_occ[e.occurrence].share_guard, by_occ[e.occurrence], e.kind, e.tiles)
+            for e in site.variants[None].effects
+            if getattr(by_occ[e.occurrence], "share_guard", None) is not None
+        )
         compute = kind == KIND_COMPUTE
         dst_tiles = 0
         fp32 = True
@@ -156,8 +166,8 @@ class _Binding:
         except TilewrightError as exc:
             exc.add_note(f"while tracing {site.title} at {site.loc} for {run.label}")
             raise
-        # the kernel-IR interpreter (issue 13b's module; imported when a call first binds)
-        interp = importlib.import_module("tilewright.compiler.backend.interp")
+        from tilewright.compiler.backend import interp
+
         self.interp = interp
         self.env = interp.Env(
             values={},
@@ -235,6 +245,8 @@ class _Binding:
         tracer = state.TRACER
         start = run.clock
         self.interp.run(traced.body, env)
+        for guard, dfb, kind, pages in self.shared:  # a shared physical index (C.7)
+            guard.extern_action(dfb, kind, pages)
         if tracer is not None:
             tracer.span(run, f"raw {self.site.fn.name}", start, run.clock)
         if traced.result is None:
