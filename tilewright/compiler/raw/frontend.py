@@ -37,7 +37,7 @@ from tilewright.lang.extern.plan import CallSite, Effect, FuncArg, Occurrence, V
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
 
-__all__ = ["RawCallSite", "validate_operation", "is_raw_call", "MAX_DST"]
+__all__ = ["RawCallSite", "validate_operation", "is_raw_call", "check_capacities", "MAX_DST"]
 
 MAX_DST = 8
 """DST tiles a trace at decoration allows (16-bit half-sync); the kernel's own capacity is
@@ -76,6 +76,19 @@ class RawCallSite(CallSite):
             acts if len(acts) <= 12 else [*acts[:8], f"... {len(acts) - 10} more ...", *acts[-2:]]
         )
         return f"computed from IR: {len(acts)} action(s) [{', '.join(shown)}]"
+
+
+def check_capacities(site: RawCallSite, dfbs: list[tuple[str, int, int]]) -> None:
+    """Each computed action fits its DFB (``dfbs``: per occurrence, name, block count and
+    block pages): the same check and message on both engines."""
+    for e in site.variants[None].effects:
+        name, blocks, pages = dfbs[e.occurrence]
+        if e.tiles > blocks * pages:
+            raise RawIRError(
+                f"{site.title} does {e.kind}({name}, {e.tiles}) but DFB '{name}' holds "
+                f"{blocks * pages} tiles ({blocks} blocks of {pages})",
+                loc=site.loc,
+            )
 
 
 def is_raw_call(call: ast.Call, resolver: Resolver, chain: list[LocalScope]) -> bool:

@@ -23,7 +23,7 @@ from tilewright.compiler.backend.ir import AccessorDecl, Arg, BinOp, CBDecl, Con
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.backend.optable import OPS
-from tilewright.compiler.raw.frontend import RawCallSite
+from tilewright.compiler.raw.frontend import RawCallSite, check_capacities
 from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.compiler.raw.types import int_range, ir_type, range_message
 from tilewright.errors import TilewrightError
@@ -51,6 +51,7 @@ def raw_call(lw, node: ast.Call) -> Value:
     accessors: list[str] = []
     cbs: dict[int, CBDecl] = {}
     names: dict[int, str] = {}
+    occurrences: list[tuple[str, int, int]] = []
     for (pname, rt), bind, arg in zip(site.fn.params, site.binds, args, strict=True):
         if bind.kind == "dfb":
             value = lw.expr(arg)
@@ -61,6 +62,7 @@ def raw_call(lw, node: ast.Call) -> Value:
                 d.index, d.name, d.data_format, d.page_size, d.num_pages, d.block_pages, d.tile
             )
             names[d.index] = d.name
+            occurrences.append((d.name, d.block_count, d.block_pages))
             binds.append(Bind("dfb", d.index))
         elif bind.kind == "accessor":
             value = lw.expr(arg)
@@ -92,6 +94,7 @@ def raw_call(lw, node: ast.Call) -> Value:
             _range_check(lw, site, len(binds), pname, rt, value.expr)
             scalars.append(S.to_type(value.expr, ty))
             binds.append(bind)
+    check_capacities(site, occurrences)
     held = {h.dfb.name for h in lw.tracker.held.values()} & set(names.values())
     if held:
         raise lw.fail(

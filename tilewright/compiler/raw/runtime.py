@@ -20,7 +20,7 @@ import sys
 import threading
 
 from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
-from tilewright.compiler.raw.frontend import RawCallSite
+from tilewright.compiler.raw.frontend import RawCallSite, check_capacities
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits, range_message
@@ -203,15 +203,7 @@ class _Binding:
         return TensorAccessor(args, buf.address, buf.page_size)
 
     def _check_capacities(self) -> None:
-        variant = self.site.variants[None]
-        by_occ = [dfb for _, dfb in self.dfbs]
-        for e in variant.effects:
-            dfb = by_occ[e.occurrence]
-            if e.tiles > dfb.capacity_tiles:
-                raise self.error(
-                    f"does {e.kind}({dfb.name}, {e.tiles}) but DFB '{dfb.name}' holds "
-                    f"{dfb.capacity_tiles} tiles ({dfb.block_count} blocks of {dfb.block_pages})"
-                )
+        check_capacities(self.site, [(d.name, d.block_count, d.block_pages) for _, d in self.dfbs])
 
     def invoke(self, args: tuple[object, ...]):
         run, env, traced = self.run, self.env, self.traced
@@ -246,7 +238,8 @@ class _Binding:
         start = run.clock
         self.interp.run(traced.body, env)
         for guard, dfb, kind, pages in self.shared:  # a shared physical index (C.7)
-            guard.extern_action(dfb, kind, pages)
+            if guard is not None:
+                guard.extern_action(dfb, kind, pages)
         if tracer is not None:
             tracer.span(run, f"raw {self.site.fn.name}", start, run.clock)
         if traced.result is None:
