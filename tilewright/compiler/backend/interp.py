@@ -33,7 +33,7 @@ from tilewright.compiler.backend.interp_scalar import (
     compile_expr,
     unsupported,
 )
-from tilewright.compiler.backend.ir import KIND_COMPUTE, CBDecl, Kernel, Op, Var, seq
+from tilewright.compiler.backend.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var, seq
 from tilewright.compiler.backend.optable import BINARY, SFPU, SFPU_BINARY
 from tilewright.device import kernel_api as ka
 from tilewright.device.engine import current_run
@@ -72,10 +72,20 @@ class Env:
     update it); ``cbs`` the declared circular buffers by index (the index is the core's
     CB index); ``accessors`` the Python kernel-API accessor object of each
     :class:`~.ir.AccessorDecl` name; ``args`` the runtime arguments :class:`~.ir.Arg`
-    reads (``get_arg_val<uint32_t>``).
+    reads (``get_arg_val<uint32_t>``); ``functions`` the kernel's static inline functions
+    by name (``raw.call``).
     """
 
-    __slots__ = ("values", "kind", "cbs", "accessors", "args", "dst_tiles", "fp32_dest_acc")
+    __slots__ = (
+        "values",
+        "kind",
+        "cbs",
+        "accessors",
+        "args",
+        "dst_tiles",
+        "fp32_dest_acc",
+        "functions",
+    )
 
     def __init__(
         self,
@@ -87,6 +97,7 @@ class Env:
         args: Sequence[int] = (),
         dst_tiles: int = 0,
         fp32_dest_acc: bool = True,
+        functions: dict[str, Function] | None = None,
     ) -> None:
         self.values = values if values is not None else {}
         self.kind = kind
@@ -95,6 +106,7 @@ class Env:
         self.args = args
         self.dst_tiles = dst_tiles
         self.fp32_dest_acc = fp32_dest_acc
+        self.functions = functions if functions is not None else {}
 
 
 # -- operands -----------------------------------------------------------------------------------
@@ -294,6 +306,37 @@ def _failf(op: Op) -> OpFn:
         raise cls(_names(text.encode()[:511].decode("utf-8", "replace")), loc=loc)
 
     return failf
+
+
+def _raw_call(op: Op) -> OpFn:
+    """A call of one of the kernel's static inline functions (a raw IR function): its body
+    runs with an environment of its own -- parameters and locals -- on the caller's CBs,
+    accessors and runtime arguments, as the C++ function does."""
+    name, args, _accessors, result = op.args
+    compiled = [compile_expr(a, op) for a in seq(args)]
+
+    def call(env: Env) -> None:
+        f = env.functions.get(str(name))
+        if f is None:
+            raise unsupported(f"function {name!r} is not declared by the kernel", "raw-ir-call", op)
+        values: dict[str, int | float | bool] = {v.name: CONVERT[v.ty.value](0) for v in f.locals}
+        for p, (fn, have) in zip(f.params, compiled):
+            values[p.name] = coerce(fn, have, p.ty.value)(env)
+        sub = Env(
+            values=values,
+            kind=env.kind,
+            cbs=env.cbs,
+            accessors=env.accessors,
+            args=env.args,
+            dst_tiles=env.dst_tiles,
+            fp32_dest_acc=env.fp32_dest_acc,
+            functions=env.functions,
+        )
+        run(f.body, sub)
+        if result and f.result is not None:
+            env.values[str(result)] = eval_expr(f.result, sub)
+
+    return call
 
 
 def _extern(op: Op) -> OpFn:
@@ -600,6 +643,7 @@ HANDLERS: dict[str, Callable[[Op], OpFn | None]] = {
     "pack_tile": _pack,
     "pack_l1_acc": lambda op: _call(ka.pack_reconfig_l1_acc, op.args[0]),
     "extern.call": _extern,
+    "raw.call": _raw_call,
 }
 """Op code -> compiler of one op into a closure (None: the op does nothing at run time)."""
 
@@ -680,6 +724,7 @@ def kernel_env(kernel: Kernel) -> Env:
         args=[ka.get_arg_val(i) for i in range(len(kernel.args))],
         dst_tiles=kernel.dst_tiles,
         fp32_dest_acc=kernel.fp32_dest_acc,
+        functions={f.name: f for f in kernel.functions},
     )
 
 
