@@ -19,7 +19,6 @@ as they use declared ones.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.effects import dfb_effects
@@ -27,17 +26,19 @@ from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl, K
 from tilewright.compiler.extern.frontend import _CallChecker, find_calls
 from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
-from tilewright.compiler.raw.trace import Bind, RawTrace, trace
+from tilewright.compiler.raw.runtime import Binding
+from tilewright.compiler.raw.site import RawCallSite
+from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.compiler.raw.types import RawType, fits
 from tilewright.compiler.source import call_name
 from tilewright.errors import TilewrightError
 from tilewright.lang.extern import surface
-from tilewright.lang.extern.plan import CallSite, Effect, FuncArg, Occurrence, Variant, next_site_id
+from tilewright.lang.extern.plan import Effect, FuncArg, Occurrence, Variant, next_site_id
 
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
 
-__all__ = ["RawCallSite", "validate_operation", "is_raw_call", "check_capacities", "MAX_DST"]
+__all__ = ["RawCallSite", "validate_operation", "is_raw_call", "MAX_DST"]
 
 MAX_DST = 8
 """DST tiles a trace at decoration allows (16-bit half-sync); the kernel's own capacity is
@@ -45,50 +46,6 @@ checked again when the call is compiled or run."""
 PLACEHOLDER_PAGES = 1 << 16
 """CB pages at decoration (capacities are checked when the call is bound to its DFBs)."""
 _KIND_WORDS = {"compute": "compute", "data_movement": "data-movement"}
-
-
-@dataclass(frozen=True, slots=True)
-class RawCallSite(CallSite):
-    """A validated ``ttl.raw.call``: a call site whose effects were computed from IR."""
-
-    fn: RawIRFunction
-    kind: str  # the kernel kind the function is traced for
-    binds: tuple[Bind, ...]  # per parameter: DFB occurrence / folded constant / run time / tensor
-    trace: RawTrace  # the decoration-time trace (DFB parameters as occurrence indices)
-    computed: str  # "expanded" (static protocol) | "opaque" (depends on run-time values)
-
-    @property
-    def title(self) -> str:
-        return f"ttl.raw.call({self.fn.name})"
-
-    def describe_effects(self) -> str:
-        """``computed from IR: [wait(src, 1), ...]`` (``tilewright explain``)."""
-        variant = self.variants[None]
-        names = [o.dfb for o in variant.occurrences]
-        if self.computed == "opaque":
-            deps = ", ".join(sorted(set(names))) or "none"
-            return (
-                "computed from IR: opaque (DFB actions depend on run-time values); opaque "
-                f"dependencies: {deps}"
-            )
-        acts = [f"{e.kind}({names[e.occurrence]}, {e.tiles})" for e in variant.effects]
-        shown = (
-            acts if len(acts) <= 12 else [*acts[:8], f"... {len(acts) - 10} more ...", *acts[-2:]]
-        )
-        return f"computed from IR: {len(acts)} action(s) [{', '.join(shown)}]"
-
-
-def check_capacities(site: RawCallSite, dfbs: list[tuple[str, int, int]]) -> None:
-    """Each computed action fits its DFB (``dfbs``: per occurrence, name, block count and
-    block pages): the same check and message on both engines."""
-    for e in site.variants[None].effects:
-        name, blocks, pages = dfbs[e.occurrence]
-        if e.tiles > blocks * pages:
-            raise RawIRError(
-                f"{site.title} does {e.kind}({name}, {e.tiles}) but DFB '{name}' holds "
-                f"{blocks * pages} tiles ({blocks} blocks of {pages})",
-                loc=site.loc,
-            )
 
 
 def is_raw_call(call: ast.Call, resolver: Resolver, chain: list[LocalScope]) -> bool:
@@ -214,6 +171,7 @@ class _RawCallChecker(_CallChecker):
             binds=tuple(binds),
             trace=traced,
             computed="opaque" if actions is None else "expanded",
+            binder=Binding,
         )
 
     def argument(

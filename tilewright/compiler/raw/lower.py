@@ -23,7 +23,8 @@ from tilewright.compiler.backend.ir import AccessorDecl, Arg, BinOp, CBDecl, Con
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.backend.optable import OPS
-from tilewright.compiler.raw.frontend import RawCallSite, check_capacities
+from tilewright.compiler.raw.frontend import RawCallSite
+from tilewright.compiler.raw.runtime import check_capacities
 from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.compiler.raw.types import int_range, ir_type, range_message
 from tilewright.errors import TilewrightError

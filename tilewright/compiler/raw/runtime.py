@@ -1,9 +1,9 @@
 """``ttl.raw.call`` on the Python engine: run the traced IR on the running core.
 
 The call site was validated and traced at decoration (:mod:`.frontend`).  Its first
-evaluation on a kernel run *binds* it: the site is found in the operation's plan by
-source position (or by the id composition gave it), the kernel kind must be the one it
-was traced for, DFB arguments are the node's DataflowBuffers (their capacities checked
+evaluation on a kernel run *binds* it (``lang.raw.call`` finds the site in the
+operation's plan and calls its ``bind_raw``, which makes a :class:`Binding`): the
+kernel kind must be the one it was traced for, DFB arguments are the node's DataflowBuffers (their capacities checked
 against the computed effects, and no block of them held by the kernel -- the raw code
 drives the circular buffer directly, as external C++ does, so the language's block
 bookkeeping must be idle on them), tensors become the kernel API's ``TensorAccessor``,
@@ -16,83 +16,41 @@ emitter writes use -- and returns the scalar result.
 
 from __future__ import annotations
 
-import sys
-import threading
+from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
-from tilewright.compiler.raw.frontend import RawCallSite, check_capacities
-from tilewright.compiler.raw.function import RawIRError, RawIRFunction
+from tilewright.compiler.raw.function import RawIRError
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits, range_message
-from tilewright.device.engine import ACTIVE
-from tilewright.errors import KernelError, SourceLoc, TilewrightError, user_location
+from tilewright.errors import KernelError, TilewrightError
 from tilewright.lang import state
 
-__all__ = ["call"]
+if TYPE_CHECKING:
+    from tilewright.compiler.raw.site import RawCallSite
+
+__all__ = ["Binding", "check_capacities"]
 
 
-class _PerThread(threading.local):
-    def __init__(self) -> None:
-        self.launch: object = None
-        self.bindings: dict = {}
+def check_capacities(site: RawCallSite, dfbs: list[tuple[str, int, int]]) -> None:
+    """Each computed action fits its DFB (``dfbs``: per occurrence, name, block count and
+    block pages): the same check and message on both engines."""
+    for e in site.variants[None].effects:
+        name, blocks, pages = dfbs[e.occurrence]
+        if e.tiles > blocks * pages:
+            raise RawIRError(
+                f"{site.title} does {e.kind}({name}, {e.tiles}) but DFB '{name}' holds "
+                f"{blocks * pages} tiles ({blocks} blocks of {pages})",
+                loc=site.loc,
+            )
 
 
-_PER = _PerThread()
-
-
-def call(fn: RawIRFunction, *args: object, kernel: object = None, _site: int | None = None):
-    """``ttl.raw.call(fn, *args, kernel=...)``: run raw IR function ``fn`` in this kernel.
-
-    Valid only in a kernel of an operation (validated with it at decoration); returns
-    the function's scalar result or None.  ``_site`` is not part of the language:
-    composition names the validated call site of a call it copied with it.
-    """
-    run, launch = ACTIVE.run, state.CURRENT
-    if run is None or launch is None:
-        raise RawIRError(
-            "ttl.raw.call is valid only in a compiled kernel",
-            loc=user_location(),
-            hint="call it inside an @ttl.operation (a kernel function or a unified body)",
-            rule="extern-eager",
-        )
-    frame = sys._getframe(1)
-    per = _PER
-    if per.launch is not launch:
-        per.launch, per.bindings = launch, {}
-    key = (run, frame.f_code, frame.f_lasti)
-    binding = per.bindings.get(key)
-    if binding is None:
-        binding = per.bindings[key] = _Binding(run, launch, frame, fn, args, _site)
-    return binding.invoke(args)
-
-
-def _find_site(run, launch, frame, site_id) -> RawCallSite:
-    setup = launch.setups.get(run.core.index) if launch.setups else None
-    plan = getattr(getattr(setup, "op", None), "extern_plan", None)
-    site = None
-    if plan is not None and site_id is not None:
-        site = plan.site_by_id(site_id)
-    elif plan is not None:
-        pos = next(
-            (p for i, p in enumerate(frame.f_code.co_positions()) if 2 * i == frame.f_lasti), None
-        )
-        site = plan.site_at(pos) if pos is not None else None
-    if not isinstance(site, RawCallSite):
-        raise RawIRError(
-            "this ttl.raw.call was not validated with its operation: write it as "
-            "ttl.raw.call(fn, ...) directly in the operation body or one of its kernel functions",
-            loc=SourceLoc(frame.f_code.co_filename, frame.f_lineno),
-        )
-    return site
-
-
-class _Binding:
+class Binding:
     """One raw call site bound on one kernel run: the trace with physical CBs, the env."""
 
     __slots__ = ("site", "run", "traced", "env", "interp", "dfbs", "tensors", "shared")
 
-    def __init__(self, run, launch, frame, fn, args, site_id) -> None:
-        site = self.site = _find_site(run, launch, frame, site_id)
+    def __init__(self, site: RawCallSite, run, fn, args) -> None:
+        self.site = site
         self.run = run
         kind = run.kernel_context().kernel.kind
         if fn is not site.fn:

@@ -68,7 +68,7 @@ _BLOCK_BINOPS = {
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
-_TTL_MODULES = ("tilewright.lang", "tilewright.ttl", "tilewright.compiler.raw")
+_TTL_MODULES = ("tilewright.lang", "tilewright.ttl")
 _PY_BUILTINS = (
     builtins.range,
     builtins.min,
