@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.raw.conftest import line_of
+from tests.raw.conftest import EXAMPLES, line_of
 
 PROGRAM = """
 @ttl.raw.ir
@@ -94,3 +94,23 @@ def test_a_call_while_the_kernel_holds_a_block_of_its_dfb(
     assert status != 0 and "RESULT" not in out
     assert kind in err and message in err, err
     assert f"{path}:{line_of(path, '# the call')}:" in err
+
+
+@pytest.mark.parametrize(
+    "engine, kind", [("python", "DFBContractError"), ("native", "NotCompilableError")]
+)
+def test_a_second_producer_kernel_of_a_dfb_the_raw_call_produces(tmp_path, run_file, engine, kind):
+    """The raw call's computed reserve / push make its kernel out_dfb's producer; a data-movement
+    kernel that also reserves out_dfb is the second producer, on both engines."""
+    text = (EXAMPLES / "raw_scale_copy.py").read_text()
+    text = text.replace(
+        "        with out_dfb.wait() as o_blk:\n            ttl.copy(o_blk, out[r : r + 1, c : c + 1]).wait()",
+        "        with out_dfb.reserve() as o_blk:  # a second producer\n"
+        "            ttl.copy(a[r : r + 1, c : c + 1], o_blk).wait()",
+    )
+    path = tmp_path / "conflict.py"
+    path.write_text(text)
+    status, out, err = run_file(path, engine)
+    assert status != 0 and "PASS" not in out
+    assert kind in err and "DFB 'out_dfb' has two producers" in err, err
+    assert "'compute' and 'data_movement'" in err

@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
+from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.function import RawIRError
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits, range_message
-from tilewright.errors import KernelError, TilewrightError
+from tilewright.errors import DFBContractError, KernelError, TilewrightError
 from tilewright.lang import state
 
 if TYPE_CHECKING:
@@ -124,6 +125,7 @@ class Binding:
         except TilewrightError as exc:
             exc.add_note(f"while tracing {site.title} at {site.loc} for {run.label}")
             raise
+        self._claim_roles()
         from tilewright.compiler.backend import interp
 
         self.interp = interp
@@ -136,6 +138,30 @@ class Binding:
             dst_tiles=dst_tiles,
             fp32_dest_acc=fp32,
         )
+
+    def _claim_roles(self) -> None:
+        """The function's reserves / pushes make this kernel a producer of the DFB, its waits /
+        pops a consumer, as the language's own acquisitions do: a second producer or consumer
+        kernel is the interpreter's DFBContractError, named at this call."""
+        by_index = {dfb.index: dfb for _, dfb in self.dfbs}
+        roles: dict[tuple[int, bool], None] = {}
+        stack = [self.traced.body]
+        while stack:
+            for op in stack.pop():
+                effect = OPS[op.code].effect
+                if effect is not None:
+                    roles[(int(op.args[0]), effect in ("reserve", "push"))] = None  # type: ignore[call-overload]
+                stack.extend(op.regions)
+        for index, producer in roles:
+            dfb = by_index.get(index)
+            if dfb is None:
+                continue
+            try:
+                dfb._role(self.run, producer)
+            except DFBContractError as exc:
+                raise DFBContractError(
+                    f"{self.site.title}: {exc.message}", loc=self.site.loc, rule=exc.rule
+                ) from None
 
     def error(self, message: str) -> RawIRError:
         return RawIRError(f"{self.site.title} {message}", loc=self.site.loc)
