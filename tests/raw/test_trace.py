@@ -274,3 +274,19 @@ def test_printer_shows_functions():
     text = print_kernel(k)
     assert "func raw_scale_1(%p_n : i64) -> i64 {  # raw IR function scale" in text
     assert "raw.call raw_scale_1, [3], [], " in text
+
+
+@ttl.raw.ir
+def buggy(src: ttl.raw.DFB, dst: ttl.raw.DFB):
+    tiles = 4 // 0  # a bug in the body
+    raw.dfb_wait(src, tiles)
+
+
+def test_a_python_exception_in_the_body_is_an_error_at_its_line():
+    err = expect(
+        buggy,
+        "raw IR function 'buggy' raised ZeroDivisionError while it was traced: integer division "
+        "or modulo by zero",
+        "a bug in the body",
+    )
+    assert isinstance(err.__cause__, ZeroDivisionError)

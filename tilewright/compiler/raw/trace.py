@@ -42,7 +42,7 @@ from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.backend.verify import _HANDSHAKE, _MATH, _PACK, verify
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
 from tilewright.compiler.raw.types import RawType, ir_type
-from tilewright.errors import SourceLoc
+from tilewright.errors import SourceLoc, TilewrightError
 
 __all__ = [
     "Bind",
@@ -420,6 +420,13 @@ def trace(
     _ACTIVE.append(t)
     try:
         result = fn.fn(*args)
+    except TilewrightError:
+        raise
+    except Exception as exc:  # a bug in the body (NameError, ZeroDivisionError ...)
+        raise RawIRError(
+            f"raw IR function '{fn.name}' raised {type(exc).__name__} while it was traced: {exc}",
+            loc=_raised_at(exc, fn),
+        ) from exc
     finally:
         _ACTIVE.pop()
     end = SourceLoc(fn.loc.file, fn.loc.line)
@@ -452,6 +459,17 @@ def trace(
         tuple(b._stack[0]),
         result_expr,
     )
+
+
+def _raised_at(exc: BaseException, fn: RawIRFunction) -> SourceLoc:
+    """The innermost line of the raw function's file in ``exc``'s traceback (else its def)."""
+    loc = fn.loc
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == fn.loc.file:
+            loc = SourceLoc(fn.loc.file, tb.tb_lineno)
+        tb = tb.tb_next
+    return loc
 
 
 def _bind(
