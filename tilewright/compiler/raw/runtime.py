@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 __all__ = ["Binding", "check_capacities"]
 
 
+_TRACES: dict[tuple, RawTrace] = {}
+"""Traces by call site and binding: every launch and node with the same CBs, accessors and
+DST capacity runs the same (frozen) ops, so the interpreter's compiled closures are reused."""
+_MAX_TRACES = 256
+
+
 def check_capacities(site: RawCallSite, dfbs: list[tuple[str, int, int]]) -> None:
     """Each computed action fits its DFB (``dfbs``: per occurrence, name, block count and
     block pages): the same check and message on both engines."""
@@ -112,19 +118,26 @@ class Binding:
             ctx = run.kernel_context()
             dst_tiles = _capacity(ctx)
             fp32 = bool(ctx.compute.fp32_dest_acc_en)
-        try:
-            self.traced: RawTrace = trace(
-                site.fn,
-                kind,
-                binds,
-                dst_tiles=dst_tiles,
-                cbs=tuple(cbs.values()),
-                accessors=tuple(decls),
-                source=site.loc.file,
-            )
-        except TilewrightError as exc:
-            exc.add_note(f"while tracing {site.title} at {site.loc} for {run.label}")
-            raise
+        key = (site.id, kind, tuple(binds), dst_tiles, tuple(cbs.values()), tuple(decls))
+        traced = _TRACES.get(key)
+        if traced is None:
+            try:
+                traced = trace(
+                    site.fn,
+                    kind,
+                    binds,
+                    dst_tiles=dst_tiles,
+                    cbs=tuple(cbs.values()),
+                    accessors=tuple(decls),
+                    source=site.loc.file,
+                )
+            except TilewrightError as exc:
+                exc.add_note(f"while tracing {site.title} at {site.loc} for {run.label}")
+                raise
+            if len(_TRACES) >= _MAX_TRACES:
+                _TRACES.pop(next(iter(_TRACES)))
+            _TRACES[key] = traced
+        self.traced: RawTrace = traced
         self._claim_roles()
         from tilewright.compiler.backend import interp
 
