@@ -1,12 +1,12 @@
-"""Helpers for the raw escape hatch tests: write a program, run it in-process."""
-
-from __future__ import annotations
+"""Fixtures for tests/raw: the shared native build cache and a device; helpers of the IR
+flavour's tests (write a program, run it in-process)."""
 
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.native_fixtures import device, native_cache  # noqa: F401
 from tilewright.cli.runner import run_program
 from tilewright.device import session
 

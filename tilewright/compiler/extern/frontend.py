@@ -53,7 +53,13 @@ from tilewright.lang.selectors import (
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
 
-__all__ = ["validate_operation", "find_calls", "ExternArgumentTypeError", "KNOWN_KEYWORDS"]
+__all__ = [
+    "validate_operation",
+    "find_calls",
+    "kernel_selection",
+    "ExternArgumentTypeError",
+    "KNOWN_KEYWORDS",
+]
 
 KNOWN_KEYWORDS = (
     "template_args",
@@ -90,7 +96,7 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
             return True
         return resolver.static_object(call.func, chain) is surface.call_extern_func
 
-    found = find_calls(op, is_extern)
+    found = find_calls(op, resolver, is_extern)
     if not found:
         return None
     sites = tuple(
@@ -101,14 +107,17 @@ def validate_operation(op: OperationRecord) -> ExternPlan | None:
 
 
 FoundCall: TypeAlias = tuple[ast.Call, list[LocalScope], KernelDef | None, bool]
+"""A call in an operation's source: the call, its scope chain, the enclosing kernel function
+(if any) and whether it sits in a callback (a nested function that is not a kernel)."""
 
 
 def find_calls(
-    op: OperationRecord, is_target: Callable[[ast.Call, list[LocalScope]], bool]
+    op: OperationRecord,
+    resolver: Resolver,
+    is_target: Callable[[ast.Call, list[LocalScope]], bool],
 ) -> list[FoundCall]:
-    """The calls of ``op``'s source ``is_target`` picks, in source order, each with its scope
-    chain, enclosing kernel function and whether it sits in a callback (shared with the raw
-    call front end, ``compiler.raw.frontend``)."""
+    """The calls of ``op``'s source that ``is_target`` selects, in source order, with the
+    scope chain names resolve in (external calls, ``ttl.raw.cpp`` functions' calls)."""
     found: list[FoundCall] = []
     root = build_scope(op.source.tree, [], params_are_tensors=True)
 
@@ -140,6 +149,20 @@ def find_calls(
 
     walk(op.source.tree, [root], None, False)
     return found
+
+
+def kernel_selection(
+    op: OperationRecord, resolver: Resolver, found: FoundCall, title: str
+) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """(kinds, kernel keys) a call selects with its ``kernel=`` keyword (B.6, C.2), checked as
+    an external call's selection is; errors name the call as ``title``."""
+    call, chain, kernel_def, in_callback = found
+    checker = _CallChecker(op, resolver, call, chain, kernel_def, in_callback)
+    checker.title = title
+    node = next((k.value for k in call.keywords if k.arg == "kernel"), None)
+    if node is not None and not (isinstance(node, ast.Constant) and node.value is None):
+        checker.kw["kernel"] = node
+    return checker.check_kernel_selection()
 
 
 class _CallChecker(ArgumentChecks, ContractChecks):

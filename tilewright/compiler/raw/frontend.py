@@ -62,7 +62,7 @@ def is_raw_call(call: ast.Call, resolver: Resolver, chain: list[LocalScope]) -> 
 def validate_operation(op: OperationRecord) -> tuple[RawCallSite, ...]:
     """Check and trace every ``ttl.raw.call`` of ``op``."""
     resolver = Resolver(op.fn)
-    found = find_calls(op, lambda call, chain: is_raw_call(call, resolver, chain))
+    found = find_calls(op, resolver, lambda call, chain: is_raw_call(call, resolver, chain))
     return tuple(
         _RawCallChecker(op, resolver, call, chain, kernel_def, in_callback).check_raw()
         for call, chain, kernel_def, in_callback in found

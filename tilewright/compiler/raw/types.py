@@ -1,16 +1,15 @@
-"""The typed parameter markers of raw functions (``ttl.raw.i32``, ``ttl.raw.DFB`` ...).
+"""The typed markers of raw functions' parameters and results (``ttl.raw.i32`` ... ``ttl.raw.DFB``).
 
-Both flavours of the raw escape hatch use them: ``@ttl.raw.ir`` functions annotate
-their parameters and result with them, ``ttl.raw.cpp(signature=...)`` lists them.
-Annotations are objects, not type strings, so a typo is a Python ``NameError`` at the
-``def`` line, never a silently different C++ type.
+A marker names a C++ type and the kind of value a call passes for it: an integer or
+float scalar, a DFB handle (its physical index), a tensor (an accessor) or a raw
+address.  Shared by the IR flavour (``@ttl.raw.ir``) and the C++ flavour
+(``ttl.raw.cpp``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from tilewright.compiler.backend.ir import Ty
+from typing import TYPE_CHECKING
 
 __all__ = [
     "RawType",
@@ -23,51 +22,43 @@ __all__ = [
     "TensorAccessor",
     "RawAddr",
     "SCALARS",
-    "ir_type",
-    "fits",
-    "int_range",
-    "range_message",
+    "MARKERS",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class RawType:
-    """A parameter / result type: its name, its C++ spelling and its kind
-    (``int`` | ``float`` | ``dfb`` | ``tensor`` | ``addr``)."""
+    """A raw parameter / result type: ``name`` (as ``ttl.raw.<name>``), its C++ type, its kind."""
 
     name: str
     cpp: str
-    kind: str
+    kind: str  # "int" | "float" | "dfb" | "tensor" | "addr"
 
     def __repr__(self) -> str:
         return f"ttl.raw.{self.name}"
-
-    @property
-    def is_scalar(self) -> bool:
-        return self.kind in ("int", "float")
 
 
 i32 = RawType("i32", "int32_t", "int")
 i64 = RawType("i64", "int64_t", "int")
 u32 = RawType("u32", "uint32_t", "int")
 f32 = RawType("f32", "float", "float")
-index = RawType("index", "uint32_t", "int")
+index = RawType("index", "int32_t", "int")
 DFB = RawType("DFB", "uint32_t", "dfb")
 TensorAccessor = RawType("TensorAccessor", "TensorAccessor", "tensor")
 RawAddr = RawType("RawAddr", "uint32_t", "addr")
 
 SCALARS = (i32, i64, u32, f32, index)
+MARKERS = (*SCALARS, DFB, TensorAccessor, RawAddr)
+
+
+# -- the IR flavour's view of the markers (issue 13a) -------------------------------------------
+
+if TYPE_CHECKING:
+    from tilewright.compiler.backend.ir import Ty
 
 # The kernel-IR type a scalar of each marker is traced as (the IR computes in i64 / u32 /
 # f32; i32 and index values are range-checked at the call instead).
-_IR = {
-    "i32": Ty.I64,
-    "i64": Ty.I64,
-    "u32": Ty.U32,
-    "f32": Ty.F32,
-    "index": Ty.I64,
-    "RawAddr": Ty.U32,
-}
+_IR = {"i32": "i64", "i64": "i64", "u32": "u32", "f32": "f32", "index": "i64", "RawAddr": "u32"}
 _RANGE = {
     "i32": (-(1 << 31), (1 << 31) - 1),
     "i64": (-(1 << 63), (1 << 63) - 1),
@@ -79,7 +70,9 @@ _RANGE = {
 
 def ir_type(t: RawType) -> Ty:
     """The IR type values of scalar marker ``t`` have."""
-    return _IR[t.name]
+    from tilewright.compiler.backend.ir import Ty
+
+    return Ty(_IR[t.name])
 
 
 def int_range(t: RawType) -> tuple[int, int] | None:
