@@ -20,7 +20,7 @@ from tilewright.lang.extern.plan import CallSite
 __all__ = ["RawCallSite"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RawCallSite(CallSite):
     """A validated ``ttl.raw.call``: a call site whose effects were computed from IR."""
 
