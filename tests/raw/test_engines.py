@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+import torch
 from click.testing import CliRunner
 
 from tests.raw.conftest import EXAMPLES, line_of
@@ -32,19 +33,42 @@ def test_examples_pass_on_both_engines(run_file, example, engine):
     assert out.strip().splitlines()[-1] == f"PASS {example[:-3]}"
 
 
-def test_emit_writes_a_static_inline_function_and_the_rerun_scales(tmp_path):
+def _golden_sums(shapes, fn) -> tuple[float, float]:
+    """The rerun's inputs (``run.py``: seed 0, torch.rand per tensor in parameter order, as
+    bf16) and ``fn`` of the first: the checksums the rerun must print."""
+    torch.manual_seed(0)
+    x = torch.rand(shapes[0]).to(torch.bfloat16).float()
+    torch.rand(shapes[1])
+    return float(x.sum()), float(fn(x).to(torch.bfloat16).float().sum())
+
+
+EMITTED = {
+    "raw_scale_copy.py": ("raw_scale", "a", "out", (64, 256), lambda x: 1.5 * x),
+    "raw_sfpu.py": ("exp_relu", "x", "y", (128, 128), lambda x: torch.exp(x) + 0.5 * torch.relu(x)),
+}
+
+
+@pytest.mark.parametrize("example", sorted(EMITTED))
+def test_emit_writes_a_static_inline_function_and_the_rerun_computes_it(tmp_path, example):
+    op, src, dst, shape, fn = EMITTED[example]
     out = tmp_path / "out"
-    result = CliRunner().invoke(cli, ["emit", "-o", str(out), str(EXAMPLES / "raw_scale_copy.py")])
+    result = CliRunner().invoke(cli, ["emit", "-o", str(out), str(EXAMPLES / example)])
     assert result.exit_code == 0, result.output
-    folder = out / "raw_scale"
+    folder = out / op
     compute = (folder / "compute.cpp").read_text()
-    assert "static inline void raw_scale_copy_1() {" in compute
+    name = "raw_scale_copy_1" if example == "raw_scale_copy.py" else "raw_exp_plus_half_relu_1"
+    assert f"static inline void {name}() {{" in compute
     assert compute.index("static inline") < compute.index("void MAIN {")
-    assert "mul_unary_tile(0, ttlang::f32_bits(1.5f));" in compute
-    assert "    raw_scale_copy_1();" in compute.split("void MAIN {")[1]
-    assert f'#line 53 "{EXAMPLES / "raw_scale_copy.py"}"' in compute  # copy_tile's line
+    assert f"    {name}();" in compute.split("void MAIN {")[1]
+    if example == "raw_scale_copy.py":
+        assert "mul_unary_tile(0, ttlang::f32_bits(1.5f));" in compute
+        assert f'#line 53 "{EXAMPLES / example}"' in compute  # copy_tile's line
+    else:
+        assert "exp_tile(0);" in compute and "add_binary_tile(0, 1, 0);" in compute
     sums = _rerun(folder)
-    assert sums["out"] == pytest.approx(1.5 * sums["a"], rel=1e-2, abs=1.0)
+    want_src, want_dst = _golden_sums((shape, shape), fn)
+    assert sums[src] == pytest.approx(want_src, rel=1e-3)
+    assert sums[dst] == pytest.approx(want_dst, rel=1e-2)
 
 
 def _rerun(folder) -> dict[str, float]:
