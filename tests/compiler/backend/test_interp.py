@@ -21,6 +21,7 @@ from tests.native_fixtures import device  # noqa: F401
 from tilewright.compiler.backend import interp
 from tilewright.compiler.backend.builder import Builder
 from tilewright.compiler.backend.interp import HANDLERS, Env, eval_expr, python_kernel, run
+from tilewright.compiler.backend.interp_ops import BINARY_CALLS, SFPU_BINARY_CALLS, SFPU_CALLS
 from tilewright.compiler.backend.interp_scalar import INTRINSIC_CALLS
 from tilewright.compiler.backend.ir import (
     KIND_COMPUTE,
@@ -38,7 +39,7 @@ from tilewright.compiler.backend.ir import (
     const,
     u32,
 )
-from tilewright.compiler.backend.optable import INTRINSICS, OPS
+from tilewright.compiler.backend.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
 from tilewright.errors import DeviceError, DFBContractError, KernelError, NocError, SourceLoc
 
 # -- coverage and unsupported IR ---------------------------------------------------------------
@@ -47,6 +48,13 @@ from tilewright.errors import DeviceError, DFBContractError, KernelError, NocErr
 def test_every_op_code_and_intrinsic_has_a_handler():
     assert set(HANDLERS) == set(OPS)
     assert set(INTRINSIC_CALLS) == set(INTRINSICS)
+
+
+def test_every_tile_op_of_the_op_table_has_a_kernel_api_call():
+    assert set(SFPU_CALLS) == set(SFPU)
+    assert set(SFPU_BINARY_CALLS) == set(SFPU_BINARY)
+    assert {op for op, _ in BINARY_CALLS} == set(BINARY)
+    assert {b for _, b in BINARY_CALLS} == {"none", "rows", "cols", "scalar"}
 
 
 def test_extern_call_is_rejected_with_the_op_and_rule():
@@ -341,3 +349,24 @@ def test_interp_module_exports_the_agreed_api():
     assert {"Env", "run", "eval_expr"} <= set(interp.__all__)
     env = Env(kind=KIND_DM, args=[1], dst_tiles=4, fp32_dest_acc=False)
     assert env.values == {} and env.cbs == {} and env.accessors == {} and env.kind == KIND_DM
+
+
+def test_bind_converts_a_parameter_to_its_cpp_type():
+    env = Env()
+    x, n, flag = Var("x", Ty.F32), Var("n", U32), Var("flag", Ty.BOOL)
+    env.bind(x, 0.1)
+    env.bind(n, -1)
+    env.bind(flag, 2)
+    assert env.values == {"x": 0.10000000149011612, "n": 0xFFFFFFFF, "flag": True}
+    assert eval_expr(BinOp("mul", x, Const(3.0, Ty.F32), Ty.F32), env) == 0.30000001192092896
+
+
+def test_an_unset_local_reads_zero_as_the_cpp_declaration_gives():
+    assert eval_expr(BinOp("add", Var("fresh", I64), const(5), I64), Env()) == 5
+
+
+def test_a_page_transfer_through_an_unbound_accessor_is_an_error():
+    op = Op("noc.read_page", ("t_acc", u32(0), u32(0)), loc=SourceLoc("raw.py", 11))
+    with pytest.raises(KernelError, match="accessor 't_acc': the environment binds no") as info:
+        run((op,), Env(kind=KIND_DM, accessors={"other": object()}))
+    assert info.value.rule == "raw-ir-accessor" and info.value.loc.line == 11

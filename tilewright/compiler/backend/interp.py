@@ -20,21 +20,19 @@ named, before anything runs.
 from __future__ import annotations
 
 import re
-import struct
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tilewright.compiler.backend.interp_ops import API_HANDLERS, OpFn, operand
 from tilewright.compiler.backend.interp_scalar import (
     CONVERT,
-    CType,
-    ExprFn,
     coerce,
     compile_expr,
     unsupported,
 )
 from tilewright.compiler.backend.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var, seq
-from tilewright.compiler.backend.optable import BINARY, SFPU, SFPU_BINARY
 from tilewright.device import kernel_api as ka
 from tilewright.device.engine import current_run
 from tilewright.device.noc import chips_with_tag
@@ -59,10 +57,6 @@ __all__ = [
 ]
 
 BREAK, CONTINUE = 1, 2
-
-_F32BITS = struct.Struct("<f")
-
-OpFn = Callable[["Env"], int | None]
 
 
 class Env:
@@ -108,18 +102,10 @@ class Env:
         self.fp32_dest_acc = fp32_dest_acc
         self.functions = functions if functions is not None else {}
 
-
-# -- operands -----------------------------------------------------------------------------------
-
-
-def _e(op: Op, index: int, want: CType) -> ExprFn:
-    """Operand ``index`` of ``op`` converted to the C++ parameter type ``want``."""
-    fn, have = compile_expr(op.args[index], op)
-    return coerce(fn, have, want)
-
-
-def _u32(op: Op, index: int) -> ExprFn:
-    return _e(op, index, "u32")
+    def bind(self, var: Var, value: int | float | bool) -> None:
+        """Set ``var`` as C++ passes a value to a parameter of its type (ints wrap, ``float``
+        rounds to float32): the interpreter reads values already in their type."""
+        self.values[var.name] = CONVERT[var.ty.value](value)
 
 
 # -- control flow -------------------------------------------------------------------------------
@@ -151,7 +137,7 @@ def _for(op: Op) -> OpFn:
     var, _, _, step = op.args
     assert isinstance(var, Var) and isinstance(step, int)
     ct = var.ty.value
-    stop, start = _e(op, 2, ct), _e(op, 1, ct)
+    stop, start = operand(op, 2, ct), operand(op, 1, ct)
     body = _block(op.regions[0])
     name = var.name
     conv = CONVERT[ct]
@@ -183,7 +169,7 @@ def _for(op: Op) -> OpFn:
 
 
 def _while(op: Op) -> OpFn:
-    cond = _e(op, 0, "bool")
+    cond = operand(op, 0, "bool")
     body = _block(op.regions[0])
 
     def while_(env: Env) -> None:
@@ -196,7 +182,7 @@ def _while(op: Op) -> OpFn:
 
 
 def _if(op: Op) -> OpFn:
-    cond = _e(op, 0, "bool")
+    cond = operand(op, 0, "bool")
     then, other = _block(op.regions[0]), _block(op.regions[1])
     return lambda env: then(env) if cond(env) else other(env)
 
@@ -204,7 +190,7 @@ def _if(op: Op) -> OpFn:
 def _set(op: Op) -> OpFn:
     var = op.args[0]
     assert isinstance(var, Var)
-    name, value = var.name, _e(op, 1, var.ty.value)
+    name, value = var.name, operand(op, 1, var.ty.value)
 
     def set_(env: Env) -> None:
         env.values[name] = value(env)
@@ -347,257 +333,6 @@ def _extern(op: Op) -> OpFn:
     )
 
 
-# -- kernel-API calls ---------------------------------------------------------------------------
-
-
-def _call(fn: Callable[..., Any], *static: Any) -> OpFn:
-    """An op with static operands only."""
-    return lambda env: fn(*static)
-
-
-def _cb_op(fn: Callable[[int, int], None]) -> Callable[[Op], OpFn]:
-    return lambda op: _call(fn, op.args[0], op.args[1])
-
-
-def _page(fn: Callable[..., None]) -> Callable[[Op], OpFn]:
-    """noc_async_{read,write}_page(page, accessor, l1)."""
-
-    def make(op: Op) -> OpFn:
-        name, page, l1 = str(op.args[0]), _u32(op, 1), _u32(op, 2)
-        return lambda env: fn(page(env), env.accessors[name], l1(env))
-
-    return make
-
-
-def _noc_write(op: Op) -> OpFn:
-    src, x, y, dst, size = (_u32(op, i) for i in range(5))
-    return lambda env: ka.noc_async_write(
-        src(env), ka.get_noc_addr(x(env), y(env), dst(env)), size(env)
-    )
-
-
-def _mcast_addr(op: Op, first: int) -> ExprFn:
-    x0, y0, x1, y1, addr = (_u32(op, first + i) for i in range(5))
-    return lambda env: ka.get_noc_multicast_addr(x0(env), y0(env), x1(env), y1(env), addr(env))
-
-
-def _noc_write_mcast(op: Op) -> OpFn:
-    args: Any = op.args
-    src, mcast, size, dests = _u32(op, 0), _mcast_addr(op, 1), _u32(op, 6), args[7]
-    return lambda env: ka.noc_async_write_multicast(src(env), mcast(env), size(env), dests)
-
-
-def _noc_addr(op: Op, first: int) -> ExprFn:
-    x, y, addr = (_u32(op, first + i) for i in range(3))
-    return lambda env: ka.get_noc_addr(x(env), y(env), addr(env))
-
-
-def _inline_write(op: Op) -> OpFn:
-    at, value = _noc_addr(op, 0), _u32(op, 3)
-    return lambda env: ka.noc_inline_dw_write(at(env), value(env))
-
-
-def _sem_wait(op: Op) -> OpFn:
-    args: Any = op.args
-    fn = ka.noc_semaphore_wait if args[2] == "eq" else ka.noc_semaphore_wait_min
-    addr, value = _u32(op, 0), _u32(op, 1)
-    return lambda env: fn(addr(env), value(env))
-
-
-def _sem_set(op: Op) -> OpFn:
-    addr, value = _u32(op, 0), _u32(op, 1)
-    return lambda env: ka.noc_semaphore_set(addr(env), value(env))
-
-
-def _sem_inc(op: Op) -> OpFn:
-    at, value = _noc_addr(op, 0), _u32(op, 3)
-    return lambda env: ka.noc_semaphore_inc(at(env), value(env))
-
-
-def _sem_set_remote(op: Op) -> OpFn:
-    src, at = _u32(op, 0), _noc_addr(op, 1)
-    return lambda env: ka.noc_semaphore_set_remote(src(env), at(env))
-
-
-def _sem_set_mcast(op: Op) -> OpFn:
-    args: Any = op.args
-    src, mcast, dests = _u32(op, 0), _mcast_addr(op, 1), args[6]
-    return lambda env: ka.noc_semaphore_set_multicast(src(env), mcast(env), dests)
-
-
-def _copy(op: Op) -> OpFn:
-    args: Any = op.args
-    cb, tile, dst, transpose = args[0], _u32(op, 1), args[2], args[3]
-
-    def copy(env: Env) -> None:
-        ka.copy_tile_to_dst_init_short(cb, transpose)
-        ka.copy_tile(cb, tile(env), dst)
-
-    return copy
-
-
-def _binary(op: Op) -> OpFn:
-    args: Any = op.args
-    name, bcast, cb0, cb1, _, _, dst = args
-    stem = BINARY[str(name)]
-    if bcast == "none":
-        init, call = getattr(ka, f"{stem}_tiles_init"), getattr(ka, f"{stem}_tiles")
-    else:
-        init = getattr(ka, f"{stem}_bcast_{bcast}_init_short")
-        call = getattr(ka, f"{stem}_tiles_bcast_{bcast}")
-    t0, t1 = _u32(op, 4), _u32(op, 5)
-
-    def binary(env: Env) -> None:
-        init(cb0, cb1)
-        call(cb0, cb1, t0(env), t1(env), dst)
-
-    return binary
-
-
-_ELW = {"add": ka.EltwiseBinaryType.ELWADD, "sub": ka.EltwiseBinaryType.ELWSUB}
-_ELW["mul"] = ka.EltwiseBinaryType.ELWMUL
-_REUSE = {
-    "srca": ka.EltwiseBinaryReuseDestType.DEST_TO_SRCA,
-    "srcb": ka.EltwiseBinaryReuseDestType.DEST_TO_SRCB,
-}
-
-
-def _reuse(op: Op) -> OpFn:
-    args: Any = op.args
-    elw, reuse, cb, dst = _ELW[str(args[0])], _REUSE[str(args[1])], args[2], args[4]
-    tile = _u32(op, 3)
-
-    def dest_reuse(env: Env) -> None:
-        ka.binary_dest_reuse_tiles_init(cb, elw, reuse)
-        ka.binary_dest_reuse_tiles(cb, tile(env), dst, elw, reuse)
-
-    return dest_reuse
-
-
-def _sfpu_param(op: Op, p: object) -> ExprFn:
-    """emit._param: a float-typed parameter as ``ttlang::f32_bits`` (the float32's IEEE
-    bits), any other as ``static_cast<uint32_t>``; kernel_api takes the same uint32."""
-    fn, ct = compile_expr(p, op)
-    ty = getattr(p, "ty", None)
-    if ty is not None and ty.is_float:
-        f32 = coerce(fn, ct, "f32")
-        return lambda env: int.from_bytes(_F32BITS.pack(f32(env)), "little")
-    return coerce(fn, ct, "u32")
-
-
-def _sfpu(op: Op) -> OpFn:
-    args: Any = op.args
-    name, dst, params = args
-    entry = SFPU.get(str(name))
-    if entry is None:
-        raise unsupported(f"SFPU op {name!r}", "raw-ir-unknown-sfpu", op)
-    fn, init = getattr(ka, entry[0]), getattr(ka, entry[1])
-    ps = [_sfpu_param(op, p) for p in seq(params)]
-
-    def sfpu(env: Env) -> None:
-        init()
-        fn(dst, *(p(env) for p in ps))
-
-    return sfpu
-
-
-def _sfpu_binary(op: Op) -> OpFn:
-    args: Any = op.args
-    name, d0, d1, od = args
-    stem = SFPU_BINARY[str(name)]
-    fn, init = getattr(ka, stem), getattr(ka, stem + "_init")
-
-    def sfpu_binary(env: Env) -> None:
-        init()
-        fn(d0, d1, od)
-
-    return sfpu_binary
-
-
-def _fill(op: Op) -> OpFn:
-    args: Any = op.args
-    dst, value = args[0], _e(op, 1, "f32")  # fill_tile(dst, static_cast<float>(value))
-
-    def fill(env: Env) -> None:
-        ka.fill_tile_init()
-        ka.fill_tile(dst, value(env))
-
-    return fill
-
-
-_BCAST = {"rows": ka.BroadcastType.ROW, "cols": ka.BroadcastType.COL}
-_BCAST["scalar"] = ka.BroadcastType.SCALAR
-
-
-def _unary_bcast(op: Op) -> OpFn:
-    args: Any = op.args
-    kind, cb, dst, tile = _BCAST[str(args[0])], args[1], args[3], _u32(op, 2)
-
-    def unary_bcast(env: Env) -> None:
-        ka.unary_bcast_init(cb, cb, kind)
-        ka.unary_bcast(cb, tile(env), dst, kind)
-
-    return unary_bcast
-
-
-def _matmul(op: Op) -> OpFn:
-    args: Any = op.args
-    cb0, cb1, _, _, dst, transpose = args
-    t0, t1 = _u32(op, 2), _u32(op, 3)
-
-    def matmul(env: Env) -> None:
-        ka.mm_init_short(cb0, cb1, transpose)
-        ka.matmul_tiles(cb0, cb1, t0(env), t1(env), dst, transpose)
-
-    return matmul
-
-
-def _matmul_block(op: Op) -> OpFn:
-    args: Any = op.args
-    cb0, cb1, _, _, dst, tr, ct, rt, kt = args
-    t0, t1 = _u32(op, 2), _u32(op, 3)
-
-    def matmul_block(env: Env) -> None:
-        ka.mm_block_init_short(cb0, cb1, tr, ct, rt, kt)
-        ka.matmul_block(cb0, cb1, t0(env), t1(env), dst, tr, ct, rt, kt)
-
-    return matmul_block
-
-
-_POOL = {"sum": ka.PoolType.SUM, "max": ka.PoolType.MAX}
-_RDIM = {"row": ka.ReduceDim.REDUCE_ROW, "col": ka.ReduceDim.REDUCE_COL}
-_RDIM["scalar"] = ka.ReduceDim.REDUCE_SCALAR
-
-
-def _reduce(op: Op) -> OpFn:
-    args: Any = op.args
-    pool, dim, cb, scaler, _, dst = args
-    p, d, tile = _POOL[str(pool)], _RDIM[str(dim)], _u32(op, 4)
-
-    def reduce(env: Env) -> None:
-        ka.reduce_init(cb, scaler, cb)
-        ka.reduce_tile(cb, scaler, tile(env), 0, dst, p, d)
-
-    return reduce
-
-
-def _transpose(op: Op) -> OpFn:
-    args: Any = op.args
-    cb, dst, tile = args[0], args[2], _u32(op, 1)
-
-    def transpose(env: Env) -> None:
-        ka.transpose_wh_init_short(cb)
-        ka.transpose_wh_tile(cb, tile(env), dst)
-
-    return transpose
-
-
-def _pack(op: Op) -> OpFn:
-    args: Any = op.args
-    dst, cb, slot = args[0], args[1], _u32(op, 2)  # pack_tile<true>: out of order
-    return lambda env: ka.pack_tile(dst, cb, slot(env), True)
-
-
 HANDLERS: dict[str, Callable[[Op], OpFn | None]] = {
     "set": _set,
     "for": _for,
@@ -608,42 +343,9 @@ HANDLERS: dict[str, Callable[[Op], OpFn | None]] = {
     "fail": _fail,
     "failf": _failf,
     "comment": lambda op: None,
-    "cb.reserve_back": _cb_op(ka.cb_reserve_back),
-    "cb.push_back": _cb_op(ka.cb_push_back),
-    "cb.wait_front": _cb_op(ka.cb_wait_front),
-    "cb.pop_front": _cb_op(ka.cb_pop_front),
-    "noc.read_page": _page(ka.noc_async_read_page),
-    "noc.write_page": _page(ka.noc_async_write_page),
-    "noc.read_barrier": lambda op: _call(ka.noc_async_read_barrier),
-    "noc.write_barrier": lambda op: _call(ka.noc_async_write_barrier),
-    "noc.write": _noc_write,
-    "noc.write_mcast": _noc_write_mcast,
-    "noc.inline_write": _inline_write,
-    "sem.wait": _sem_wait,
-    "sem.set": _sem_set,
-    "sem.inc": _sem_inc,
-    "sem.set_remote": _sem_set_remote,
-    "sem.set_mcast": _sem_set_mcast,
-    "compute.init": lambda op: _call(ka.compute_kernel_hw_startup, *op.args),
-    "tile_regs.acquire": lambda op: _call(ka.tile_regs_acquire),
-    "tile_regs.commit": lambda op: _call(ka.tile_regs_commit),
-    "tile_regs.wait": lambda op: _call(ka.tile_regs_wait),
-    "tile_regs.release": lambda op: _call(ka.tile_regs_release),
-    "copy_tile": _copy,
-    "binary_tiles": _binary,
-    "binary_dest_reuse": _reuse,
-    "sfpu": _sfpu,
-    "sfpu_binary": _sfpu_binary,
-    "fill_tile": _fill,
-    "unary_bcast": _unary_bcast,
-    "matmul_tiles": _matmul,
-    "matmul_block": _matmul_block,
-    "reduce_tile": _reduce,
-    "transpose_tile": _transpose,
-    "pack_tile": _pack,
-    "pack_l1_acc": lambda op: _call(ka.pack_reconfig_l1_acc, op.args[0]),
     "extern.call": _extern,
     "raw.call": _raw_call,
+    **API_HANDLERS,
 }
 """Op code -> compiler of one op into a closure (None: the op does nothing at run time)."""
 
@@ -670,7 +372,7 @@ def _compile_op(op: Op) -> OpFn | None:
     if make is None:
         raise unsupported("this op code: it has no interpreter handler", "raw-ir-unknown-op", op)
     fn = make(op)
-    if fn is None or op.code in ("for", "while", "if", "break", "continue"):
+    if fn is None or op.code in ("break", "continue"):
         return fn
     return _located(fn, op)
 
@@ -681,17 +383,21 @@ _CACHE: OrderedDict[int, tuple[object, Any]] = OrderedDict()
 _CACHE_SIZE = 512
 
 
+_CACHE_LOCK = threading.Lock()
+
+
 def _cached(key: object, make: Callable[[], Any]) -> Any:
     """``make()`` cached by the identity of ``key`` (frozen IR: hashing a whole op tree on
-    every call would cost as much as running it)."""
+    every call would cost as much as running it); the entry keeps ``key`` alive, so an id
+    is never reused while cached.  Engines of several devices may run in threads."""
     entry = _CACHE.get(id(key))
     if entry is not None and entry[0] is key:
-        _CACHE.move_to_end(id(key))
         return entry[1]
     value = make()
-    _CACHE[id(key)] = (key, value)
-    if len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[id(key)] = (key, value)
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return value
 
 

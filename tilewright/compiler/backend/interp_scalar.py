@@ -229,8 +229,9 @@ def _const(e: Const, op: Op | None) -> tuple[ExprFn, CType]:
 
 
 def _var(e: Var, op: Op | None) -> tuple[ExprFn, CType]:
-    name = e.name
-    return (lambda env: env.values[name]), e.ty.value
+    """A local: the emitted C++ declares every local ``T x = {}``, so one never set is 0."""
+    name, zero = e.name, CONVERT[e.ty.value](0)
+    return (lambda env: env.values.get(name, zero)), e.ty.value
 
 
 def _arg(e: Arg, op: Op | None) -> tuple[ExprFn, CType]:

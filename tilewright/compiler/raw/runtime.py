@@ -216,7 +216,6 @@ class Binding:
         for i, tensor in self.tensors:
             if args[i] is not tensor:
                 raise self.error("names a different tensor than when it was first bound")
-        values = env.values
         for var, pos in zip(traced.params, traced.param_positions):
             rt = self.site.fn.params[pos][1]
             v = args[pos]
@@ -230,7 +229,7 @@ class Binding:
                     rule="raw-arg-range",
                 )
             assert isinstance(v, (int, float))
-            values[var.name] = float(v) if var.ty.is_float else int(v)
+            env.bind(var, v)  # as C++ passes it (an f32 parameter rounds to float32)
         tracer = state.TRACER
         start = run.clock
         self.interp.run(traced.body, env)

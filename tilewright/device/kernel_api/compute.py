@@ -1098,9 +1098,15 @@ def _bcast_init_short(icb0: int, icb1: int) -> None:
     _check_cbs(icb0, icb1)
 
 
-for _op in ("add", "sub", "mul"):
-    for _kind in ("rows", "cols", "scalar"):
-        globals()[f"{_op}_bcast_{_kind}_init_short"] = _bcast_init_short
+add_bcast_rows_init_short = _bcast_init_short
+add_bcast_cols_init_short = _bcast_init_short
+add_bcast_scalar_init_short = _bcast_init_short
+sub_bcast_rows_init_short = _bcast_init_short
+sub_bcast_cols_init_short = _bcast_init_short
+sub_bcast_scalar_init_short = _bcast_init_short
+mul_bcast_rows_init_short = _bcast_init_short
+mul_bcast_cols_init_short = _bcast_init_short
+mul_bcast_scalar_init_short = _bcast_init_short
 
 
 def unary_bcast_init(icb: int, ocb: int, bcast_type: BroadcastType = BroadcastType.ROW) -> None:
@@ -1138,23 +1144,51 @@ def _sfpu_binary(name: str, fn):
     return op
 
 
-SFPU_BINARY_TILE = {
-    "add_binary_tile": np.add,
-    "sub_binary_tile": np.subtract,
-    "mul_binary_tile": np.multiply,
-    "div_binary_tile": np.divide,
-    "binary_max_tile": np.maximum,
-    "binary_min_tile": np.minimum,
-}
+add_binary_tile = _sfpu_binary("add_binary_tile", np.add)
+sub_binary_tile = _sfpu_binary("sub_binary_tile", np.subtract)
+mul_binary_tile = _sfpu_binary("mul_binary_tile", np.multiply)
+div_binary_tile = _sfpu_binary("div_binary_tile", np.divide)
+binary_max_tile = _sfpu_binary("binary_max_tile", np.maximum)
+binary_min_tile = _sfpu_binary("binary_min_tile", np.minimum)
+add_binary_tile_init = sub_binary_tile_init = mul_binary_tile_init = sfpu_init
+div_binary_tile_init = binary_max_tile_init = binary_min_tile_init = sfpu_init
+SFPU_BINARY_TILE = (
+    "add_binary_tile",
+    "sub_binary_tile",
+    "mul_binary_tile",
+    "div_binary_tile",
+    "binary_max_tile",
+    "binary_min_tile",
+)
 """SFPU binary ops on two DST tiles: odst = op(DST[idst0], DST[idst1]) in float32."""
 
-for _cpp, _fn in SFPU_BINARY_TILE.items():
-    globals()[_cpp] = _sfpu_binary(_cpp, _fn)
-    globals()[_cpp + "_init"] = sfpu_init
-
-__all__ += ["BroadcastType", "fill_tile_init", "fill_tile", "fill_tile_bitcast"]
-__all__ += ["unary_bcast_init", "unary_bcast", "SFPU_BINARY_TILE"]
 __all__ += [
-    f"{o}_bcast_{k}_init_short" for o in ("add", "sub", "mul") for k in ("rows", "cols", "scalar")
+    "BroadcastType",
+    "fill_tile_init",
+    "fill_tile",
+    "fill_tile_bitcast",
+    "unary_bcast_init",
+    "unary_bcast",
+    "SFPU_BINARY_TILE",
+    "add_bcast_rows_init_short",
+    "add_bcast_cols_init_short",
+    "add_bcast_scalar_init_short",
+    "sub_bcast_rows_init_short",
+    "sub_bcast_cols_init_short",
+    "sub_bcast_scalar_init_short",
+    "mul_bcast_rows_init_short",
+    "mul_bcast_cols_init_short",
+    "mul_bcast_scalar_init_short",
+    "add_binary_tile",
+    "add_binary_tile_init",
+    "sub_binary_tile",
+    "sub_binary_tile_init",
+    "mul_binary_tile",
+    "mul_binary_tile_init",
+    "div_binary_tile",
+    "div_binary_tile_init",
+    "binary_max_tile",
+    "binary_max_tile_init",
+    "binary_min_tile",
+    "binary_min_tile_init",
 ]
-__all__ += [name for c in SFPU_BINARY_TILE for name in (c, c + "_init")]
