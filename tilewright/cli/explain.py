@@ -76,7 +76,23 @@ def describe_compilation(op, program, setups, base: str) -> str:
         )
     if allocation is not None and allocation.summary:
         lines.append(f"  DFB indices: {allocation.summary}")
+    lines += _raw_calls(getattr(getattr(first, "op", None), "extern_plan", None), base)
     return "\n".join(lines)
+
+
+def _raw_calls(plan, base: str) -> list[str]:
+    """The ``ttl.raw.call`` sites and the DFB effects computed from their IR."""
+    from tilewright.compiler.raw.frontend import RawCallSite
+
+    sites = [s for s in getattr(plan, "sites", ()) if isinstance(s, RawCallSite)]
+    if not sites:
+        return []
+    out = ["  raw IR calls:"]
+    for s in sites:
+        where = f"{_where(s.loc.file, base)}:{s.loc.line}"
+        out.append(f"    {s.title} at {where} on the {s.kind} kernel")
+        out.append(f"      effects {s.describe_effects()}")
+    return out
 
 
 def describe_ir(compiled) -> str:

@@ -24,6 +24,7 @@ from tilewright.compiler import (
 )
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.raw import cpp_calls as raw_cpp_calls
+from tilewright.compiler.raw import frontend as raw_frontend
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split.identity import operation_identity
@@ -86,6 +87,9 @@ class Operation:
         self.extern_plan: ExternPlan | None = extern.validate_operation(self.record)  # C.9
         # Calls of ttl.raw.cpp functions: planned and rewritten as the external calls they are.
         self.extern_plan = raw_cpp_calls.expand_operation(self.record, self.extern_plan)
+        self.extern_plan = with_sites(  # ttl.raw.call sites: effects computed from IR
+            self.extern_plan, self.qualname, raw_frontend.validate_operation(self.record)
+        )
         if self.multi_kernel:
             split.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:

@@ -1,13 +1,56 @@
-"""``ttl.raw``: the raw escape hatch (TLE-Raw for TT-Lang; docs/raw.md).
+"""``ttl.raw``: the raw escape hatch (docs/raw.md).
 
-(Helper 13a owns this module and writes the IR flavour above; the block below is the
-C++ flavour's, kept separate for the merge.)
+IR flavour: ``@ttl.raw.ir`` functions built from the builder ops below, called from
+kernels with ``ttl.raw.call(fn, *args, kernel=...)``; their DFB effects are computed
+from the IR.  C++ flavour: ``ttl.raw.cpp(source=..., entry=..., signature=...)`` (built on
+``call_extern_func``).  The typed markers (``i32`` ... ``RawAddr``) annotate parameters of both.
 """
 
 from __future__ import annotations
 
-# -- C++ flavour (issue 13c): ttl.raw.cpp and the type markers it uses -------------------------
+from tilewright.compiler.raw import RawIRError, call, ir
 from tilewright.compiler.raw.cpp import CppFunction, RawCppError, cpp
+from tilewright.compiler.raw.ops import (
+    add_scalar,
+    add_tiles,
+    cast,
+    const,
+    copy_tile,
+    core_x,
+    core_y,
+    dfb_pop,
+    dfb_push,
+    dfb_reserve,
+    dfb_wait,
+    else_,
+    exp,
+    fill_tile,
+    for_,
+    if_,
+    local,
+    mul_scalar,
+    mul_tiles,
+    pack_tile,
+    read_barrier,
+    read_page,
+    read_ptr,
+    relu,
+    sem_inc,
+    sem_set,
+    sem_wait,
+    semaphore,
+    sfpu,
+    sfpu_binary,
+    sub_tiles,
+    tile_regs_acquire,
+    tile_regs_commit,
+    tile_regs_release,
+    tile_regs_wait,
+    while_,
+    write_barrier,
+    write_page,
+    write_ptr,
+)
 from tilewright.compiler.raw.types import (
     DFB,
     RawAddr,
@@ -24,7 +67,10 @@ __all__ = [
     "cpp",
     "CppFunction",
     "RawCppError",
+    "RawIRError",
     "RawType",
+    "call",
+    "ir",
     "i32",
     "i64",
     "u32",
@@ -33,4 +79,43 @@ __all__ = [
     "DFB",
     "TensorAccessor",
     "RawAddr",
+    "add_scalar",
+    "add_tiles",
+    "cast",
+    "const",
+    "copy_tile",
+    "core_x",
+    "core_y",
+    "dfb_pop",
+    "dfb_push",
+    "dfb_reserve",
+    "dfb_wait",
+    "else_",
+    "exp",
+    "fill_tile",
+    "for_",
+    "if_",
+    "local",
+    "mul_scalar",
+    "mul_tiles",
+    "pack_tile",
+    "read_barrier",
+    "read_page",
+    "read_ptr",
+    "relu",
+    "sem_inc",
+    "sem_set",
+    "sem_wait",
+    "semaphore",
+    "sfpu",
+    "sfpu_binary",
+    "sub_tiles",
+    "tile_regs_acquire",
+    "tile_regs_commit",
+    "tile_regs_release",
+    "tile_regs_wait",
+    "while_",
+    "write_barrier",
+    "write_page",
+    "write_ptr",
 ]

@@ -35,11 +35,13 @@ class _Unknown(Exception):
     pass
 
 
-def _walk(ops: tuple[Op, ...], out: list[Effect]) -> None:
+def _walk(ops: tuple[Op, ...], out: list[Effect], fns: dict[str, tuple[Op, ...]]) -> None:
     for op in ops:
         info = OPS.get(op.code)
         if info is not None and info.effect is not None:
             out.append(Effect(info.effect, int(op.args[0]), int(op.args[1]), op.loc))  # type: ignore[call-overload]
+        elif op.code == "raw.call":  # a raw IR function's actions, in place
+            _walk(fns.get(str(op.args[0]), ()), out, fns)
         elif op.code == "for":
             _var, start, stop, step = op.args
             if not (isinstance(start, Const) and isinstance(stop, Const) and isinstance(step, int)):
@@ -47,7 +49,7 @@ def _walk(ops: tuple[Op, ...], out: list[Effect]) -> None:
                     raise _Unknown
                 continue
             for _ in range(len(range(int(start.value), int(stop.value), step))):
-                _walk(op.regions[0], out)
+                _walk(op.regions[0], out, fns)
                 if len(out) > MAX_EFFECTS:
                     raise _Unknown
         elif op.code in ("if", "while") or op.code in ("break", "continue"):
@@ -60,7 +62,7 @@ def _walk(ops: tuple[Op, ...], out: list[Effect]) -> None:
 def _has_effects(ops: tuple[Op, ...]) -> bool:
     for op in ops:
         info = OPS.get(op.code)
-        if info is not None and info.effect is not None:
+        if (info is not None and info.effect is not None) or op.code == "raw.call":
             return True
         if any(_has_effects(r) for r in op.regions):
             return True
@@ -71,7 +73,7 @@ def dfb_effects(kernel: Kernel) -> tuple[Effect, ...] | None:
     """The kernel's CB actions in order, or None when they depend on run-time values."""
     out: list[Effect] = []
     try:
-        _walk(kernel.body, out)
+        _walk(kernel.body, out, {f.name: f.body for f in kernel.functions})
     except _Unknown:
         return None
     return tuple(out)

@@ -24,6 +24,7 @@ from tilewright.compiler.backend.ir import (
     BinOp,
     Cast,
     Const,
+    Function,
     Intrinsic,
     Kernel,
     Op,
@@ -343,6 +344,40 @@ def _emit_extern(w: _Writer, depth: int, op: Op) -> None:
         w.line(depth, f"{call};")
 
 
+def _emit_raw_call(w: _Writer, depth: int, op: Op) -> None:
+    name, args, accessors, result = op.args
+    fn = w.kernel.function(str(name))
+    assert fn is not None
+    values = [f"static_cast<{CPP_TYPE[p.ty]}>({cpp_expr(a)})" for a, p in zip(seq(args), fn.params)]
+    call = f"{name}({', '.join(values + [str(a) for a in seq(accessors)])})"
+    w.line(depth, f"{result} = {call};" if result else f"{call};")
+
+
+def _emit_function(w: _Writer, depth: int, fn: Function) -> None:
+    """``static inline`` C++ of a raw IR function (accessors by reference, as templates)."""
+    w.loc = None
+    if fn.title:
+        w.line(depth, f"// {fn.title}", sync=False)
+    if fn.accessors:
+        w.line(
+            depth,
+            "template <" + ", ".join(f"typename A{i}" for i in range(len(fn.accessors))) + ">",
+            sync=False,
+        )
+    params = [f"{CPP_TYPE[p.ty]} {p.name}" for p in fn.params]
+    params += [f"const A{i}& {a}" for i, a in enumerate(fn.accessors)]
+    ret = CPP_TYPE[fn.result.ty] if fn.result is not None else "void"
+    w.line(depth, f"static inline {ret} {fn.name}({', '.join(params)}) {{", sync=False)
+    for v in fn.locals:
+        w.line(depth + 1, f"[[maybe_unused]] {CPP_TYPE[v.ty]} {v.name} = {{}};", sync=False)
+    _body(w, depth + 1, fn.body)
+    if fn.result is not None:
+        w.line(depth + 1, f"return {cpp_expr(fn.result)};")
+    w.line(depth, "}", sync=False)
+    w.line(depth, "", sync=False)
+    w.loc = None
+
+
 def _emit_comment(w: _Writer, depth: int, op: Op) -> None:
     w.line(depth, f"// {op.args[0]}")
 
@@ -366,6 +401,7 @@ _EMITTERS = {
     "reduce_tile": _emit_reduce,
     "transpose_tile": _emit_transpose,
     "extern.call": _emit_extern,
+    "raw.call": _emit_raw_call,
     "comment": _emit_comment,
 }
 
@@ -394,6 +430,8 @@ def _used_codes(ops: tuple[Op, ...], out: set[str]) -> set[str]:
 def emit_kernel(kernel: Kernel, *, title: str | None = None) -> str:
     """The C++ source of ``kernel`` (verified IR)."""
     codes = _used_codes(kernel.body, set())
+    for fn in kernel.functions:
+        _used_codes(fn.body, codes)
     compute = kernel.kind == "compute"
     src = os.path.basename(kernel.source)
     out = [
@@ -416,6 +454,9 @@ def emit_kernel(kernel: Kernel, *, title: str | None = None) -> str:
     body_depth = 1
     if compute:
         w.line(0, "namespace NAMESPACE {")
+    for fn in kernel.functions:
+        _emit_function(w, 0, fn)
+    if compute:
         w.line(0, "void MAIN {")
     else:
         w.line(0, "void kernel_main() {")

@@ -32,7 +32,7 @@ from tilewright.compiler.backend.interp_scalar import (
     compile_expr,
     unsupported,
 )
-from tilewright.compiler.backend.ir import KIND_COMPUTE, CBDecl, Kernel, Op, Var, seq
+from tilewright.compiler.backend.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var, seq
 from tilewright.device import kernel_api as ka
 from tilewright.device.engine import current_run
 from tilewright.device.noc import chips_with_tag
@@ -66,10 +66,20 @@ class Env:
     update it); ``cbs`` the declared circular buffers by index (the index is the core's
     CB index); ``accessors`` the Python kernel-API accessor object of each
     :class:`~.ir.AccessorDecl` name; ``args`` the runtime arguments :class:`~.ir.Arg`
-    reads (``get_arg_val<uint32_t>``).
+    reads (``get_arg_val<uint32_t>``); ``functions`` the kernel's static inline functions
+    by name (``raw.call``).
     """
 
-    __slots__ = ("values", "kind", "cbs", "accessors", "args", "dst_tiles", "fp32_dest_acc")
+    __slots__ = (
+        "values",
+        "kind",
+        "cbs",
+        "accessors",
+        "args",
+        "dst_tiles",
+        "fp32_dest_acc",
+        "functions",
+    )
 
     def __init__(
         self,
@@ -81,6 +91,7 @@ class Env:
         args: Sequence[int] = (),
         dst_tiles: int = 0,
         fp32_dest_acc: bool = True,
+        functions: dict[str, Function] | None = None,
     ) -> None:
         self.values = values if values is not None else {}
         self.kind = kind
@@ -89,6 +100,7 @@ class Env:
         self.args = args
         self.dst_tiles = dst_tiles
         self.fp32_dest_acc = fp32_dest_acc
+        self.functions = functions if functions is not None else {}
 
     def bind(self, var: Var, value: int | float | bool) -> None:
         """Set ``var`` as C++ passes a value to a parameter of its type (ints wrap, ``float``
@@ -282,6 +294,37 @@ def _failf(op: Op) -> OpFn:
     return failf
 
 
+def _raw_call(op: Op) -> OpFn:
+    """A call of one of the kernel's static inline functions (a raw IR function): its body
+    runs with an environment of its own -- parameters and locals -- on the caller's CBs,
+    accessors and runtime arguments, as the C++ function does."""
+    name, args, _accessors, result = op.args
+    compiled = [compile_expr(a, op) for a in seq(args)]
+
+    def call(env: Env) -> None:
+        f = env.functions.get(str(name))
+        if f is None:
+            raise unsupported(f"function {name!r} is not declared by the kernel", "raw-ir-call", op)
+        values: dict[str, int | float | bool] = {v.name: CONVERT[v.ty.value](0) for v in f.locals}
+        for p, (fn, have) in zip(f.params, compiled):
+            values[p.name] = coerce(fn, have, p.ty.value)(env)
+        sub = Env(
+            values=values,
+            kind=env.kind,
+            cbs=env.cbs,
+            accessors=env.accessors,
+            args=env.args,
+            dst_tiles=env.dst_tiles,
+            fp32_dest_acc=env.fp32_dest_acc,
+            functions=env.functions,
+        )
+        run(f.body, sub)
+        if result and f.result is not None:
+            env.values[str(result)] = eval_expr(f.result, sub)
+
+    return call
+
+
 def _extern(op: Op) -> OpFn:
     raise unsupported(
         f"a call of the C++ function {op.args[0]!r}: the Python engine has no C++ to run",
@@ -301,6 +344,7 @@ HANDLERS: dict[str, Callable[[Op], OpFn | None]] = {
     "failf": _failf,
     "comment": lambda op: None,
     "extern.call": _extern,
+    "raw.call": _raw_call,
     **API_HANDLERS,
 }
 """Op code -> compiler of one op into a closure (None: the op does nothing at run time)."""
@@ -386,6 +430,7 @@ def kernel_env(kernel: Kernel) -> Env:
         args=[ka.get_arg_val(i) for i in range(len(kernel.args))],
         dst_tiles=kernel.dst_tiles,
         fp32_dest_acc=kernel.fp32_dest_acc,
+        functions={f.name: f for f in kernel.functions},
     )
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "CBDecl",
     "AccessorDecl",
     "Kernel",
+    "Function",
     "WaitNote",
     "SemNote",
     "KIND_COMPUTE",
@@ -206,6 +207,22 @@ class SemNote:
 
 
 @dataclass(frozen=True, slots=True)
+class Function:
+    """A ``static inline`` function of the kernel: a raw IR function (``ttl.raw``)
+    specialised for one call site -- its DFBs are the kernel's CB indices, its
+    ``accessors`` the kernel's accessors (passed by reference), ``params`` its run-time
+    scalars; called by a ``raw.call`` op."""
+
+    name: str
+    params: tuple[Var, ...]
+    accessors: tuple[str, ...]
+    locals: tuple[Var, ...]
+    body: tuple[Op, ...]
+    result: Expr | None = None
+    title: str = ""  # what it is, for the C++ comment (``raw IR function f at prog.py:12``)
+
+
+@dataclass(frozen=True, slots=True)
 class Kernel:
     """One logical kernel, ready to verify, print, emit and build."""
 
@@ -231,6 +248,11 @@ class Kernel:
     """What the kernel holds at each DFB acquisition (deadlock reports, in the user's words)."""
     sem_waits: tuple[SemNote, ...] = ()
     """The language's words for the kernel's semaphore waits (pipe transfers)."""
+    functions: tuple[Function, ...] = ()
+    """``static inline`` functions the body calls (``raw.call``), emitted before the kernel."""
+
+    def function(self, name: str) -> Function | None:
+        return next((f for f in self.functions if f.name == name), None)
 
     @property
     def compile_args(self) -> tuple[int, ...]:

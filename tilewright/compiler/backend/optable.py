@@ -209,6 +209,11 @@ OPS: dict[str, OpInfo] = {
         doc="callee<template...>(args...): each argument an expression cast to its C++ type, or "
         "an accessor (type 'accessor'); the result ('' or a local) keeps result_type's value",
     ),
+    "raw.call": OpInfo(
+        _o("function:str", "args:ex*", "accessors:str*", "result:str"),
+        doc="call the kernel's static inline function (a raw IR function, ttl.raw) with its "
+        "run-time scalar arguments and accessors; the result ('' or a local) keeps its value",
+    ),
     "comment": OpInfo(_o("text:str"), doc="a comment in the C++"),
 }
 

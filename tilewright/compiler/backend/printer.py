@@ -157,5 +157,17 @@ def print_kernel(kernel: Kernel, *, mark: Op | None = None, note: str = "") -> s
         )
     for n in kernel.sem_waits:
         out.append(f"  wait-note line {n.line} sem {n.addr:#x} value {n.value}: {n.text}")
+    for fn in kernel.functions:
+        params = ", ".join([f"%{p.name} : {p.ty}" for p in fn.params] + list(fn.accessors))
+        result = f" -> {fn.result.ty}" if fn.result is not None else ""
+        out.append(
+            f"  func {fn.name}({params}){result} {{" + (f"  # {fn.title}" if fn.title else "")
+        )
+        for v in fn.locals:
+            out.append(f"    local %{v.name} : {v.ty}")
+        _lines(fn.body, 2, mark, note, out)
+        if fn.result is not None:
+            out.append(f"    return {print_expr(fn.result)}")
+        out.append("  }")
     _lines(kernel.body, 1, mark, note, out)
     return "\n".join(out)

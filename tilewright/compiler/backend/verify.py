@@ -20,11 +20,14 @@ user line):
 
 from __future__ import annotations
 
+import dataclasses
+
 from tilewright.compiler.backend.ir import (
     Arg,
     BinOp,
     Cast,
     Const,
+    Function,
     Intrinsic,
     Kernel,
     Op,
@@ -235,12 +238,54 @@ def _check_op(op: Op, kernel: Kernel, in_loop: bool) -> None:
     if op.code in ("noc.read_page", "noc.write_page"):
         if all(a.name != op.args[0] for a in kernel.accessors):
             raise _Fail(op, f"accessor {op.args[0]!r} is not declared")
+    if op.code == "raw.call":
+        _check_raw_call(op, kernel)
     if op.code == "extern.call":
         result = op.args[4]
         if result and result not in _locals(kernel):
             raise _Fail(op, f"result local %{result} is not declared")
         if len(seq(op.args[2])) != len(seq(op.args[3])):
             raise _Fail(op, "extern.call has one C++ type per argument")
+
+
+def _check_raw_call(op: Op, kernel: Kernel) -> None:
+    """A call of a static inline function: declared, scalar arguments of the parameters'
+    types, one declared accessor per accessor parameter, a result local of its type."""
+    name, args, accessors, result = op.args
+    fn = kernel.function(str(name))
+    if fn is None:
+        raise _Fail(op, f"function {name!r} is not declared by the kernel")
+    if len(seq(args)) != len(fn.params):
+        raise _Fail(op, f"{name} takes {len(fn.params)} scalar argument(s), got {len(seq(args))}")
+    for a, p in zip(seq(args), fn.params):
+        got = expr_type(a, kernel, op)
+        if got is not p.ty:
+            raise _Fail(op, f"argument for %{p.name} of {name} is {got}, expected {p.ty}")
+    if len(seq(accessors)) != len(fn.accessors):
+        raise _Fail(op, f"{name} takes {len(fn.accessors)} accessor(s)")
+    for acc in seq(accessors):
+        if all(a.name != acc for a in kernel.accessors):
+            raise _Fail(op, f"accessor {acc!r} is not declared")
+    if result:
+        ty = _locals(kernel).get(str(result))
+        if ty is None:
+            raise _Fail(op, f"result local %{result} is not declared")
+        if fn.result is None or fn.result.ty is not ty:
+            raise _Fail(op, f"result local %{result} is {ty}; {name} returns {fn.result}")
+
+
+def _verify_function(kernel: Kernel, fn: Function) -> None:
+    """A function body is checked as a kernel of its own (the kernel's CBs, accessors, DST
+    capacity; its parameters and locals): it starts and ends with DST released."""
+    verify(
+        dataclasses.replace(
+            kernel,
+            name=f"{kernel.name}::{fn.name}",
+            locals=fn.params + fn.locals,
+            body=fn.body,
+            functions=(),
+        )
+    )
 
 
 def _walk(ops: tuple[Op, ...], kernel: Kernel, state: str, in_loop: bool) -> str:
@@ -292,4 +337,6 @@ def verify(kernel: Kernel) -> Kernel:
         ) from None
     finally:
         _CURRENT.pop()
+    for fn in kernel.functions:
+        _verify_function(kernel, fn)
     return kernel

@@ -9,6 +9,7 @@ address.  Shared by the IR flavour (``@ttl.raw.ir``) and the C++ flavour
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 __all__ = [
     "RawType",
@@ -48,3 +49,47 @@ RawAddr = RawType("RawAddr", "uint32_t", "addr")
 
 SCALARS = (i32, i64, u32, f32, index)
 MARKERS = (*SCALARS, DFB, TensorAccessor, RawAddr)
+
+
+# -- the IR flavour's view of the markers (issue 13a) -------------------------------------------
+
+if TYPE_CHECKING:
+    from tilewright.compiler.backend.ir import Ty
+
+# The kernel-IR type a scalar of each marker is traced as (the IR computes in i64 / u32 /
+# f32; i32 and index values are range-checked at the call instead).
+_IR = {"i32": "i64", "i64": "i64", "u32": "u32", "f32": "f32", "index": "i64", "RawAddr": "u32"}
+_RANGE = {
+    "i32": (-(1 << 31), (1 << 31) - 1),
+    "i64": (-(1 << 63), (1 << 63) - 1),
+    "u32": (0, (1 << 32) - 1),
+    "index": (0, (1 << 32) - 1),
+    "RawAddr": (0, (1 << 32) - 1),
+}
+
+
+def ir_type(t: RawType) -> Ty:
+    """The IR type values of scalar marker ``t`` have."""
+    from tilewright.compiler.backend.ir import Ty
+
+    return Ty(_IR[t.name])
+
+
+def int_range(t: RawType) -> tuple[int, int] | None:
+    """The valid range of an integer marker's values, None for f32."""
+    return _RANGE.get(t.name) if t.kind in ("int", "addr") else None
+
+
+def range_message(title: str, position: int, name: str, t: RawType, value: str) -> str:
+    """The run-time range error of scalar argument ``position`` (1-based) of a raw call."""
+    return f"{title}: argument {position} ('{name}') = {value} at run time is not a valid {t!r}"
+
+
+def fits(t: RawType, value: object) -> bool:
+    """Whether Python value ``value`` is a valid argument of scalar type ``t``."""
+    if t.kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    lo, hi = _RANGE[t.name]
+    return lo <= value <= hi

@@ -109,7 +109,7 @@ class _Rewrite(ast.NodeTransformer):
         self.generic_visit(node)  # rewrites the arguments in place
         # A release keeps its selector: it tells pop() that an unread block is a deliberately
         # unused transaction (reference C.10).
-        if ttl_call_name(node) == (registry.EXTERN_CALL,):
+        if registry.is_extern_name(ttl_call_name(node)):
             node.keywords = [k for k in node.keywords if k.arg != "kernel"]
         if temp is not None:
             return ast.copy_location(

@@ -101,6 +101,15 @@ def is_extern_call(node: ast.AST) -> bool:
     func = node.func
     if isinstance(func, ast.Name):
         return func.id == registry.EXTERN_CALL
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "call"
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr == "raw"
+        and isinstance(func.value.value, ast.Name)
+        and func.value.value.id == "ttl"
+    ):
+        return True  # ttl.raw.call: computed effects, in the same plan
     return (
         isinstance(func, ast.Attribute)
         and func.attr == registry.EXTERN_CALL

@@ -167,7 +167,7 @@ def collect_uses(planner, body: list[ast.stmt]):
                     )
                     sub_ext = sub_dm
             selection = planner.classify_ttl(node, dm, extern) or method_selection
-            is_extern = ttl_call_name(node) == (registry.EXTERN_CALL,)
+            is_extern = registry.is_extern_name(ttl_call_name(node))
             if selection and not is_extern:
                 record_args(node, selection, visible)
             for operand in [*node.args, *(k.value for k in node.keywords)]:

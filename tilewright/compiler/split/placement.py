@@ -143,7 +143,7 @@ class Planner:
     def classify_ttl(self, call: ast.Call, dm: Selection, extern: Selection) -> Selection | None:
         """The registry's selection for a call; None when the call does not anchor."""
         name = ttl_call_name(call)
-        is_extern = name == (registry.EXTERN_CALL,) or (
+        is_extern = registry.is_extern_name(name) or (
             isinstance(call.func, ast.Name) and call.func.id == registry.EXTERN_CALL
         )
         if is_extern:

@@ -23,6 +23,8 @@ __all__ = [
     "DFB_FACTORIES",
     "DFB_METHODS",
     "EXTERN_CALL",
+    "RAW_CALL",
+    "is_extern_name",
     "EXTERN_SITE_KEYWORD",
     "FACTORY_ONLY",
     "PIPENET_CALLBACK_METHODS",
@@ -49,6 +51,7 @@ class Placement(Enum):
 
 
 EXTERN_CALL = "call_extern_func"
+RAW_CALL = ("raw", "call")  # ttl.raw.call: a raw IR function, placed like an external call
 EXTERN_SITE_KEYWORD = "_site"  # composition names a copied call's validated site (B.8)
 
 #: ``ttl.<name>(...)`` -> placement (reference B.3 table).
@@ -166,7 +169,15 @@ TTL_NAMESPACES: dict[str, Placement] = {
     "DFBAccess": Placement.CONTROL,
     "KernelKind": Placement.CONTROL,
     "ScalarType": Placement.CONTROL,
+    "raw": Placement.CONTROL,  # ttl.raw.call is an external-like call (is_extern_name)
 }
+
+
+def is_extern_name(name: tuple[str, ...] | None) -> bool:
+    """Whether ``ttl.<name>(...)`` is placed by its ``kernel=`` selection and contributes a
+    validated call site (``call_extern_func``, ``raw.call``)."""
+    return name == (EXTERN_CALL,) or name == RAW_CALL
+
 
 DFB_FACTORIES = frozenset(
     {

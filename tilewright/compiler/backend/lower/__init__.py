@@ -115,6 +115,7 @@ def lower_kernel(
         headers=tuple(lw.extra.get("headers", {})),
         include_paths=tuple(lw.extra.get("include_paths", {})),
         descriptors=tuple(sorted(lw.extra.get("descriptors", set()))),
+        functions=tuple(lw.extra.get("functions", {}).values()),
     )
     verify(kernel)
     roles = tuple(

@@ -97,6 +97,8 @@ def _copy(lw, node: ast.Call) -> Value:
 
 
 def function_table() -> dict[int, Callable]:
+    from tilewright.compiler import raw
+    from tilewright.compiler.raw.lower import raw_call
     from tilewright.device.ops import REGISTRY
     from tilewright.lang import block as lblock
     from tilewright.lang import copy as lcopy
@@ -117,6 +119,7 @@ def function_table() -> dict[int, Callable]:
         id(misc.raw_element_write): not_compilable("ttl.raw_element_write"),
         id(misc.read_index): not_compilable("ttl.read_index"),
         id(surface.call_extern_func): extern_call,
+        id(raw.call): raw_call,
         id(lmath.typecast): not_compilable("ttl.math.typecast"),
         id(lmath.broadcast): not_compilable("the legacy ttl.math.broadcast(x, out_blk, dims=)"),
         id(lmath.fill): not_compilable("the legacy ttl.math.fill(out_blk, value)"),

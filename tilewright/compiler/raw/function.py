@@ -1,0 +1,113 @@
+"""``@ttl.raw.ir``: a raw IR function and its typed signature.
+
+The decorator reads the signature from the annotations (evaluated in the function's
+module, so ``ttl.raw.DFB`` and friends are objects): every parameter needs one of the
+markers of :mod:`.types`, the return annotation is one scalar marker or ``None``.  A
+missing or unknown annotation is a :class:`RawIRError` at the ``def`` line.  The body
+is not run here: it runs at trace time (:mod:`.trace`), once per specialisation.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tilewright.compiler.raw.types import SCALARS, RawType
+from tilewright.errors import SourceLoc, TTLangCompileError
+
+__all__ = ["RawIRError", "RawIRFunction", "ir"]
+
+
+class RawIRError(TTLangCompileError):
+    """A raw IR function or call breaks a rule (signature, call, builder use)."""
+
+    default_rule = "raw-ir"
+
+
+@dataclass(frozen=True, eq=False)
+class RawIRFunction:
+    """A ``@ttl.raw.ir`` function: its body (run at trace time) and typed signature."""
+
+    fn: Callable[..., object]
+    name: str
+    params: tuple[tuple[str, RawType], ...]
+    result: RawType | None
+    loc: SourceLoc
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise RawIRError(
+            f"raw IR function '{self.name}' is called directly; call it from a kernel with "
+            f"ttl.raw.call({self.name}, ...)",
+            loc=_caller(),
+        )
+
+    def __repr__(self) -> str:
+        sig = ", ".join(f"{n}: {t!r}" for n, t in self.params)
+        return f"<ttl.raw.ir {self.name}({sig}) -> {self.result!r}>"
+
+
+def _caller() -> SourceLoc | None:
+    frame = inspect.currentframe()
+    frame = frame.f_back.f_back if frame and frame.f_back else None
+    return SourceLoc.from_frame(frame) if frame is not None else None
+
+
+def ir(fn: Callable[..., object]) -> RawIRFunction:
+    """``@ttl.raw.ir``: declare a raw IR function (see docs/raw.md)."""
+    if not inspect.isfunction(fn):
+        raise RawIRError(f"@ttl.raw.ir decorates a function, got {type(fn).__name__}")
+    code = fn.__code__
+    loc = SourceLoc(code.co_filename, _def_line(fn, code.co_firstlineno))
+    title = f"@ttl.raw.ir function '{fn.__name__}'"
+    try:
+        annotations = inspect.get_annotations(fn, eval_str=True)
+    except Exception as exc:  # a NameError / AttributeError in an annotation string
+        raise RawIRError(
+            f"{title}: an annotation cannot be evaluated ({type(exc).__name__}: {exc})", loc=loc
+        ) from None
+    params: list[tuple[str, RawType]] = []
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise RawIRError(
+                f"{title}: parameter '{p.name}' is {p.kind.description}; raw functions take "
+                "plain positional parameters",
+                loc=loc,
+            )
+        if p.default is not p.empty:
+            raise RawIRError(f"{title}: parameter '{p.name}' has a default value", loc=loc)
+        ann = annotations.get(p.name)
+        if ann is None:
+            raise RawIRError(
+                f"{title}: parameter '{p.name}' has no type annotation",
+                loc=loc,
+                hint="annotate it with ttl.raw.i32 / i64 / u32 / f32 / index / DFB / "
+                "TensorAccessor / RawAddr",
+            )
+        if not isinstance(ann, RawType):
+            raise RawIRError(
+                f"{title}: parameter '{p.name}' is annotated {ann!r}, not a ttl.raw type",
+                loc=loc,
+                hint="use ttl.raw.i32 / i64 / u32 / f32 / index / DFB / TensorAccessor / RawAddr",
+            )
+        params.append((p.name, ann))
+    result = annotations.get("return")
+    if result is not None and (not isinstance(result, RawType) or result not in SCALARS):
+        raise RawIRError(
+            f"{title}: the result is annotated {result!r}; a raw function returns at most one "
+            "scalar (ttl.raw.i32 / i64 / u32 / f32 / index) or None",
+            loc=loc,
+        )
+    return RawIRFunction(fn, fn.__name__, tuple(params), result, loc)
+
+
+def _def_line(fn: Callable[..., object], first: int) -> int:
+    """The line of ``def`` (after the decorators)."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return first
+    for i, text in enumerate(lines):
+        if text.lstrip().startswith(("def ", "async def ")):
+            return start + i
+    return first
