@@ -26,13 +26,14 @@ __all__ = ["emit"]
     "--output",
     "output",
     type=click.Path(file_okay=False),
-    required=True,
-    help="Directory to write the C++ and host descriptions into.",
+    default=None,
+    help="Directory to write the C++ and host descriptions into (before or after PROGRAM).",
 )
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def emit(output: str, program: str, args: tuple[str, ...]) -> None:
+def emit(output: str | None, program: str, args: tuple[str, ...]) -> None:
     """Run PROGRAM compiled and write each operation's tt-metal C++ and host program to OUTPUT."""
+    output, rest = _output_after_program(output, list(args))
     from tilewright.compiler import backend
     from tilewright.compiler.backend.build import ir_key
     from tilewright.compiler.backend.host import write_operation
@@ -54,10 +55,27 @@ def emit(output: str, program: str, args: tuple[str, ...]) -> None:
 
     backend.COMPILE_OBSERVERS.append(observe)
     try:
-        status = run_program(program, list(args))
+        status = run_program(program, rest)
     finally:
         backend.COMPILE_OBSERVERS.remove(observe)
     sys.stdout.flush()
     for folder in seen.values():
         click.echo(f"emitted {os.path.join(output, folder)}", err=True)
     sys.exit(status)
+
+
+def _output_after_program(output: str | None, args: list[str]) -> tuple[str, list[str]]:
+    """``tilewright emit prog.py -o DIR`` as well as ``emit -o DIR prog.py``: the first ``-o`` /
+    ``--output`` among the arguments before ``--`` is emit's; the rest are the program's."""
+    end = args.index("--") if "--" in args else len(args)
+    for i, word in enumerate(args[:end]):
+        value: str | None = None
+        if word in ("-o", "--output") and i + 1 < end:
+            value, taken = args[i + 1], 2
+        elif word.startswith("--output="):
+            value, taken = word.split("=", 1)[1], 1
+        if value is not None and output is None:
+            return value, args[:i] + args[i + taken :]
+    if output is None:
+        raise click.UsageError("Missing option '-o' / '--output' (the directory to write into).")
+    return output, args

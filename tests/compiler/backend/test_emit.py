@@ -128,3 +128,26 @@ def test_run_engine_flag(engine):
     assert result.exit_code == 1
     assert "BlockStateError" in result.output and "block_state.py:52" in result.output
     session.reset()
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["PROG", "-o", "OUT"],  # the order the docs and the issue give
+        ["PROG", "--output=OUT"],
+        ["-o", "OUT", "PROG"],
+    ],
+)
+def test_emit_takes_the_output_before_or_after_the_program(tmp_path, words):
+    out = tmp_path / "out"
+    prog = str(EXAMPLES / "04_unified_add.py")
+    argv = [w.replace("PROG", prog).replace("OUT", str(out)) for w in words]
+    result = CliRunner().invoke(cli, ["emit", *argv])
+    assert result.exit_code == 0, result.output
+    assert any(out.iterdir())
+
+
+def test_emit_without_an_output_directory_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(cli, ["emit", str(EXAMPLES / "04_unified_add.py")])
+    assert result.exit_code == 2
+    assert "Missing option '-o' / '--output'" in result.output
