@@ -21,6 +21,7 @@ import ast
 
 from tilewright.compiler.backend.ir import AccessorDecl, Arg, BinOp, CBDecl, Const, Function, Op, Ty
 from tilewright.compiler.backend.lower import scalars as S
+from tilewright.compiler.backend.lower.extern import raw_addr_tensor
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.frontend import RawCallSite
@@ -77,7 +78,7 @@ def raw_call(lw, node: ast.Call) -> Value:
         elif bind.kind == "const":
             binds.append(bind)
         elif rt.kind == "addr":
-            t = _raw_addr_tensor(lw, arg)
+            t = raw_addr_tensor(lw, arg)
             index = lw.runtime_arg(
                 f"{t.param}.address", [int(t.tensor.buffer.address)] * len(lw.world.setups)
             )
@@ -162,14 +163,6 @@ def _range_check(lw, site, pos: int, pname: str, rt, e) -> None:
     message = range_message(site.title, pos + 1, pname, rt, "%lld")
     fail = Op("failf", ("KernelError", message, (e64,)), (), lw.loc)
     lw.emit("if", cond, regions=((fail,), ()))
-
-
-def _raw_addr_tensor(lw, node: ast.expr):
-    if isinstance(node, ast.Call) and len(node.args) == 1:
-        t = lw.expr(node.args[0])
-        if isinstance(t, TensorRef):
-            return t.tensor
-    raise lw.fail("ttl.raw_addr of something that is not a tensor argument", node)
 
 
 def _note_roles(ops: tuple[Op, ...], used: set, roles: dict) -> None:

@@ -165,7 +165,7 @@ def extern_call(lw, node: ast.Call) -> Value:
             args.append(accessor(lw, value.tensor).name)
             types.append("accessor")
         elif fa.kind == "raw_addr":
-            t = _raw_addr_tensor(lw, an)
+            t = raw_addr_tensor(lw, an)
             index = lw.runtime_arg(
                 f"{t.param}.address", [int(t.tensor.buffer.address)] * len(lw.world.setups)
             )
@@ -218,7 +218,7 @@ def _scalar(lw, value: Value, node: ast.AST, source: str, real: bool = False):
     raise lw.fail(f"func_args element {source} is not {what} the compiler can pass", node)
 
 
-def _raw_addr_tensor(lw, node: ast.expr):
+def raw_addr_tensor(lw, node: ast.expr):
     if isinstance(node, ast.Call) and len(node.args) == 1:
         t = lw.expr(node.args[0])
         if isinstance(t, TensorRef):
