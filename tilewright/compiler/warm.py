@@ -52,7 +52,7 @@ _PURE_BUILTINS = frozenset(
 )
 _MODULES = ("tilewright", "ttl", "math")  # module roots whose functions the body may call
 _INJECTED = "__ttl_"  # names the splitter gives the values it injects into a unified body
-_ENTRIES = 8  # warm entries per operation (e.g. one per chip of a mesh)
+_ENTRIES = 32  # warm entries per operation (e.g. one per chip of a mesh)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,8 @@ class _Scan(ast.NodeVisitor):
         self.called: set[str] = set()
         self.loaded: set[str] = set()
         self.stored: set[str] = set()
+        self.stores: dict[str, int] = {}  # local -> how many times it is bound
+        self.made: dict[str, str] = {}  # local bound by ``local = root.f(...)`` -> root
 
     def generic_visit(self, node: ast.AST) -> None:
         if isinstance(
@@ -124,20 +126,37 @@ class _Scan(ast.NodeVisitor):
             self.visit(dec)
 
     def visit_Name(self, node: ast.Name) -> None:
-        (self.loaded if isinstance(node.ctx, ast.Load) else self.stored).add(node.id)
+        if isinstance(node.ctx, ast.Load):
+            self.loaded.add(node.id)
+        else:
+            self.stored.add(node.id)
+            self.stores[node.id] = self.stores.get(node.id, 0) + 1
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        target, value = node.targets[0], node.value
+        if len(node.targets) == 1 and isinstance(target, ast.Name) and isinstance(value, ast.Call):
+            root = _root(value.func)
+            if root is not None:
+                self.made[target.id] = root
+        self.generic_visit(node)
 
     def visit_arg(self, node: ast.arg) -> None:
         self.stored.add(node.arg)
 
     def visit_Call(self, node: ast.Call) -> None:
-        root = node.func
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
+        root = _root(node.func)
+        if root is None:
             self.ok = False  # a call of a call's result, of an item, ...
             return
-        self.called.add(root.id)
+        self.called.add(root)
         self.generic_visit(node)
+
+
+def _root(func: ast.expr) -> str | None:
+    """``x`` of a call of ``x``, ``x.f`` or ``x.a.f``; None for other callees."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else None
 
 
 def declarative(tree: ast.FunctionDef) -> _Body | None:
@@ -149,7 +168,16 @@ def declarative(tree: ast.FunctionDef) -> _Body | None:
         if not scan.ok:
             return None
     local = scan.stored
-    return _Body(frozenset(scan.called - local), frozenset(scan.loaded - scan.called - local))
+    called = set(scan.called - local)
+    for name in scan.called & local:
+        # a method of a resource the body declared (``sem.get_remote(...)`` of
+        # ``sem = ttl.Semaphore()``); of anything else (a tensor argument, a value) it
+        # may read what the key does not see
+        root = scan.made.get(name)
+        if root is None or root in local or scan.stores.get(name) != 1:
+            return None
+        called.add(root)
+    return _Body(frozenset(called), frozenset(scan.loaded - scan.called - local))
 
 
 def _body_of(op) -> _Body | None:
@@ -186,7 +214,16 @@ def _callable_ok(name: str, values: dict[str, object]) -> bool:
     v = values[name]
     if isinstance(v, types.ModuleType):
         return v.__name__.split(".")[0] in _MODULES
+    if not isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return False  # an object's method may read its state
     return str(getattr(v, "__module__", "") or "").split(".")[0] == "tilewright"
+
+
+def _opaque(sig: object) -> bool:
+    """A value signature holding an object only by identity (its contents may change)."""
+    if not isinstance(sig, tuple):
+        return False
+    return (bool(sig) and sig[0] == "obj") or any(_opaque(part) for part in sig)
 
 
 def _value_sig(v: object, memo: dict) -> object:
@@ -228,7 +265,7 @@ def key_of(op, device, grid: tuple[int, ...], args, factory) -> tuple | None:
     for name in sorted(values):
         sig = _value_sig(values[name], memo)
         injected = name.startswith(_INJECTED)  # the splitter's selectors: fixed per operation
-        if name in body.read and not injected and isinstance(sig, tuple) and sig[0] == "obj":
+        if name in body.read and not injected and _opaque(sig):
             return None  # the body reads an object whose state the key cannot see
         free.append((name, sig))
     tensors = tuple(

@@ -170,12 +170,22 @@ def test_the_python_engine_and_back(device):
 
 
 CONFIG = {"blocks": 2}
+NESTED = ([2],)
 
 
-def test_a_body_reading_a_mutable_object_runs_every_call(device):
+def _set_blocks(container: str, blocks: int) -> None:
+    if container == "dict":
+        CONFIG["blocks"] = blocks
+    else:
+        NESTED[0][0] = blocks
+
+
+@pytest.mark.parametrize("container", ["dict", "tuple of a list"])
+def test_a_body_reading_a_mutable_object_runs_every_call(device, container):
     @ttl.operation(grid=(1, 1))
     def op(a, y):
-        n = CONFIG["blocks"]  # a dict: its contents are not in the key
+        # a dict, a list in a tuple: their contents are not in the key
+        n = CONFIG["blocks"] if container == "dict" else NESTED[0][0]
         a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
 
@@ -199,7 +209,7 @@ def test_a_body_reading_a_mutable_object_runs_every_call(device):
 
     x = torch.rand(32, 96).to(torch.bfloat16)
     for blocks in (2, 3, 1):
-        CONFIG["blocks"] = blocks
+        _set_blocks(container, blocks)
         y = _dev(device, torch.zeros(32, 96))
         op(_dev(device, x), y)
         got = ttnn.to_torch(y).float()
@@ -251,6 +261,14 @@ def test_declarative_bodies():
     assert found is not None
     assert found.called == {"ttl", "len"}  # kernel code is not setup code
     assert found.read == {"K"}
+    found = _body(
+        """
+        def op(a, y):
+            sem = ttl.Semaphore()
+            remote = sem.get_remote((0, 0))
+        """
+    )
+    assert found is not None and found.called == {"ttl"}  # methods of declared resources
 
 
 @pytest.mark.parametrize(
@@ -265,6 +283,9 @@ def test_declarative_bodies():
         "def helper(): pass",
         "make()()",
         "del a",
+        "n = int(a.to_torch()[0, 0])",  # a method of a tensor argument reads its data
+        "b = a\n    b.fill(0)",
+        "s = ttl.Semaphore()\n    s = a\n    s.fill(0)",
     ],
 )
 def test_non_declarative_bodies(line):
