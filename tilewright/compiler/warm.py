@@ -13,10 +13,11 @@ The body must be *declarative* for that (:func:`declarative`, checked once per
 operation on its AST): outside its kernel functions it calls only ``ttl`` / tilewright
 functions, a few pure builtins (``range``, ``len``, ``min``, ...) and ``math``; it
 assigns no attribute or item, declares nothing ``global`` / ``nonlocal`` and defines
-no function but its kernels.  Every value it takes from outside (a closure cell or a
-module global) must be a plain value the key can compare (numbers, strings, tuples of
-them, tensors), a module, or a tilewright function.  A body that prints, draws random
-numbers or reads a mutable object runs on every call as before.
+no function but its kernels, and calls methods only of the resources it declared.
+Every value it or its kernels take from outside (a closure cell or a module global)
+must be a value the key can compare (numbers, strings, tuples of them, tensors, TT-Lang
+objects), code (a function, class or module) or an enum member.  A body that prints,
+draws random numbers or reads a mutable object runs on every call as before.
 
 The key (:func:`key_of`): the device (the object, and where its lowest L1 buffer
 starts), the grid, the engine, every tensor argument's spec (shape, dtype, layout,
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import enum
 import types
 import weakref
 from dataclasses import dataclass
@@ -219,6 +221,15 @@ def _callable_ok(name: str, values: dict[str, object]) -> bool:
     return str(getattr(v, "__module__", "") or "").split(".")[0] == "tilewright"
 
 
+def _fixed(name: str, v: object) -> bool:
+    """A value the key may take by identity: code (a function, class or module, as the
+    lowering cache does), an enum member, or a value the splitter injected into a unified
+    body (its selectors, fixed per operation)."""
+    return name.startswith(_INJECTED) or isinstance(
+        v, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type, enum.Enum)
+    )
+
+
 def _opaque(sig: object) -> bool:
     """A value signature holding an object only by identity (its contents may change)."""
     if not isinstance(sig, tuple):
@@ -264,9 +275,8 @@ def key_of(op, device, grid: tuple[int, ...], args, factory) -> tuple | None:
     free = []
     for name in sorted(values):
         sig = _value_sig(values[name], memo)
-        injected = name.startswith(_INJECTED)  # the splitter's selectors: fixed per operation
-        if name in body.read and not injected and _opaque(sig):
-            return None  # the body reads an object whose state the key cannot see
+        if _opaque(sig) and not _fixed(name, values[name]):
+            return None  # the body or a kernel reads an object whose state the key cannot see
         free.append((name, sig))
     tensors = tuple(
         (_sig(a, memo), tuple(a.shape), repr(a.memory_config()), id(a.device())) for a in args

@@ -52,7 +52,7 @@ def scaled_copy(grid: int = 2):
     def op(a, y):
         tiles = (a.shape[0] // 32) * (a.shape[1] // 32)
         cols = a.shape[1] // 32
-        per = tiles // grid
+        per = tiles // ttl.grid_size(dims=1)  # the grid of the call (a callable may change it)
         a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
         y_dfb = ttl.make_dataflow_buffer_like(y, shape=(1, 1), block_count=2)
 
@@ -343,3 +343,32 @@ def test_examples_give_their_results_from_a_warm_call(program, monkeypatch):
     assert status == 0, out.getvalue()
     assert "PASS" in out.getvalue()
     assert warm_calls and all(warm_calls)
+
+
+GRID = [(1, 1)]
+
+
+def test_a_grid_callable_is_asked_on_every_call(device):
+    op, _ = scaled_copy(grid=1)
+    op.grid = lambda a, y: GRID[0]
+    first = _check(op, device)
+    assert _check(op, device) is first
+    GRID[0] = (2, 1)
+    second = _check(op, device)
+    assert second is not first
+    GRID[0] = (1, 1)
+    assert _check(op, device) is first
+
+
+def test_an_l1_buffer_allocated_between_calls_builds_a_new_program(device):
+    op, _ = scaled_copy()
+    first = _check(op, device)
+    l1 = ttnn.from_torch(
+        torch.zeros(32, 32),
+        dtype=ttnn.bfloat16,
+        layout=ttnn.TILE_LAYOUT,
+        device=device,
+        memory_config=ttnn.L1_MEMORY_CONFIG,
+    )
+    assert _check(op, device) is not first  # where the CBs may go has changed
+    del l1
