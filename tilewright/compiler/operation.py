@@ -21,6 +21,7 @@ from tilewright.compiler import (
     program_builder,
     runtime_resources,
     split,
+    warm,
 )
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.raw import cpp_calls as raw_cpp_calls
@@ -137,28 +138,37 @@ class Operation:
         args, write_back = host_tensors.stage(self.name, params, args, call_loc)
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
-        setups = evaluate_setups(self, self.body, device, grid, args)
-        program = program_builder.build(
-            self.record, self.options, self.split_plan, device, grid, setups, call_loc
+        key = warm.key_of(self, device, grid, args, factory)  # docs/compiler.md "Warm calls"
+        hit = warm.lookup(self, key, device, args)
+        setups = hit.setups if hit else evaluate_setups(self, self.body, device, grid, args)
+        program = (
+            hit.program
+            if hit
+            else program_builder.build(
+                self.record, self.options, self.split_plan, device, grid, setups, call_loc
+            )
         )
         resources = None
         if factory is not None:  # validated whole before the program changes (C.11)
             resources = runtime_resources.plan(factory, self.name, program, args, grid, call_loc)
             runtime_resources.apply(resources, program)
-        backend.run_engine(
-            self.record,
-            self.options,
-            self.split_plan,
-            program,
-            device,
-            grid,
-            setups,
-            args,
-            call_loc,
-            runtime_resources=resources is not None,
-        )
+        if hit is None:
+            backend.run_engine(
+                self.record,
+                self.options,
+                self.split_plan,
+                program,
+                device,
+                grid,
+                setups,
+                args,
+                call_loc,
+                runtime_resources=resources is not None,
+            )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
+        if hit is None:
+            warm.remember(self, key, device, setups, program)
         if resources is not None:
             self.runtime_lifetimes = resources.lifetimes
         write_back()  # host tensor arguments get the results (docs/compatibility.md)

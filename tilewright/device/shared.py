@@ -244,6 +244,8 @@ class DeviceShared:
         """After a launch: no CB configured, no word watched."""
         ctypes.memset(self.cbs, 0, ctypes.sizeof(self.cbs))
         for core in self.cores:
+            if not core.n_watch:  # n_watch counts the active entries (here and in the runtime)
+                continue
             core.n_watch = 0
             for entry in core.watch:
                 entry.active = 0

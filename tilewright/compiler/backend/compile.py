@@ -87,6 +87,23 @@ class CompiledCall:
                 spec.runtime_args[CoreCoord(x, y)] = [values[n] for _, values in low.args]
         program.compiled = self  # type: ignore[attr-defined]
 
+    def rebind(self, program: OperationProgram, params, args) -> None:
+        """Write this call's tensor addresses into the installed program's runtime args
+        (a warm call, ``compiler.warm``: nothing else of the program changes)."""
+        addresses = {p: int(a.buffer.address) for p, a in zip(params, args)}
+        for spec, low in zip(program.kernels, self.lowered):
+            slots = [
+                (i, addresses[name.removesuffix(".address")])
+                for i, (name, _) in enumerate(low.args)
+                if name.endswith(".address") and name.removesuffix(".address") in addresses
+            ]
+            if slots:
+                for argv in spec.runtime_args.values():
+                    for i, address in slots:
+                        argv[i] = address
+        lowered = tuple(_with_addresses(low, addresses) for low in self.lowered)
+        program.compiled = dataclasses.replace(self, lowered=lowered)  # type: ignore[attr-defined]
+
 
 def make_world(record, device: Device, grid, setups: dict, args, options) -> World:
     """The operation's resources as the lowering sees them."""
@@ -298,13 +315,17 @@ def call_key(record, device, grid, inputs: list[KernelInput], args, options) -> 
 
 def _refresh(low: Lowered, world: World) -> Lowered:
     """A cached kernel's runtime args for this call (tensor addresses change, nothing else)."""
-    by_param = {t.param: t for t in world.tensors.values()}
+    addresses = {t.param: int(t.tensor.buffer.address) for t in world.tensors.values()}
+    return _with_addresses(low, addresses)
+
+
+def _with_addresses(low: Lowered, addresses: dict[str, int]) -> Lowered:
+    """``low`` with the tensors' ``<param>.address`` runtime args set to ``addresses``."""
     args = []
     for name, values in low.args:
         param = name.removesuffix(".address")
-        if param != name and param in by_param:
-            address = int(by_param[param].tensor.buffer.address)
-            values = tuple(address for _ in values)
+        if param != name and param in addresses:
+            values = tuple(addresses[param] for _ in values)
         args.append((name, values))
     return dataclasses.replace(low, args=tuple(args))
 
