@@ -26,6 +26,7 @@ from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl, K
 from tilewright.compiler.extern.frontend import _CallChecker, find_calls
 from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
+from tilewright.compiler.raw.respecialize import MAX_DST, PLACEHOLDER_PAGES
 from tilewright.compiler.raw.runtime import Binding
 from tilewright.compiler.raw.site import RawCallSite
 from tilewright.compiler.raw.trace import Bind, trace
@@ -40,11 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RawCallSite", "validate_operation", "is_raw_call", "MAX_DST"]
 
-MAX_DST = 8
-"""DST tiles a trace at decoration allows (16-bit half-sync); the kernel's own capacity is
-checked again when the call is compiled or run."""
-PLACEHOLDER_PAGES = 1 << 16
-"""CB pages at decoration (capacities are checked when the call is bound to its DFBs)."""
 _KIND_WORDS = {"compute": "compute", "data_movement": "data-movement"}
 
 

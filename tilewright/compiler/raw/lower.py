@@ -25,6 +25,7 @@ from tilewright.compiler.backend.lower.extern import raw_addr_tensor
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.frontend import RawCallSite
+from tilewright.compiler.raw.respecialize import current_binds
 from tilewright.compiler.raw.runtime import check_capacities
 from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.compiler.raw.types import int_range, ir_type, range_message
@@ -42,6 +43,16 @@ def _site(lw, node: ast.Call) -> RawCallSite:
     return site
 
 
+def _folded(lw, site: RawCallSite, arg: ast.expr) -> object:
+    """The value a folded (compile-time) argument has for this lowering."""
+    value = lw.expr(arg)
+    if isinstance(value, Scalar) and isinstance(value.expr, Const):
+        return value.expr.value
+    if isinstance(value, Static):
+        return value.obj
+    raise lw.fail(f"an argument of {site.title} folded at decoration is not a constant here", arg)
+
+
 def raw_call(lw, node: ast.Call) -> Value:
     site = _site(lw, node)
     kind = lw.kin.kind
@@ -54,7 +65,16 @@ def raw_call(lw, node: ast.Call) -> Value:
     cbs: dict[int, CBDecl] = {}
     names: dict[int, str] = {}
     occurrences: list[tuple[str, int, int]] = []
-    for (pname, rt), bind, arg in zip(site.fn.params, site.binds, args, strict=True):
+    # Folded arguments read as the program has them now (a changed module value retraces).
+    site_binds = current_binds(
+        site,
+        {
+            i: _folded(lw, site, a)
+            for i, (b, a) in enumerate(zip(site.binds, args))
+            if b.kind == "const"
+        },
+    )
+    for (pname, rt), bind, arg in zip(site.fn.params, site_binds, args, strict=True):
         if bind.kind == "dfb":
             value = lw.expr(arg)
             if not isinstance(value, DFBRef):

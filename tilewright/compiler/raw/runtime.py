@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
 from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.function import RawIRError
+from tilewright.compiler.raw.respecialize import current_binds
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits, range_message
 from tilewright.errors import DFBContractError, KernelError, TilewrightError
@@ -68,13 +69,17 @@ class Binding:
             raise self.error(f"has {len(args)} arguments at run time, {len(site.binds)} in source")
         from tilewright.lang.dfb import DataflowBuffer
 
+        # Folded arguments read as the program has them now (a changed module value retraces).
+        site_binds = current_binds(
+            site, {i: a for i, (b, a) in enumerate(zip(site.binds, args)) if b.kind == "const"}
+        )
         binds: list[Bind] = []
         cbs: dict[int, CBDecl] = {}
         accessors: dict[str, object] = {}
         decls: list[AccessorDecl] = []
         self.dfbs: list[tuple[int, DataflowBuffer]] = []
         self.tensors: list[tuple[int, object]] = []
-        for i, (bind, value) in enumerate(zip(site.binds, args)):
+        for i, (bind, value) in enumerate(zip(site_binds, args)):
             pname = site.fn.params[i][0]
             if bind.kind == "dfb":
                 if not isinstance(value, DataflowBuffer) or value.index is None:

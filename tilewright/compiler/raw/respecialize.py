@@ -1,0 +1,110 @@
+"""A raw call whose folded arguments changed since decoration: trace it with today's values.
+
+At decoration a call's compile-time scalar arguments (literals, module-level and captured
+values) are folded into the trace, so static trip counts expand and the operation is
+planned with the computed effects.  The program may change such a value between calls
+(``SCALE = -3.0``), and every other part of an operation reads the value at the call, so
+a raw call must too: both engines pass the values they see to :func:`current_binds`,
+which traces the function again when one differs.  The values must leave the computed
+effects as they were planned -- a DFB allocation or a split made for four actions cannot
+run eight -- otherwise the call is a :class:`RawIRError` naming the argument.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tilewright.compiler.backend.effects import dfb_effects
+from tilewright.compiler.backend.ir import AccessorDecl, CBDecl, Kernel
+from tilewright.compiler.raw.function import RawIRError
+from tilewright.compiler.raw.trace import Bind, trace
+from tilewright.compiler.raw.types import fits
+from tilewright.lang.extern.plan import Effect
+
+if TYPE_CHECKING:
+    from tilewright.compiler.raw.site import RawCallSite
+
+__all__ = ["current_binds", "PLACEHOLDER_PAGES", "MAX_DST"]
+
+MAX_DST = 8
+"""DST tiles a trace at decoration allows (16-bit half-sync); the kernel's own capacity is
+checked again when the call is compiled or run."""
+PLACEHOLDER_PAGES = 1 << 16
+"""CB pages at decoration (capacities are checked when the call is bound to its DFBs)."""
+
+_CHECKED: dict[tuple, tuple[Bind, ...]] = {}
+_MAX_CHECKED = 256
+
+
+def placeholder_effects(site: RawCallSite, binds: tuple[Bind, ...]) -> tuple[Effect, ...] | None:
+    """The call's DFB actions traced as at decoration (each DFB argument its occurrence)."""
+    occurrences = site.variants[None].occurrences
+    cbs = tuple(
+        CBDecl(i, occ.dfb, "Float16_b", 2048, PLACEHOLDER_PAGES, 1)
+        for i, occ in enumerate(occurrences)
+    )
+    accessors = tuple(
+        AccessorDecl(str(b.value), str(b.value), 0, (), 0, 2048, ())
+        for b in binds
+        if b.kind == "accessor"
+    )
+    traced = trace(
+        site.fn, site.kind, list(binds), dst_tiles=MAX_DST, cbs=cbs, accessors=accessors,
+        source=site.loc.file,
+    )  # fmt: skip
+    kernel = Kernel(
+        site.fn.name, site.kind, "", site.loc.file, cbs=cbs, locals=traced.locals, body=traced.body
+    )
+    actions = dfb_effects(kernel)
+    return None if actions is None else tuple(Effect(e.kind, e.cb, e.pages) for e in actions)
+
+
+def current_binds(site: RawCallSite, values: dict[int, object]) -> tuple[Bind, ...]:
+    """The site's binds with ``values`` (parameter position -> the value the engine sees) for
+    its folded arguments; traced again, and checked, when one differs from decoration."""
+    binds = list(site.binds)
+    changed = False
+    for pos, value in values.items():
+        old = binds[pos]
+        if old.kind != "const" or (type(value) is type(old.value) and value == old.value):
+            continue
+        pname, rt = site.fn.params[pos]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not fits(rt, value):
+            raise RawIRError(
+                f"{site.title}: argument {pos + 1} ('{pname}') is now {value!r}, not a valid "
+                f"{rt!r}",
+                loc=site.loc,
+            )
+        binds[pos] = Bind("const", value)
+        changed = True
+    if not changed:
+        return site.binds
+    result = tuple(binds)
+    key = (site.id, result)
+    if key in _CHECKED:
+        return _CHECKED[key]
+    planned = site.variants[None].effects if site.computed == "expanded" else None
+    now = placeholder_effects(site, result)
+    if now != planned:
+        diff = [
+            f"'{site.fn.params[p][0]}' = {site.binds[p].value!r} -> {result[p].value!r}"
+            for p in range(len(result))
+            if result[p] != site.binds[p]
+        ]
+        raise RawIRError(
+            f"{site.title}: its folded argument(s) changed since the operation was decorated "
+            f"({', '.join(diff)}) and the computed DFB effects change with them "
+            f"({_count(planned)} -> {_count(now)}); the operation's split and DFB allocation "
+            "were planned with the old effects",
+            loc=site.loc,
+            hint="pass the value as a run-time argument of the operation, or decorate the "
+            "operation again after changing it",
+        )
+    if len(_CHECKED) >= _MAX_CHECKED:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[key] = result
+    return result
+
+
+def _count(effects: tuple[Effect, ...] | None) -> str:
+    return "opaque" if effects is None else f"{len(effects)} action(s)"
