@@ -12,6 +12,11 @@
   interpreter), against ``block_tile_us``: the same tile written in the block language
   (``o.store(i * 1.5)``); median per tile of a 64-tile single-node run.
 
+* ``run_s`` -- what a user sees: a whole ``tilewright run --engine E`` of each raw example
+  (process start, imports, device, decoration, build from a warm cache, the call, the
+  check), median of 3 per engine, beside ``python_start_s`` (``python -c "import torch"``,
+  the floor any such program pays) -- the math itself (64x256 scale) is microseconds in numpy.
+
 Run: ``.venv/bin/python benchmarks/bench_raw.py``.
 """
 
@@ -143,6 +148,31 @@ def bench_runs() -> dict[str, float]:
     return {k: statistics.median(v) for k, v in out.items()}
 
 
+EXAMPLES = ("raw_scale_copy.py", "raw_sfpu.py", "raw_cpp_template.py")
+
+
+def _wall(argv: list[str]) -> float:
+    import subprocess
+    import sys
+
+    start = time.perf_counter()
+    subprocess.run([sys.executable, *argv], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def bench_whole_runs() -> dict[str, float]:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    out = {"python_start_s": statistics.median(_wall(["-c", "import torch"]) for _ in range(3))}
+    for example in EXAMPLES:
+        for engine in ("python", "native"):
+            argv = ["-m", "tilewright", "run", "--engine", engine, str(root / example)]
+            _wall(argv)  # warm the build cache
+            out[f"{example[:-3]}_{engine}_s"] = statistics.median(_wall(argv) for _ in range(3))
+    return {k: round(v, 3) for k, v in out.items()}
+
+
 def main() -> None:
     traced = bench_trace()
     runs = bench_runs()
@@ -156,6 +186,7 @@ def main() -> None:
                 "scale_tile_us": round(runs["raw"] * 1e6, 1),
                 "block_tile_us": round(runs["block"] * 1e6, 1),
                 "raw_over_block": round(runs["raw"] / runs["block"], 2),
+                "run_s": bench_whole_runs(),
             }
         )
     )
