@@ -23,6 +23,13 @@ def copy_n(src: ttl.raw.DFB, dst: ttl.raw.DFB, n: ttl.raw.u32, k: ttl.raw.i32):
 
 
 @ttl.raw.ir
+def count(src: ttl.raw.DFB, n: ttl.raw.index):
+    with raw.for_(n):
+        raw.dfb_wait(src, 1)
+        raw.dfb_pop(src, 1)
+
+
+@ttl.raw.ir
 def reader(t: ttl.raw.TensorAccessor, dst: ttl.raw.DFB):
     raw.dfb_reserve(dst, 1)
     raw.read_page(t, 0, raw.write_ptr(dst))
@@ -80,6 +87,11 @@ CASES = [
     (
         f"ttl.raw.call(copy_n, a_dfb, out_dfb, 1, BIG, {COMPUTE})",
         "argument 4 (BIG) of 'copy_n': 2147483648 is not a valid ttl.raw.i32 (parameter 'k') "
+        "-- out of range",
+    ),
+    (
+        f"ttl.raw.call(count, a_dfb, BIG, {COMPUTE})",  # index is int32_t, as in ttl.raw.cpp
+        "argument 2 (BIG) of 'count': 2147483648 is not a valid ttl.raw.index (parameter 'n') "
         "-- out of range",
     ),
     (
