@@ -87,5 +87,80 @@ def test_a_changed_trip_count_that_changes_the_planned_effects_is_an_error(
     assert "SCALE 1.5 True" in out
     assert f"prog.py:{line_of(path, '# CALL')}:" in err, err
     assert "ttl.raw.call(scale)" in err or "scale" in err
-    assert "its folded argument(s) changed since the operation was decorated ('n' = 2 -> 3)" in err
+    assert "the value(s) it folds changed since the operation was decorated ('n' = 2 -> 3)" in err
+    assert "(8 action(s) -> 12 action(s))" in err, err
+
+
+BODY_READS = """
+N = 2
+SCALE = 1.5
+
+
+@ttl.raw.ir
+def scale(src: ttl.raw.DFB, dst: ttl.raw.DFB):
+    with raw.for_(N):
+        raw.dfb_wait(src, 1)
+        raw.dfb_reserve(dst, 1)
+        raw.tile_regs_acquire()
+        raw.copy_tile(src, 0, 0)
+        raw.mul_scalar(0, SCALE)
+        raw.tile_regs_commit()
+        raw.tile_regs_wait()
+        raw.pack_tile(0, dst, 0)
+        raw.tile_regs_release()
+        raw.dfb_push(dst, 1)
+        raw.dfb_pop(src, 1)
+
+
+@ttl.operation(grid=(1, 1))
+def op(a, out):
+    a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
+    o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
+    ttl.raw.call(scale, a_dfb, o_dfb, kernel=ttl.KernelKind.COMPUTE)  # CALL
+    for i in range(2):
+        with a_dfb.reserve() as blk:
+            ttl.copy(a[0:1, i : i + 1], blk).wait()
+        with o_dfb.wait() as blk:
+            ttl.copy(blk, out[0:1, i : i + 1]).wait()
+
+
+device = ttnn.open_device(device_id=0)
+a_host = (4.0 * torch.rand(32, 64, generator=torch.Generator().manual_seed(0)) - 2.0).to(
+    torch.bfloat16
+)
+kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+for SCALE in CHANGES:
+    out_t = ttnn.from_torch(torch.zeros(32, 64, dtype=torch.bfloat16), **kw)
+    op(ttnn.from_torch(a_host, **kw), out_t)
+    want = (a_host.float() * SCALE).to(torch.bfloat16)
+    print("SCALE", SCALE, bool(torch.equal(ttnn.to_torch(out_t), want)))
+ttnn.close_device(device)
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_module_value_the_body_reads_is_read_at_every_call(write_program, run_file, engine):
+    path = write_program(BODY_READS.replace("CHANGES", "(1.5, -3.0, 0.25, 1.5)"), run=False)
+    status, out, err = run_file(path, engine)
+    assert status == 0, err
+    assert out.split("\n")[:4] == [
+        "SCALE 1.5 True",
+        "SCALE -3.0 True",
+        "SCALE 0.25 True",
+        "SCALE 1.5 True",
+    ]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_module_trip_count_the_body_reads_cannot_change_the_planned_effects(
+    write_program, run_file, engine
+):
+    body = BODY_READS.replace("CHANGES", "(1.5,)").replace(
+        "ttnn.close_device(device)", "N = 3\nop(ttnn.from_torch(a_host, **kw), out_t)\n"
+    )
+    path = write_program(body, run=False)
+    status, out, err = run_file(path, engine)
+    assert status == 1
+    assert f"prog.py:{line_of(path, '# CALL')}:" in err, err
+    assert "module value 'N' = 2 -> 3" in err, err
     assert "(8 action(s) -> 12 action(s))" in err, err

@@ -277,6 +277,9 @@ def _sig(v: object, memo: dict[int, tuple[object, object]] | None = None) -> obj
         return ("msem", v.sem.sem_id, v.lo, v.hi)
     if isinstance(v, PipeNet):
         return ("net", tuple((p.src, tuple(repr(c) for c in p.dst)) for p in v.pipes))
+    signature = getattr(v, "cache_signature", None)  # a raw IR function: what its body reads
+    if callable(signature) and not isinstance(v, type):
+        return signature()
     return ("obj", id(v))
 
 

@@ -167,6 +167,7 @@ class _RawCallChecker(_CallChecker):
             binds=tuple(binds),
             trace=traced,
             computed="opaque" if actions is None else "expanded",
+            reads=fn.reads(),
             binder=Binding,
         )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from tilewright.compiler.raw.types import SCALARS, RawType
 from tilewright.errors import SourceLoc, TTLangCompileError
@@ -45,6 +46,47 @@ class RawIRFunction:
     def __repr__(self) -> str:
         sig = ", ".join(f"{n}: {t!r}" for n, t in self.params)
         return f"<ttl.raw.ir {self.name}({sig}) -> {self.result!r}>"
+
+    @cached_property
+    def _global_names(self) -> tuple[str, ...]:
+        return tuple(sorted(_code_names(self.fn.__code__)))
+
+    def reads(self) -> tuple[tuple[str, object], ...]:
+        """The plain values (numbers, strings, tuples of them) the body reads from its module
+        and its closure: a trace depends on them, so a changed one means tracing again."""
+        glb = self.fn.__globals__
+        out = [(n, _plain(glb[n])) for n in self._global_names if n in glb]
+        for i, cell in enumerate(self.fn.__closure__ or ()):
+            try:
+                out.append((f"<cell {i}>", _plain(cell.cell_contents)))
+            except ValueError:  # an empty cell
+                continue
+        return tuple(x for x in out if x[1] is not _OTHER)
+
+    def cache_signature(self) -> object:
+        """What a cache of compiled kernels keys on for this function (``backend.compile._sig``)."""
+        return ("raw.ir", id(self), self.reads())
+
+
+_OTHER = object()
+
+
+def _plain(v: object) -> object:
+    """``v`` if it is a plain value a trace may fold, else ``_OTHER``."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return (type(v).__name__, v)
+    if isinstance(v, tuple):
+        items = tuple(_plain(x) for x in v)
+        return _OTHER if any(x is _OTHER for x in items) else items
+    return _OTHER
+
+
+def _code_names(code) -> set[str]:
+    out = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            out |= _code_names(const)
+    return out
 
 
 def _caller() -> SourceLoc | None:

@@ -1,4 +1,4 @@
-"""A raw call whose folded arguments changed since decoration: trace it with today's values.
+"""A raw call whose folded values changed since decoration: trace it with today's values.
 
 At decoration a call's compile-time scalar arguments (literals, module-level and captured
 values) are folded into the trace, so static trip counts expand and the operation is
@@ -77,10 +77,11 @@ def current_binds(site: RawCallSite, values: dict[int, object]) -> tuple[Bind, .
             )
         binds[pos] = Bind("const", value)
         changed = True
-    if not changed:
+    reads = site.fn.reads()
+    if not changed and reads == site.reads:
         return site.binds
     result = tuple(binds)
-    key = (site.id, result)
+    key = (site.id, result, reads)
     if key in _CHECKED:
         return _CHECKED[key]
     planned = site.variants[None].effects if site.computed == "expanded" else None
@@ -91,8 +92,14 @@ def current_binds(site: RawCallSite, values: dict[int, object]) -> tuple[Bind, .
             for p in range(len(result))
             if result[p] != site.binds[p]
         ]
+        before = dict(site.reads)
+        diff += [
+            f"module value '{n}' = {_shown(before.get(n))} -> {_shown(v)}"
+            for n, v in reads
+            if before.get(n) != v
+        ]
         raise RawIRError(
-            f"{site.title}: its folded argument(s) changed since the operation was decorated "
+            f"{site.title}: the value(s) it folds changed since the operation was decorated "
             f"({', '.join(diff)}) and the computed DFB effects change with them "
             f"({_count(planned)} -> {_count(now)}); the operation's split and DFB allocation "
             "were planned with the old effects",
@@ -104,6 +111,13 @@ def current_binds(site: RawCallSite, values: dict[int, object]) -> tuple[Bind, .
         _CHECKED.pop(next(iter(_CHECKED)))
     _CHECKED[key] = result
     return result
+
+
+def _shown(sig: object) -> str:
+    """A value as ``RawIRFunction.reads`` records it, shown as the user wrote it."""
+    if isinstance(sig, tuple) and len(sig) == 2 and isinstance(sig[0], str):
+        return repr(sig[1])
+    return repr(sig)
 
 
 def _count(effects: tuple[Effect, ...] | None) -> str:

@@ -123,7 +123,10 @@ class Binding:
             ctx = run.kernel_context()
             dst_tiles = _capacity(ctx)
             fp32 = bool(ctx.compute.fp32_dest_acc_en)
-        key = (site.id, kind, tuple(binds), dst_tiles, tuple(cbs.values()), tuple(decls))
+        key = (
+            site.id, kind, tuple(binds), dst_tiles, tuple(cbs.values()), tuple(decls),
+            site.fn.reads(),
+        )  # fmt: skip
         traced = _TRACES.get(key)
         if traced is None:
             try:

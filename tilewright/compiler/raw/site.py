@@ -29,6 +29,7 @@ class RawCallSite(CallSite):
     binds: tuple[Bind, ...]  # per parameter: DFB occurrence / folded constant / run time / tensor
     trace: RawTrace  # the decoration-time trace (DFB parameters as occurrence indices)
     computed: str  # "expanded" (static protocol) | "opaque" (depends on run-time values)
+    reads: tuple = ()  # fn.reads() when it was traced at decoration (module values it folds)
 
     @property
     def title(self) -> str:
