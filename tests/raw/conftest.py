@@ -22,6 +22,24 @@ import ttnn
 raw = ttl.raw
 """
 
+SCALE_COPY = """
+@ttl.raw.ir
+def scale_copy(src: ttl.raw.DFB, dst: ttl.raw.DFB, factor: ttl.raw.f32, n: ttl.raw.index):
+    with raw.for_(n):
+        raw.dfb_wait(src, 1)
+        raw.dfb_reserve(dst, 1)
+        raw.tile_regs_acquire()
+        raw.copy_tile(src, 0, 0)
+        raw.mul_scalar(0, factor)
+        raw.tile_regs_commit()
+        raw.tile_regs_wait()
+        raw.pack_tile(0, dst, 0)
+        raw.tile_regs_release()
+        raw.dfb_push(dst, 1)
+        raw.dfb_pop(src, 1)
+"""
+"""The scale-and-copy loop of examples/raw_scale_copy.py, as test programs include it."""
+
 RUN_ONE_TILE = """
 device = ttnn.open_device(device_id=0)
 try:

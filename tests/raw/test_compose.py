@@ -6,24 +6,12 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from tests.raw.conftest import line_of
+from tests.raw.conftest import SCALE_COPY, line_of
 from tilewright.cli.main import cli
 
-PROGRAM = """@ttl.raw.ir
-def scale_copy(src: ttl.raw.DFB, dst: ttl.raw.DFB, factor: ttl.raw.f32, n: ttl.raw.index):
-    with raw.for_(n):
-        raw.dfb_wait(src, 1)
-        raw.dfb_reserve(dst, 1)
-        raw.tile_regs_acquire()
-        raw.copy_tile(src, 0, 0)
-        raw.mul_scalar(0, factor)
-        raw.tile_regs_commit()
-        raw.tile_regs_wait()
-        raw.pack_tile(0, dst, 0)
-        raw.tile_regs_release()
-        raw.dfb_push(dst, 1)
-        raw.dfb_pop(src, 1)
-
+PROGRAM = (
+    SCALE_COPY
+    + """
 
 @ttl.operation(grid=(1, 1))
 def double(a: ttnn.Tensor, out: ttnn.Tensor) -> None:
@@ -53,6 +41,7 @@ try:
 finally:
     ttnn.close_device(device)
 """
+)
 
 
 @pytest.mark.parametrize("engine", ["python", "native"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from tests.raw.conftest import EXAMPLES, line_of
+from tests.raw.conftest import EXAMPLES, SCALE_COPY, line_of
 from tilewright import ttl, ttnn
 from tilewright.cli.main import cli
 from tilewright.compiler.raw.frontend import RawCallSite
@@ -97,22 +97,9 @@ def test_explain_shows_the_computed_effects_of_the_example():
     assert "ttl.raw.call(scale_copy, in_dfb, out_dfb, SCALE, TILES_PER_NODE)" in compute
 
 
-SHARE = """
-@ttl.raw.ir
-def scale_copy(src: ttl.raw.DFB, dst: ttl.raw.DFB, factor: ttl.raw.f32, n: ttl.raw.index):
-    with raw.for_(n):
-        raw.dfb_wait(src, 1)
-        raw.dfb_reserve(dst, 1)
-        raw.tile_regs_acquire()
-        raw.copy_tile(src, 0, 0)
-        raw.mul_scalar(0, factor)
-        raw.tile_regs_commit()
-        raw.tile_regs_wait()
-        raw.pack_tile(0, dst, 0)
-        raw.tile_regs_release()
-        raw.dfb_push(dst, 1)
-        raw.dfb_pop(src, 1)
-
+SHARE = (
+    SCALE_COPY
+    + """
 
 @ttl.operation(grid=(1, 1))
 def op(a: ttnn.Tensor, out: ttnn.Tensor) -> None:
@@ -132,6 +119,7 @@ def op(a: ttnn.Tensor, out: ttnn.Tensor) -> None:
     with d_dfb.wait() as blk:
         ttl.copy(blk, out[0:1, 0:1]).wait()
 """
+)
 
 SHARE_RUN = """
 device = ttnn.open_device(device_id=0)

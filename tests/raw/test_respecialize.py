@@ -10,36 +10,24 @@ from __future__ import annotations
 
 import pytest
 
-from tests.raw.conftest import line_of
+from tests.raw.conftest import SCALE_COPY, line_of
 
 ENGINES = ["python", "native"]
 
-PROGRAM = """
+PROGRAM = (
+    """
 N = 2
 SCALE = 1.5
 
-
-@ttl.raw.ir
-def scale(src: ttl.raw.DFB, dst: ttl.raw.DFB, factor: ttl.raw.f32, n: ttl.raw.index):
-    with raw.for_(n):
-        raw.dfb_wait(src, 1)
-        raw.dfb_reserve(dst, 1)
-        raw.tile_regs_acquire()
-        raw.copy_tile(src, 0, 0)
-        raw.mul_scalar(0, factor)
-        raw.tile_regs_commit()
-        raw.tile_regs_wait()
-        raw.pack_tile(0, dst, 0)
-        raw.tile_regs_release()
-        raw.dfb_push(dst, 1)
-        raw.dfb_pop(src, 1)
-
+"""
+    + SCALE_COPY
+    + """
 
 @ttl.operation(grid=(1, 1))
 def op(a, out):
     a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)
     o_dfb = ttl.make_dataflow_buffer_like(out, shape=(1, 1), block_count=2)
-    ttl.raw.call(scale, a_dfb, o_dfb, SCALE, N, kernel=ttl.KernelKind.COMPUTE)  # CALL
+    ttl.raw.call(scale_copy, a_dfb, o_dfb, SCALE, N, kernel=ttl.KernelKind.COMPUTE)  # CALL
     for i in range(2):
         with a_dfb.reserve() as blk:
             ttl.copy(a[0:1, i : i + 1], blk).wait()
@@ -59,37 +47,7 @@ for SCALE in CHANGES:
     print("SCALE", SCALE, bool(torch.equal(ttnn.to_torch(out_t), want)))
 ttnn.close_device(device)
 """
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_changed_module_value_is_used_by_the_next_call(write_program, run_file, engine):
-    path = write_program(PROGRAM.replace("CHANGES", "(1.5, -3.0, 0.25, 1.5)"), run=False)
-    status, out, err = run_file(path, engine)
-    assert status == 0, err
-    assert out.split("\n")[:4] == [
-        "SCALE 1.5 True",
-        "SCALE -3.0 True",
-        "SCALE 0.25 True",
-        "SCALE 1.5 True",
-    ]
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_changed_trip_count_that_changes_the_planned_effects_is_an_error(
-    write_program, run_file, engine
-):
-    body = PROGRAM.replace("CHANGES", "(1.5,)").replace(
-        "ttnn.close_device(device)", "N = 3\nop(ttnn.from_torch(a_host, **kw), out_t)\n"
-    )
-    path = write_program(body, run=False)
-    status, out, err = run_file(path, engine)
-    assert status == 1
-    assert "SCALE 1.5 True" in out
-    assert f"prog.py:{line_of(path, '# CALL')}:" in err, err
-    assert "ttl.raw.call(scale)" in err or "scale" in err
-    assert "the value(s) it folds changed since the operation was decorated ('n' = 2 -> 3)" in err
-    assert "(8 action(s) -> 12 action(s))" in err, err
-
+)
 
 # The same program, with the function reading N and SCALE from its module itself.
 BODY_READS = (
@@ -102,10 +60,21 @@ BODY_READS = (
 )
 assert BODY_READS.count("raw.for_(N)") == 1 and "o_dfb, kernel" in BODY_READS
 
+# (program, what the trip-count error names): the value passed as an argument, or read by the body
+VARIANTS = {
+    "argument": (
+        PROGRAM,
+        "the value(s) it folds changed since the operation was decorated ('n' = 2 -> 3)",
+    ),
+    "body": (BODY_READS, "module value 'N' = 2 -> 3"),
+}
+
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_module_value_the_body_reads_is_read_at_every_call(write_program, run_file, engine):
-    path = write_program(BODY_READS.replace("CHANGES", "(1.5, -3.0, 0.25, 1.5)"), run=False)
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_changed_module_value_is_used_by_the_next_call(write_program, run_file, engine, variant):
+    program, _ = VARIANTS[variant]
+    path = write_program(program.replace("CHANGES", "(1.5, -3.0, 0.25, 1.5)"), run=False)
     status, out, err = run_file(path, engine)
     assert status == 0, err
     assert out.split("\n")[:4] == [
@@ -117,15 +86,19 @@ def test_a_module_value_the_body_reads_is_read_at_every_call(write_program, run_
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_module_trip_count_the_body_reads_cannot_change_the_planned_effects(
-    write_program, run_file, engine
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_a_changed_trip_count_that_changes_the_planned_effects_is_an_error(
+    write_program, run_file, engine, variant
 ):
-    body = BODY_READS.replace("CHANGES", "(1.5,)").replace(
+    program, names = VARIANTS[variant]
+    body = program.replace("CHANGES", "(1.5,)").replace(
         "ttnn.close_device(device)", "N = 3\nop(ttnn.from_torch(a_host, **kw), out_t)\n"
     )
     path = write_program(body, run=False)
     status, out, err = run_file(path, engine)
     assert status == 1
+    assert "SCALE 1.5 True" in out
     assert f"prog.py:{line_of(path, '# CALL')}:" in err, err
-    assert "module value 'N' = 2 -> 3" in err, err
+    assert "ttl.raw.call(scale_copy)" in err, err
+    assert names in err, err
     assert "(8 action(s) -> 12 action(s))" in err, err
