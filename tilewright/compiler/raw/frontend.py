@@ -21,25 +21,24 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.backend.effects import dfb_effects
-from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl, Kernel
+from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl
 from tilewright.compiler.extern.frontend import _CallChecker, find_calls
 from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
-from tilewright.compiler.raw.respecialize import MAX_DST, PLACEHOLDER_PAGES
+from tilewright.compiler.raw.respecialize import trace_planned
 from tilewright.compiler.raw.runtime import Binding
 from tilewright.compiler.raw.site import RawCallSite
-from tilewright.compiler.raw.trace import Bind, trace
+from tilewright.compiler.raw.trace import Bind
 from tilewright.compiler.raw.types import RawType, fits
 from tilewright.compiler.source import call_name
 from tilewright.errors import TilewrightError
 from tilewright.lang.extern import surface
-from tilewright.lang.extern.plan import Effect, FuncArg, Occurrence, Variant, next_site_id
+from tilewright.lang.extern.plan import FuncArg, Occurrence, Variant, next_site_id
 
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
 
-__all__ = ["RawCallSite", "validate_operation", "is_raw_call", "MAX_DST"]
+__all__ = ["RawCallSite", "validate_operation", "is_raw_call"]
 
 _KIND_WORDS = {"compute": "compute", "data_movement": "data-movement"}
 
@@ -111,16 +110,12 @@ class _RawCallChecker(_CallChecker):
         func_args: list[FuncArg] = []
         binds: list[Bind] = []
         occurrences: list[Occurrence] = []
-        cbs: list[CBDecl] = []
         accessors: list[AccessorDecl] = []
         for i, (node, (pname, rt)) in enumerate(zip(args, fn.params)):
             fa, bind = self.argument(fn, i, node, pname, rt, kind)
             if fa.kind == "dfb":
                 assert fa.name is not None
                 bind = Bind("dfb", len(occurrences))
-                cbs.append(
-                    CBDecl(len(occurrences), fa.name, "Float16_b", 2048, PLACEHOLDER_PAGES, 1)
-                )
                 occurrences.append(Occurrence(fa.name, "func_args", i))
             elif fa.kind == "tensor":
                 name = f"acc_{pname}"
@@ -129,23 +124,13 @@ class _RawCallChecker(_CallChecker):
             func_args.append(fa)
             binds.append(bind)
         try:
-            traced = trace(
-                fn,
-                kind,
-                binds,
-                dst_tiles=MAX_DST,
-                cbs=tuple(cbs),
-                accessors=tuple(accessors),
-                source=self.src.file,
+            traced, actions = trace_planned(
+                fn, kind, binds, [o.dfb for o in occurrences], tuple(accessors), self.src.file
             )
         except TilewrightError as exc:
             exc.add_note(f"while tracing {self.title} at {self.loc} for a {kind} kernel")
             raise
-        kernel = Kernel(
-            fn.name, kind, "", self.src.file, cbs=tuple(cbs), locals=traced.locals, body=traced.body
-        )
-        actions = dfb_effects(kernel)
-        effects = tuple(Effect(e.kind, e.cb, e.pages) for e in actions or ())
+        effects = actions or ()
         return RawCallSite(
             id=next_site_id(),
             operation=self.op.qualname,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.effects import dfb_effects
 from tilewright.compiler.backend.ir import AccessorDecl, CBDecl, Kernel
-from tilewright.compiler.raw.function import RawIRError
-from tilewright.compiler.raw.trace import Bind, trace
+from tilewright.compiler.raw.function import RawIRError, RawIRFunction
+from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits
 from tilewright.lang.extern.plan import Effect
 
@@ -36,27 +36,32 @@ _CHECKED: dict[tuple, tuple[Bind, ...]] = {}
 _MAX_CHECKED = 256
 
 
-def placeholder_effects(site: RawCallSite, binds: tuple[Bind, ...]) -> tuple[Effect, ...] | None:
-    """The call's DFB actions traced as at decoration (each DFB argument its occurrence)."""
-    occurrences = site.variants[None].occurrences
+def trace_planned(
+    fn: RawIRFunction,
+    kind: str,
+    binds: list[Bind],
+    dfb_names: list[str],
+    accessors: tuple[AccessorDecl, ...],
+    source: str,
+) -> tuple[RawTrace, tuple[Effect, ...] | None]:
+    """Trace a call as the operation is planned with it -- DFB argument ``k`` is CB ``k``
+    (its occurrence), pages unbounded -- and its computed DFB actions (None: opaque)."""
     cbs = tuple(
-        CBDecl(i, occ.dfb, "Float16_b", 2048, PLACEHOLDER_PAGES, 1)
-        for i, occ in enumerate(occurrences)
+        CBDecl(i, name, "Float16_b", 2048, PLACEHOLDER_PAGES, 1) for i, name in enumerate(dfb_names)
     )
-    accessors = tuple(
+    traced = trace(fn, kind, binds, dst_tiles=MAX_DST, cbs=cbs, accessors=accessors, source=source)
+    kernel = Kernel(fn.name, kind, "", source, cbs=cbs, locals=traced.locals, body=traced.body)
+    actions = dfb_effects(kernel)
+    effects = None if actions is None else tuple(Effect(e.kind, e.cb, e.pages) for e in actions)
+    return traced, effects
+
+
+def _placeholder_accessors(binds: tuple[Bind, ...]) -> tuple[AccessorDecl, ...]:
+    return tuple(
         AccessorDecl(str(b.value), str(b.value), 0, (), 0, 2048, ())
         for b in binds
         if b.kind == "accessor"
     )
-    traced = trace(
-        site.fn, site.kind, list(binds), dst_tiles=MAX_DST, cbs=cbs, accessors=accessors,
-        source=site.loc.file,
-    )  # fmt: skip
-    kernel = Kernel(
-        site.fn.name, site.kind, "", site.loc.file, cbs=cbs, locals=traced.locals, body=traced.body
-    )
-    actions = dfb_effects(kernel)
-    return None if actions is None else tuple(Effect(e.kind, e.cb, e.pages) for e in actions)
 
 
 def current_binds(site: RawCallSite, values: dict[int, object]) -> tuple[Bind, ...]:
@@ -85,7 +90,14 @@ def current_binds(site: RawCallSite, values: dict[int, object]) -> tuple[Bind, .
     if key in _CHECKED:
         return _CHECKED[key]
     planned = site.variants[None].effects if site.computed == "expanded" else None
-    now = placeholder_effects(site, result)
+    _, now = trace_planned(
+        site.fn,
+        site.kind,
+        list(result),
+        [occ.dfb for occ in site.variants[None].occurrences],
+        _placeholder_accessors(result),
+        site.loc.file,
+    )
     if now != planned:
         diff = [
             f"'{site.fn.params[p][0]}' = {site.binds[p].value!r} -> {result[p].value!r}"
