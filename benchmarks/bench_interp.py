@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from tests.compiler.backend.interp_harness import (  # noqa: E402
+from tests.kir.interp_harness import (  # noqa: E402
     accessor,
     cb,
     compute_loop,
@@ -35,7 +35,6 @@ from tests.compiler.backend.interp_harness import (  # noqa: E402
     writer,
 )
 from tilewright import ttnn  # noqa: E402
-from tilewright.compiler.backend.ir import const, u32  # noqa: E402
 from tilewright.device import kernel_api as ka  # noqa: E402
 from tilewright.device.formats import DataFormat  # noqa: E402
 from tilewright.device.program import (  # noqa: E402
@@ -45,6 +44,7 @@ from tilewright.device.program import (  # noqa: E402
     ReaderDataMovementConfig,
     WriterDataMovementConfig,
 )
+from tilewright.kir.ir import const, u32  # noqa: E402
 
 TILES = 64
 REPEATS = 7

@@ -29,9 +29,9 @@ import time
 import torch
 
 from tilewright import ttl, ttnn
-from tilewright.compiler.backend.ir import CBDecl
 from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.device import session
+from tilewright.kir.ir import CBDecl
 
 raw = ttl.raw
 CALLS = 20_000

@@ -1,6 +1,6 @@
 """The layer order of the package, checked over its static import graph (docs/architecture.md).
 
-``errors < target < device < native < ttnn < lang < compiler < ttl < cli``: a module
+``errors < target < device < native < ttnn < kir < lang < compiler < ttl < cli``: a module
 may import its own layer and the layers below it, never one above.  Every import
 statement counts -- at module level, inside functions (deferred imports) and under
 ``if TYPE_CHECKING:`` -- because each one is a dependency a reader must follow.  No
@@ -22,7 +22,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tilewright"
 
-LAYERS = ("errors", "target", "device", "native", "ttnn", "lang", "compiler", "ttl", "cli")
+LAYERS = ("errors", "target", "device", "native", "ttnn", "kir", "lang", "compiler", "ttl", "cli")
 """Bottom to top: a layer may import the layers before it in this tuple, never after."""
 
 ROOT = "tilewright"

@@ -3,8 +3,8 @@ functions) as the emitted C++ does: a fresh scope of parameters and locals."""
 
 from __future__ import annotations
 
-from tilewright.compiler.backend.interp import Env, run
-from tilewright.compiler.backend.ir import BinOp, Const, Function, Op, Ty, Var
+from tilewright.kir.interp import Env, run
+from tilewright.kir.ir import BinOp, Const, Function, Op, Ty, Var
 
 N, ACC, IDX = Var("p_n", Ty.I64), Var("v1", Ty.I64), Var("i2", Ty.I64)
 # raw_sum(p_n): v1 = 0; for i2 in range(p_n): v1 += i2; return v1 * 2

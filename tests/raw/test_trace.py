@@ -8,11 +8,11 @@ import inspect
 import pytest
 
 from tilewright import ttl
-from tilewright.compiler.backend.ir import KIND_COMPUTE, KIND_DM, CBDecl, Const, Ty
-from tilewright.compiler.backend.printer import print_kernel
 from tilewright.compiler.raw import RawIRError
 from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.errors import IRVerifyError
+from tilewright.kir.ir import KIND_COMPUTE, KIND_DM, CBDecl, Const, Ty
+from tilewright.kir.printer import print_kernel
 
 raw = ttl.raw
 CBS = (
@@ -263,7 +263,7 @@ def test_a_verifier_failure_prints_the_ir_with_the_op_marked():
 
 
 def test_printer_shows_functions():
-    from tilewright.compiler.backend.ir import Function, Kernel, Op
+    from tilewright.kir.ir import Function, Kernel, Op
 
     t = run(scale, [*TWO_DFBS, Bind("const", 2.0), Bind("param")])
     fn = Function("raw_scale_1", t.params, (), t.locals, t.body, t.result, "raw IR function scale")

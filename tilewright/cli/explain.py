@@ -97,7 +97,7 @@ def _raw_calls(plan, base: str) -> list[str]:
 
 def describe_ir(compiled) -> str:
     """The kernel IR of a compiled operation call (``tilewright explain --ir``)."""
-    from tilewright.compiler.backend.printer import print_kernel
+    from tilewright.kir.printer import print_kernel
 
     return "\n".join(_indent(print_kernel(k), "    ") for k in compiled.kernels)
 

@@ -15,8 +15,8 @@ import hashlib
 from pathlib import Path
 
 from tilewright.compiler.backend.emit import EMITTER_VERSION, emit_kernel
-from tilewright.compiler.backend.ir import Kernel
-from tilewright.compiler.backend.printer import print_kernel
+from tilewright.kir.ir import Kernel
+from tilewright.kir.printer import print_kernel
 from tilewright.native.kernels import NativeKernel
 
 __all__ = ["INCLUDE_DIR", "ir_key", "native_kernel", "CACHE"]

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.build import native_kernel
-from tilewright.compiler.backend.ir import Kernel
 from tilewright.compiler.backend.lower import KernelInput, Lowered, World, lower_kernel
 from tilewright.compiler.backend.lower.pipes import plan_pipes
 from tilewright.compiler.backend.lower.values import (
@@ -28,6 +27,7 @@ from tilewright.compiler.backend.lower.values import (
     describe_dfb,
 )
 from tilewright.errors import NotCompilableError, SourceLoc
+from tilewright.kir.ir import Kernel
 
 if TYPE_CHECKING:
     from tilewright.compiler.program_builder import OperationProgram

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 import os
 
-from tilewright.compiler.backend.ir import (
+from tilewright.errors import SourceLoc
+from tilewright.kir.ir import (
     Arg,
     BinOp,
     Cast,
@@ -33,8 +34,7 @@ from tilewright.compiler.backend.ir import (
     Var,
     seq,
 )
-from tilewright.compiler.backend.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
-from tilewright.errors import SourceLoc
+from tilewright.kir.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
 
 __all__ = ["emit_kernel", "cpp_expr", "CPP_TYPE", "EMITTER_VERSION"]
 

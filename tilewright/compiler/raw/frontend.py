@@ -6,7 +6,7 @@ signature -- argument count, DFB / tensor / raw address / scalar per parameter, 
 ranges, the kernel kind -- and traced *specialised to the call*: DFB parameters bound
 to the call's DFB occurrences, compile-time scalar arguments (literals, module-level and
 captured values) folded into constants so static trip counts expand, run-time scalars
-left as parameters.  :func:`~..backend.effects.dfb_effects` of the traced IR is the
+left as parameters.  :func:`~tilewright.kir.effects.dfb_effects` of the traced IR is the
 call's protocol; control flow that depends on run-time values makes it opaque (every
 DFB argument an opaque dependency, as an undeclared external call's).
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl
 from tilewright.compiler.extern.frontend import _CallChecker, find_calls
 from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
@@ -32,6 +31,7 @@ from tilewright.compiler.raw.trace import Bind
 from tilewright.compiler.raw.types import RawType, fits
 from tilewright.compiler.source import call_name
 from tilewright.errors import TilewrightError
+from tilewright.kir.ir import KIND_COMPUTE, AccessorDecl
 from tilewright.lang.extern import surface
 from tilewright.lang.extern.plan import FuncArg, Occurrence, Variant, next_site_id
 

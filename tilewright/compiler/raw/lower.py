@@ -5,7 +5,7 @@ kernel finds its site by source position, binds the arguments to the kernel's
 resources -- DFBs to their circular-buffer indices, tensors to the kernel's
 ``TensorAccessor``, run-time scalars to expressions -- and traces the function again
 with them and the kernel's DST capacity.  The traced body becomes a
-:class:`~..backend.ir.Function` of the kernel (one per specialisation: identical
+:class:`~tilewright.kir.ir.Function` of the kernel (one per specialisation: identical
 bindings share it) and the call a ``raw.call`` op; the emitter writes the function as
 ``static inline`` C++ before the kernel's entry point.
 
@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import ast
 
-from tilewright.compiler.backend.ir import AccessorDecl, Arg, BinOp, CBDecl, Const, Function, Op, Ty
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.extern import raw_addr_tensor
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
-from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.frontend import RawCallSite
 from tilewright.compiler.raw.respecialize import current_binds
 from tilewright.compiler.raw.runtime import check_capacities
 from tilewright.compiler.raw.trace import Bind, trace
 from tilewright.compiler.raw.types import int_range, ir_type, range_message
 from tilewright.errors import TilewrightError
+from tilewright.kir.ir import AccessorDecl, Arg, BinOp, CBDecl, Const, Function, Op, Ty
+from tilewright.kir.optable import OPS
 
 __all__ = ["raw_call"]
 

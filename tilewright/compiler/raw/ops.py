@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tilewright.compiler.backend.ir import Cast, Const, Intrinsic, Ty
-from tilewright.compiler.backend.optable import BINARY, SFPU, SFPU_BINARY
 from tilewright.compiler.raw.function import RawIRError
 from tilewright.compiler.raw.trace import (
     AccessorHandle,
@@ -37,6 +35,8 @@ from tilewright.compiler.raw.trace import (
     user_loc,
 )
 from tilewright.compiler.raw.types import RawType, ir_type
+from tilewright.kir.ir import Cast, Const, Intrinsic, Ty
+from tilewright.kir.optable import BINARY, SFPU, SFPU_BINARY
 
 __all__ = [
     "for_",

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.backend.effects import dfb_effects
-from tilewright.compiler.backend.ir import AccessorDecl, CBDecl, Kernel
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits
+from tilewright.kir.effects import dfb_effects
+from tilewright.kir.ir import AccessorDecl, CBDecl, Kernel
 from tilewright.lang.extern.plan import Effect
 
 if TYPE_CHECKING:

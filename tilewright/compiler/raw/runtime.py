@@ -9,7 +9,7 @@ drives the circular buffer directly, as external C++ does, so the language's blo
 bookkeeping must be idle on them), tensors become the kernel API's ``TensorAccessor``,
 and the function is traced again with the physical CB indices and the kernel's DST
 capacity.  Every evaluation then runs the traced ops with the kernel-IR interpreter
-(``compiler.backend.interp``) on the running core -- the same ``cb_*``, ``copy_tile``,
+(``kir.interp``) on the running core -- the same ``cb_*``, ``copy_tile``,
 ``pack_tile``, ``noc_*`` calls of the kernel API that Python kernels and the C++ the
 emitter writes use -- and returns the scalar result.
 """
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.backend.ir import KIND_COMPUTE, AccessorDecl, CBDecl
-from tilewright.compiler.backend.optable import OPS
 from tilewright.compiler.raw.function import RawIRError
 from tilewright.compiler.raw.respecialize import current_binds
 from tilewright.compiler.raw.trace import Bind, RawTrace, trace
 from tilewright.compiler.raw.types import fits, range_message
 from tilewright.errors import DFBContractError, KernelError, TilewrightError
+from tilewright.kir.ir import KIND_COMPUTE, AccessorDecl, CBDecl
+from tilewright.kir.optable import OPS
 from tilewright.lang import state
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ class Binding:
             _TRACES[key] = traced
         self.traced: RawTrace = traced
         self._claim_roles()
-        from tilewright.compiler.backend import interp
+        from tilewright.kir import interp
 
         self.interp = interp
         self.env = interp.Env(

@@ -4,14 +4,14 @@
 site (DFB parameters to circular-buffer indices, compile-time scalars to constants,
 run-time scalars to function parameters, tensor accessors to the kernel's accessors),
 puts a :class:`_Trace` in scope and calls the body.  The op functions of ``ttl.raw``
-(:mod:`.ops`) append ops through the trace's :class:`~..backend.builder.Builder`;
+(:mod:`.ops`) append ops through the trace's :class:`~tilewright.kir.builder.Builder`;
 traced scalars are :class:`Val` objects whose Python operators build IR expressions.
 
 Misuse is caught as the op is built, with the line *inside* the raw function: an op
 the kernel kind cannot run, a DST index out of range, a DFB where a scalar belongs (or
 the reverse), an unbalanced DST handshake, an op outside any trace, a traced value
 used as a Python truth value.  The finished body is then verified
-(:func:`~..backend.verify.verify`): a failure prints the function's IR with the
+(:func:`~tilewright.kir.verify.verify`): a failure prints the function's IR with the
 offending op marked.
 """
 
@@ -23,8 +23,11 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from tilewright.compiler.backend.builder import Builder
-from tilewright.compiler.backend.ir import (
+from tilewright.compiler.raw.function import RawIRError, RawIRFunction
+from tilewright.compiler.raw.types import RawType, ir_type
+from tilewright.errors import SourceLoc, TilewrightError
+from tilewright.kir.builder import Builder
+from tilewright.kir.ir import (
     KIND_COMPUTE,
     AccessorDecl,
     BinOp,
@@ -38,11 +41,8 @@ from tilewright.compiler.backend.ir import (
     UnOp,
     Var,
 )
-from tilewright.compiler.backend.optable import OPS
-from tilewright.compiler.backend.verify import _HANDSHAKE, _MATH, _PACK, verify
-from tilewright.compiler.raw.function import RawIRError, RawIRFunction
-from tilewright.compiler.raw.types import RawType, ir_type
-from tilewright.errors import SourceLoc, TilewrightError
+from tilewright.kir.optable import OPS
+from tilewright.kir.verify import _HANDSHAKE, _MATH, _PACK, verify
 
 __all__ = [
     "Bind",

@@ -54,7 +54,7 @@ MARKERS = (*SCALARS, DFB, TensorAccessor, RawAddr)
 # -- the IR flavour's view of the markers (issue 13a) -------------------------------------------
 
 if TYPE_CHECKING:
-    from tilewright.compiler.backend.ir import Ty
+    from tilewright.kir.ir import Ty
 
 # The kernel-IR type a scalar of each marker is traced as (the IR computes in i64 / u32 /
 # f32; i32 and index values are range-checked at the call instead).
@@ -70,7 +70,7 @@ _RANGE = {
 
 def ir_type(t: RawType) -> Ty:
     """The IR type values of scalar marker ``t`` have."""
-    from tilewright.compiler.backend.ir import Ty
+    from tilewright.kir.ir import Ty
 
     return Ty(_IR[t.name])
 

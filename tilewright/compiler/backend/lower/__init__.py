@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilewright.compiler.backend.ir import CBDecl, Kernel
 from tilewright.compiler.backend.lower import calls, methods, pipes, protocol
 from tilewright.compiler.backend.lower.analysis import assigned
 from tilewright.compiler.backend.lower.blocks import Tracker
@@ -17,8 +16,9 @@ from tilewright.compiler.backend.lower.kernel import Hooks, KernelInput, Lowerin
 from tilewright.compiler.backend.lower.protocol import release_all
 from tilewright.compiler.backend.lower.resources import prologue
 from tilewright.compiler.backend.lower.values import World
-from tilewright.compiler.backend.verify import verify
 from tilewright.errors import SourceLoc
+from tilewright.kir.ir import CBDecl, Kernel
+from tilewright.kir.verify import verify
 
 __all__ = ["KernelInput", "Lowered", "World", "lower_kernel"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from tilewright.compiler.backend.ir import Const, Expr, Ty, Var
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
@@ -28,6 +27,7 @@ from tilewright.compiler.backend.lower.values import (
     TupleV,
     Value,
 )
+from tilewright.kir.ir import Const, Expr, Ty, Var
 
 Lowering = Any  # the kernel lowering (lower/kernel.py), which imports this module
 
@@ -101,7 +101,7 @@ def node_values(lw: Lowering, e: Expr) -> tuple:
 
 
 def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
-    from tilewright.compiler.backend.ir import Arg, BinOp, Cast, Intrinsic, UnOp
+    from tilewright.kir.ir import Arg, BinOp, Cast, Intrinsic, UnOp
 
     if isinstance(e, Const):
         return e.value

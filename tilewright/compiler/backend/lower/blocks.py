@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from tilewright.compiler.backend.ir import Var
 from tilewright.compiler.backend.lower.values import DFBInfo
 from tilewright.errors import BlockStateError
+from tilewright.kir.ir import Var
 from tilewright.lang.blockstate import Context, Op, State, check_and_apply
 
 __all__ = ["Held", "Handle", "NodeStates", "Tracker", "Outcome", "probe"]

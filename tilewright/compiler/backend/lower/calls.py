@@ -18,7 +18,6 @@ import enum
 import types
 from collections.abc import Callable
 
-from tilewright.compiler.backend.ir import Const, Expr, Intrinsic, Ty
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
@@ -38,6 +37,7 @@ from tilewright.compiler.backend.lower.values import (
     is_scalar_py,
     py_const,
 )
+from tilewright.kir.ir import Const, Expr, Intrinsic, Ty
 
 __all__ = [
     "attribute",
@@ -402,7 +402,7 @@ def scalar_builtin(name: str) -> Callable:
                 if isinstance(x, Const) and isinstance(y, Const):
                     out = Const((min if name == "min" else max)(x.value, y.value), ty)
                 else:
-                    from tilewright.compiler.backend.ir import BinOp
+                    from tilewright.kir.ir import BinOp
 
                     out = BinOp(name, x, y, ty)
             return Scalar(out)
@@ -410,7 +410,7 @@ def scalar_builtin(name: str) -> Callable:
             raise lw.fail(f"{name}() of something other than one number", node)
         e = values[0].expr
         if name == "abs":
-            from tilewright.compiler.backend.ir import BinOp
+            from tilewright.kir.ir import BinOp
 
             if isinstance(e, Const):
                 return Scalar(Const(abs(e.value), e.ty if e.ty is not Ty.BOOL else Ty.I64))

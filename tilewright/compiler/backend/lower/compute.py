@@ -41,9 +41,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tilewright.compiler.backend.ir import BinOp, Const, Expr, Op, Ty, Var, u32
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.errors import SourceLoc
+from tilewright.kir.ir import BinOp, Const, Expr, Op, Ty, Var, u32
 
 __all__ = [
     "Node",

@@ -15,14 +15,6 @@ from __future__ import annotations
 import ast
 import math
 
-from tilewright.compiler.backend.ir import (
-    AccessorDecl,
-    Const,
-    Expr,
-    Intrinsic,
-    Ty,
-    u32,
-)
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
 from tilewright.compiler.backend.lower.protocol import apply_state, block_of, wait_handle
@@ -38,6 +30,14 @@ from tilewright.compiler.backend.lower.values import (
     TensorInfo,
     TensorRef,
     Value,
+)
+from tilewright.kir.ir import (
+    AccessorDecl,
+    Const,
+    Expr,
+    Intrinsic,
+    Ty,
+    u32,
 )
 from tilewright.lang.blockstate import Op
 
@@ -329,7 +329,7 @@ def _emit_pages(lw, acc: AccessorDecl, sl: SliceRef, held, read: bool) -> None:
         return
     vi, vj = lw.local("tw_i", Ty.U32), lw.local("tw_j", Ty.U32)
     p, a = page(vi, vj)
-    from tilewright.compiler.backend.ir import Op as IROp
+    from tilewright.kir.ir import Op as IROp
 
     inner = IROp(
         "for", (vj, u32(0), u32(cols), 1), ((IROp(code, (acc.name, p, a), (), lw.loc),),), lw.loc

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ast
 
-from tilewright.compiler.backend.ir import Const, Expr, Ty
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Held
 from tilewright.compiler.backend.lower.resources import scaler_cb, scratch_cb
 from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, TupleV, Value
+from tilewright.kir.ir import Const, Expr, Ty
 
 __all__ = ["build_node", "emit_store", "scalar_float"]
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import os
 
-from tilewright.compiler.backend.ir import Const, Ty
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import (
     DFBRef,
@@ -31,6 +30,7 @@ from tilewright.compiler.backend.lower.values import (
     TensorRef,
     Value,
 )
+from tilewright.kir.ir import Const, Ty
 
 __all__ = ["extern_call"]
 
@@ -169,7 +169,7 @@ def extern_call(lw, node: ast.Call) -> Value:
             index = lw.runtime_arg(
                 f"{t.param}.address", [int(t.tensor.buffer.address)] * len(lw.world.setups)
             )
-            from tilewright.compiler.backend.ir import Arg
+            from tilewright.kir.ir import Arg
 
             args.append(Arg(index, f"{t.param}.address", Ty.U32))
             types.append("uint32_t")

@@ -241,7 +241,7 @@ def _store(lw, blk: BlockRef, node: ast.Call) -> Value:
         if k.arg != "acc":
             raise lw.fail(f"store() got the keyword '{k.arg}'", node)
         flag = lw.scalar(k.value)
-        from tilewright.compiler.backend.ir import Const
+        from tilewright.kir.ir import Const
 
         if not isinstance(flag, Const):
             raise lw.fail("store(acc=...) with a run-time flag", node)

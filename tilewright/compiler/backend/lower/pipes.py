@@ -26,7 +26,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tilewright.compiler.backend.ir import Const, Expr, Intrinsic, SemNote, Ty, u32
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
 from tilewright.compiler.backend.lower.protocol import apply_state, block_of
@@ -40,6 +39,7 @@ from tilewright.compiler.backend.lower.values import (
     Static,
     Value,
 )
+from tilewright.kir.ir import Const, Expr, Intrinsic, SemNote, Ty, u32
 from tilewright.lang.blockstate import Op
 
 __all__ = ["PipeSync", "pipe_copy", "finish_send", "net_method", "pipe_sync", "plan_pipes"]

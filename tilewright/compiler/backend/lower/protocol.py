@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 
-from tilewright.compiler.backend.ir import Intrinsic, Ty, u32
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Handle, Held, probe
 from tilewright.compiler.backend.lower.values import (
@@ -25,6 +24,7 @@ from tilewright.compiler.backend.lower.values import (
     Static,
     Value,
 )
+from tilewright.kir.ir import Intrinsic, Ty, u32
 from tilewright.lang import blockstate
 from tilewright.lang.blockstate import Op, State
 
@@ -128,7 +128,7 @@ def acquire(lw, dfb: DFBInfo, reserve: bool, node: ast.AST) -> Value:
 
 def _note_wait(lw, dfb: DFBInfo, pages: int) -> None:
     """What the kernel holds while it may block here (the interpreter's deadlock report)."""
-    from tilewright.compiler.backend.ir import WaitNote
+    from tilewright.kir.ir import WaitNote
 
     holds: list[str] = []
     for d in lw.world.dfbs:

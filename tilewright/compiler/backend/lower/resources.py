@@ -10,7 +10,7 @@ written once when the kernel starts.
 
 from __future__ import annotations
 
-from tilewright.compiler.backend.ir import Const, Op, Ty
+from tilewright.kir.ir import Const, Op, Ty
 
 __all__ = ["mailbox_cb", "scratch_cb", "scaler_cb", "prologue"]
 

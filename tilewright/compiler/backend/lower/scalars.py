@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-from tilewright.compiler.backend.ir import (
+from tilewright.kir.ir import (
     Arg,
     BinOp,
     Cast,

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tilewright.compiler.backend.ir import Const, Expr, Ty
+from tilewright.kir.ir import Const, Expr, Ty
 
 if TYPE_CHECKING:
     from tilewright.device.device import Device

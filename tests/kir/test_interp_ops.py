@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tests.compiler.backend.interp_harness import (
+from tests.kir.interp_harness import (
     ENGINES,
     accessor,
     cb,
@@ -27,8 +27,8 @@ from tests.compiler.backend.interp_harness import (
 )
 from tests.native_fixtures import device  # noqa: F401
 from tilewright import ttnn
-from tilewright.compiler.backend.builder import Builder
-from tilewright.compiler.backend.ir import (
+from tilewright.kir.builder import Builder
+from tilewright.kir.ir import (
     KIND_COMPUTE,
     KIND_DM,
     Arg,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilewright.compiler.backend.ir import KIND_COMPUTE, KIND_DM, Ty
+from tilewright.kir.ir import KIND_COMPUTE, KIND_DM, Ty
 
 __all__ = ["OpInfo", "OPS", "INTRINSICS", "IntrinsicInfo", "SFPU", "BINARY", "SFPU_BINARY"]
 

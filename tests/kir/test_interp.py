@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compiler.backend.interp_harness import (
+from tests.kir.interp_harness import (
     ENGINES,
     accessor,
     cb,
@@ -18,12 +18,13 @@ from tests.compiler.backend.interp_harness import (
     writer,
 )
 from tests.native_fixtures import device  # noqa: F401
-from tilewright.compiler.backend import interp
-from tilewright.compiler.backend.builder import Builder
-from tilewright.compiler.backend.interp import HANDLERS, Env, eval_expr, python_kernel, run
-from tilewright.compiler.backend.interp_ops import BINARY_CALLS, SFPU_BINARY_CALLS, SFPU_CALLS
-from tilewright.compiler.backend.interp_scalar import INTRINSIC_CALLS
-from tilewright.compiler.backend.ir import (
+from tilewright.errors import DeviceError, DFBContractError, KernelError, NocError, SourceLoc
+from tilewright.kir import interp
+from tilewright.kir.builder import Builder
+from tilewright.kir.interp import HANDLERS, Env, eval_expr, python_kernel, run
+from tilewright.kir.interp_ops import BINARY_CALLS, SFPU_BINARY_CALLS, SFPU_CALLS
+from tilewright.kir.interp_scalar import INTRINSIC_CALLS
+from tilewright.kir.ir import (
     KIND_COMPUTE,
     KIND_DM,
     Arg,
@@ -39,8 +40,7 @@ from tilewright.compiler.backend.ir import (
     const,
     u32,
 )
-from tilewright.compiler.backend.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
-from tilewright.errors import DeviceError, DFBContractError, KernelError, NocError, SourceLoc
+from tilewright.kir.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
 
 # -- coverage and unsupported IR ---------------------------------------------------------------
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilewright.compiler.backend.ir import Const, Kernel, Op
-from tilewright.compiler.backend.optable import OPS
 from tilewright.errors import SourceLoc
+from tilewright.kir.ir import Const, Kernel, Op
+from tilewright.kir.optable import OPS
 
 __all__ = ["Effect", "dfb_effects", "MAX_EFFECTS"]
 

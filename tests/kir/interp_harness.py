@@ -15,9 +15,19 @@ import torch
 
 from tilewright import ttnn
 from tilewright.compiler.backend.build import native_kernel
-from tilewright.compiler.backend.builder import Builder
-from tilewright.compiler.backend.interp import python_kernel
-from tilewright.compiler.backend.ir import (
+from tilewright.device.coords import CoreRange, CoreRangeSet
+from tilewright.device.formats import DataFormat
+from tilewright.device.kernel_api.accessor import tensor_accessor_args
+from tilewright.device.program import (
+    CircularBufferConfig,
+    ComputeConfig,
+    Program,
+    ReaderDataMovementConfig,
+    WriterDataMovementConfig,
+)
+from tilewright.kir.builder import Builder
+from tilewright.kir.interp import python_kernel
+from tilewright.kir.ir import (
     KIND_COMPUTE,
     KIND_DM,
     AccessorDecl,
@@ -28,16 +38,6 @@ from tilewright.compiler.backend.ir import (
     Ty,
     Var,
     u32,
-)
-from tilewright.device.coords import CoreRange, CoreRangeSet
-from tilewright.device.formats import DataFormat
-from tilewright.device.kernel_api.accessor import tensor_accessor_args
-from tilewright.device.program import (
-    CircularBufferConfig,
-    ComputeConfig,
-    Program,
-    ReaderDataMovementConfig,
-    WriterDataMovementConfig,
 )
 
 CORE = ttnn.CoreCoord(0, 0)

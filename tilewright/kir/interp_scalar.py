@@ -24,9 +24,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tilewright.compiler.backend.ir import Arg, BinOp, Cast, Const, Intrinsic, Op, Ty, UnOp, Var
 from tilewright.device import kernel_api as ka
 from tilewright.errors import KernelError
+from tilewright.kir.ir import Arg, BinOp, Cast, Const, Intrinsic, Op, Ty, UnOp, Var
 
 __all__ = ["CType", "ExprFn", "compile_expr", "coerce", "convert", "unsupported", "ctype_of_ty"]
 
@@ -311,7 +311,7 @@ INTRINSIC_CALLS: dict[str, Callable[..., int]] = {
 
 
 def _intrinsic(e: Intrinsic, op: Op | None) -> tuple[ExprFn, CType]:
-    from tilewright.compiler.backend.optable import INTRINSICS
+    from tilewright.kir.optable import INTRINSICS
 
     info = INTRINSICS.get(e.name)
     call = INTRINSIC_CALLS.get(e.name)

@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from tilewright.compiler.backend.ir import (
+from tilewright.errors import SourceLoc
+from tilewright.kir.ir import (
     AccessorDecl,
     CBDecl,
     Const,
@@ -31,8 +32,7 @@ from tilewright.compiler.backend.ir import (
     Ty,
     Var,
 )
-from tilewright.compiler.backend.verify import verify
-from tilewright.errors import SourceLoc
+from tilewright.kir.verify import verify
 
 __all__ = ["Builder"]
 

@@ -25,14 +25,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tilewright.compiler.backend.interp_ops import API_HANDLERS, OpFn, operand
-from tilewright.compiler.backend.interp_scalar import (
-    CONVERT,
-    coerce,
-    compile_expr,
-    unsupported,
-)
-from tilewright.compiler.backend.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var, seq
 from tilewright.device import kernel_api as ka
 from tilewright.device.engine import current_run
 from tilewright.device.noc import chips_with_tag
@@ -44,6 +36,14 @@ from tilewright.errors import (
     NocError,
     TilewrightError,
 )
+from tilewright.kir.interp_ops import API_HANDLERS, OpFn, operand
+from tilewright.kir.interp_scalar import (
+    CONVERT,
+    coerce,
+    compile_expr,
+    unsupported,
+)
+from tilewright.kir.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var, seq
 
 __all__ = [
     "Env",

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tilewright.compiler.backend.ir import (
+from tilewright.errors import IRVerifyError
+from tilewright.kir.ir import (
     Arg,
     BinOp,
     Cast,
@@ -36,9 +37,8 @@ from tilewright.compiler.backend.ir import (
     Var,
     seq,
 )
-from tilewright.compiler.backend.optable import INTRINSICS, OPS
-from tilewright.compiler.backend.printer import print_kernel
-from tilewright.errors import IRVerifyError
+from tilewright.kir.optable import INTRINSICS, OPS
+from tilewright.kir.printer import print_kernel
 
 __all__ = ["verify", "expr_type"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from tilewright.compiler.backend.ir import (
+from tilewright.kir.ir import (
     Arg,
     BinOp,
     Cast,
@@ -32,7 +32,7 @@ from tilewright.compiler.backend.ir import (
     UnOp,
     Var,
 )
-from tilewright.compiler.backend.optable import OPS
+from tilewright.kir.optable import OPS
 
 __all__ = ["print_expr", "print_kernel", "print_op_line"]
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tilewright.compiler.backend.effects import dfb_effects
-from tilewright.compiler.backend.ir import (
+from tilewright.errors import IRVerifyError, SourceLoc
+from tilewright.kir.effects import dfb_effects
+from tilewright.kir.ir import (
     CBDecl,
     Const,
     Intrinsic,
@@ -15,9 +16,8 @@ from tilewright.compiler.backend.ir import (
     Var,
     u32,
 )
-from tilewright.compiler.backend.printer import print_kernel
-from tilewright.compiler.backend.verify import verify
-from tilewright.errors import IRVerifyError, SourceLoc
+from tilewright.kir.printer import print_kernel
+from tilewright.kir.verify import verify
 
 LOC = SourceLoc("prog.py", 7)
 CB0 = CBDecl(0, "in_dfb", "Float16_b", 2048, 4, 2)
@@ -191,8 +191,8 @@ def test_dfb_effects_of_data_dependent_control_flow_are_unknown():
 
 
 def test_a_builder_constructs_verified_ir_that_emits_cpp():
-    from tilewright.compiler.backend.builder import Builder
     from tilewright.compiler.backend.emit import emit_kernel
+    from tilewright.kir.builder import Builder
 
     b = Builder("scale", "compute", slot="trisc", dst_tiles=4, cbs=(CB0, CB1), loc=LOC)
     i = b.local("i", Ty.I64)

@@ -14,16 +14,16 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from tilewright.compiler.backend.interp_scalar import (
+from tilewright.device import kernel_api as ka
+from tilewright.kir.interp_scalar import (
     CType,
     ExprFn,
     coerce,
     compile_expr,
     unsupported,
 )
-from tilewright.compiler.backend.ir import Op, seq
-from tilewright.compiler.backend.optable import SFPU
-from tilewright.device import kernel_api as ka
+from tilewright.kir.ir import Op, seq
+from tilewright.kir.optable import SFPU
 
 __all__ = [
     "API_HANDLERS",
