@@ -31,6 +31,7 @@ __all__ = [
     "CapacityError",
     "ExternCallError",
     "NotCompilableError",
+    "RawIRError",
     "IRVerifyError",
     "KernelError",
     "BlockStateError",
@@ -220,6 +221,12 @@ class NotCompilableError(TTLangCompileError):
     ``--engine auto`` runs the operation interpreted instead."""
 
     default_rule = "not-compilable"
+
+
+class RawIRError(TTLangCompileError):
+    """A raw IR function or call (``ttl.raw``) breaks a rule (signature, call, builder use)."""
+
+    default_rule = "raw-ir"
 
 
 class IRVerifyError(TTLangCompileError):

@@ -44,7 +44,7 @@ def engine():
 
 def _run(program: str, engine: str, monkeypatch) -> tuple[int, str, str, list[torch.Tensor], int]:
     from tilewright import ttnn
-    from tilewright.compiler import backend
+    from tilewright.compiler.backend import engine as backend
 
     results: list[torch.Tensor] = []
     original = ttnn.to_torch
@@ -94,7 +94,7 @@ def test_both_engines_agree(program, monkeypatch):
 
 def test_the_block_state_error_is_raised_by_the_compiled_kernel():
     """The compiled engine reports the interpreter's block-state error from C++ (``fail`` op)."""
-    from tilewright.compiler import backend
+    from tilewright.compiler.backend import engine as backend
     from tilewright.compiler.backend.emit import emit_kernel
 
     sources: list[str] = []

@@ -96,10 +96,10 @@ def split_directly(tmp_path, body: str):
     """Run only the splitter on an operation (the external-call front end validates first
     in ``@ttl.operation``, with its own wording for these two rules)."""
     from tests.compiler.helpers import load, write
-    from tilewright.compiler import split
     from tilewright.compiler.interface import check_interface
     from tilewright.compiler.record import OperationRecord
     from tilewright.compiler.source import FunctionSource
+    from tilewright.compiler.split import splitter as split
     from tilewright.compiler.split.identity import operation_identity
 
     path = write(tmp_path, "def op(a, out):\n" + body + "\n")

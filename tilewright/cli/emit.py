@@ -34,7 +34,7 @@ __all__ = ["emit"]
 def emit(output: str | None, program: str, args: tuple[str, ...]) -> None:
     """Run PROGRAM compiled and write each operation's tt-metal C++ and host program to OUTPUT."""
     output, rest = _output_after_program(output, list(args))
-    from tilewright.compiler import backend
+    from tilewright.compiler.backend import engine as backend
     from tilewright.compiler.backend.build import ir_key
     from tilewright.compiler.backend.host import write_operation
     from tilewright.device import session

@@ -115,7 +115,8 @@ def describe_ir(compiled) -> str:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
-    from tilewright.compiler import backend, program_builder
+    from tilewright.compiler import program_builder
+    from tilewright.compiler.backend import engine as backend
     from tilewright.device import session
 
     session.reset(engine=engine)

@@ -14,20 +14,14 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import (
-    backend,
-    extern,
-    host_tensors,
-    program_builder,
-    runtime_resources,
-    split,
-    warm,
-)
+from tilewright.compiler import extern, host_tensors, program_builder, runtime_resources, warm
+from tilewright.compiler.backend.engine import run_engine
 from tilewright.compiler.interface import check_interface
 from tilewright.compiler.raw import cpp_calls as raw_cpp_calls
 from tilewright.compiler.raw import frontend as raw_frontend
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
+from tilewright.compiler.split import splitter
 from tilewright.compiler.split.identity import operation_identity
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
 from tilewright.lang.extern.plan import with_sites
@@ -92,9 +86,9 @@ class Operation:
             self.extern_plan, self.qualname, raw_frontend.validate_operation(self.record)
         )
         if self.multi_kernel:
-            split.bind_captured_handles(self.record)  # reference B.2 / B.9
+            splitter.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:
-            self.split_plan, self.body = split.split_operation(self.record, self.extern_plan)
+            self.split_plan, self.body = splitter.split_operation(self.record, self.extern_plan)
             self.extern_plan = with_sites(  # calls composed from other operations (B.8)
                 self.extern_plan, self.qualname, self.split_plan.composed_sites
             )
@@ -153,7 +147,7 @@ class Operation:
             resources = runtime_resources.plan(factory, self.name, program, args, grid, call_loc)
             runtime_resources.apply(resources, program)
         if hit is None:
-            backend.run_engine(
+            run_engine(
                 self.record,
                 self.options,
                 self.split_plan,

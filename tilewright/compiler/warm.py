@@ -37,9 +37,9 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tilewright.compiler import backend, program_builder
+from tilewright.compiler import program_builder
 from tilewright.compiler.backend.compile import _names, _sig
-from tilewright.compiler.backend.engine import engine_of
+from tilewright.compiler.backend.engine import COMPILE_OBSERVERS, engine_of
 from tilewright.errors import InterfaceError
 
 if TYPE_CHECKING:
@@ -252,7 +252,7 @@ def key_of(op, device, grid: tuple[int, ...], args, factory) -> tuple | None:
     if (
         factory is not None
         or program_builder.BUILD_OBSERVERS
-        or backend.COMPILE_OBSERVERS
+        or COMPILE_OBSERVERS
         or not isinstance(op.body, types.FunctionType)
     ):
         return None

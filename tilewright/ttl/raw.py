@@ -51,7 +51,7 @@ from tilewright.compiler.raw.ops import (
     write_page,
     write_ptr,
 )
-from tilewright.compiler.raw.types import (
+from tilewright.lang.raw_types import (
     DFB,
     RawAddr,
     RawType,

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from tests.e2e.conftest import EXAMPLES
 from tilewright.cli.main import cli
 from tilewright.cli.runner import run_program
-from tilewright.compiler import backend
+from tilewright.compiler.backend import engine as backend
 from tilewright.compiler.backend.build import INCLUDE_DIR
 from tilewright.compiler.backend.emit import emit_kernel
 from tilewright.device import session

@@ -246,7 +246,7 @@ def test_auto_interprets_with_a_one_line_notice(tmp_path, capsys):
 
 
 def test_auto_compiles_what_compiles(tmp_path, capsys):
-    from tilewright.compiler import backend
+    from tilewright.compiler.backend import engine as backend
 
     seen = []
     backend.COMPILE_OBSERVERS.append(lambda r, c, p: seen.append(r.name))
@@ -260,7 +260,7 @@ def test_auto_compiles_what_compiles(tmp_path, capsys):
 
 
 def test_python_interprets_everything(tmp_path, capsys):
-    from tilewright.compiler import backend
+    from tilewright.compiler.backend import engine as backend
 
     seen = []
     backend.COMPILE_OBSERVERS.append(lambda r, c, p: seen.append(r.name))

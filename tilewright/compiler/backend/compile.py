@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.build import native_kernel
-from tilewright.compiler.backend.lower import KernelInput, Lowered, World, lower_kernel
+from tilewright.compiler.backend.lower.entry import KernelInput, Lowered, World, lower_kernel
 from tilewright.compiler.backend.lower.pipes import plan_pipes
 from tilewright.compiler.backend.lower.values import (
     NetRef,

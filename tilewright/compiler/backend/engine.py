@@ -5,18 +5,31 @@ or, without one, from the run session (``tilewright run --engine``, the pytest
 plugin, ``tilewright.device.session.OPTIONS.engine``).  ``python`` interprets every
 operation; ``native`` compiles every operation and reports what does not compile as
 an error; ``auto`` (the default) compiles what compiles and interprets the rest with
-a one-line notice naming the construct and its line.
+a one-line notice naming the construct and its line.  :func:`run_engine` applies the
+choice to one operation call, and tells the observers (``tilewright explain --ir``,
+``tilewright emit``) what it compiled or left interpreted.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from tilewright.compiler.backend.compile import compile_call
+from tilewright.device import session
 from tilewright.errors import InterfaceError, NotCompilableError, SourceLoc
 
-__all__ = ["ENGINES", "EngineChoice", "engine_of", "notice", "NOTICES"]
+__all__ = [
+    "ENGINES",
+    "COMPILE_OBSERVERS",
+    "FALLBACK_OBSERVERS",
+    "EngineChoice",
+    "engine_of",
+    "notice",
+    "NOTICES",
+    "run_engine",
+]
 
 ENGINES = ("auto", "python", "native")
 _FLAG = "--tw-engine"
@@ -32,8 +45,6 @@ def engine_of(
     op_options: Mapping[str, object], op_name: str, loc: SourceLoc | None = None
 ) -> EngineChoice:
     """The engine of one operation call."""
-    from tilewright.device import session
-
     words = str(op_options.get("options") or "").split()
     for i, word in enumerate(words):
         if word == _FLAG or word.startswith(_FLAG + "="):
@@ -66,3 +77,65 @@ def notice(op_name: str, exc: NotCompilableError) -> None:
         return
     NOTICES.append(text)
     print(text, file=sys.stderr)
+
+
+COMPILE_OBSERVERS: list[Callable] = []
+"""Callables ``observer(record, compiled, program)`` run after an operation compiled
+(``tilewright explain --ir``, ``tilewright emit``)."""
+FALLBACK_OBSERVERS: list[Callable] = []
+"""Callables ``observer(record, error, program)`` run when ``auto`` interprets an operation."""
+
+
+def run_engine(
+    record,
+    options,
+    split_plan,
+    program,
+    device,
+    grid,
+    setups,
+    args,
+    call_loc,
+    *,
+    runtime_resources: bool = False,
+) -> None:
+    """Compile the call for the native engine unless the engine is ``python``.
+
+    Under ``auto`` a construct that does not compile leaves the program interpreted,
+    with a one-line notice; under ``native`` it is the error.  A call whose program got
+    operation runtime resources (reference C.11: defines, per-node runtime args, caller
+    semaphores) is not compiled yet.
+    """
+    choice = engine_of(options, record.name, call_loc)
+    if choice.engine == "python":
+        return
+    try:
+        if runtime_resources:
+            raise NotCompilableError(
+                f"operation '{record.name}' uses operation runtime resources "
+                "(runtime_resource_factory=, reference C.11), which the compiled path does "
+                "not lower yet",
+                loc=call_loc,
+                hint="run it with --engine auto or --engine python",
+            )
+        compiled = compile_call(
+            record,
+            split_plan,
+            program,
+            device,
+            grid,
+            setups,
+            args,
+            {**options, "engine": choice.engine},
+        )
+    except NotCompilableError as exc:
+        if choice.engine == "native":
+            raise
+        if not getattr(exc, "quiet", False):
+            notice(record.name, exc)
+        for fallback in FALLBACK_OBSERVERS:
+            fallback(record, exc, program)
+        return
+    compiled.install(program)
+    for observer in COMPILE_OBSERVERS:
+        observer(record, compiled, program)

@@ -34,8 +34,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tilewright.compiler.extern.frontend_args import ArgumentChecks
-from tilewright.compiler.raw import types as raw_types
 from tilewright.errors import ExternCallError, SourceLoc, user_location
+from tilewright.lang import raw_types
 from tilewright.lang.extern.plan import TemplateArg
 from tilewright.lang.extern.types import (
     AccessItem,

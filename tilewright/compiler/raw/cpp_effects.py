@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tilewright.compiler.raw import types as raw_types
+from tilewright.lang import raw_types
 from tilewright.lang.extern.plan import EFFECT_KINDS, MAX_EXPANDED_EFFECTS, Effect
 from tilewright.lang.extern.types import AccessItem, EffectItem, EffectRepeat
 

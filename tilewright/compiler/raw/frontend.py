@@ -24,16 +24,15 @@ from typing import TYPE_CHECKING
 from tilewright.compiler.extern.frontend import _CallChecker, find_calls
 from tilewright.compiler.extern.scope import LocalScope, NotStaticError, Resolver
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
-from tilewright.compiler.raw.respecialize import trace_planned
-from tilewright.compiler.raw.runtime import Binding
-from tilewright.compiler.raw.site import RawCallSite
+from tilewright.compiler.raw.site import RawCallSite, trace_planned
 from tilewright.compiler.raw.trace import Bind
-from tilewright.compiler.raw.types import RawType, fits
 from tilewright.compiler.source import call_name
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import KIND_COMPUTE, AccessorDecl
 from tilewright.lang.extern import surface
 from tilewright.lang.extern.plan import FuncArg, Occurrence, Variant, next_site_id
+from tilewright.lang.raw import call as raw_call
+from tilewright.lang.raw_types import RawType, fits
 
 if TYPE_CHECKING:
     from tilewright.compiler.record import OperationRecord
@@ -49,8 +48,6 @@ def is_raw_call(call: ast.Call, resolver: Resolver, chain: list[LocalScope]) -> 
         return False
     if recv == "ttl.raw":
         return True
-    from tilewright.compiler.raw import call as raw_call
-
     return resolver.static_object(call.func, chain) is raw_call
 
 
@@ -153,7 +150,6 @@ class _RawCallChecker(_CallChecker):
             trace=traced,
             computed="opaque" if actions is None else "expanded",
             reads=fn.reads(),
-            binder=Binding,
         )
 
     def argument(

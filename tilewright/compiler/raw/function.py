@@ -14,16 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from tilewright.compiler.raw.types import SCALARS, RawType
-from tilewright.errors import SourceLoc, TTLangCompileError
+from tilewright.errors import RawIRError, SourceLoc
+from tilewright.lang.raw_types import SCALARS, RawType
 
 __all__ = ["RawIRError", "RawIRFunction", "ir"]
-
-
-class RawIRError(TTLangCompileError):
-    """A raw IR function or call breaks a rule (signature, call, builder use)."""
-
-    default_rule = "raw-ir"
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,13 +23,13 @@ from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.extern import raw_addr_tensor
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.raw.frontend import RawCallSite
-from tilewright.compiler.raw.respecialize import current_binds
-from tilewright.compiler.raw.runtime import check_capacities
+from tilewright.compiler.raw.site import current_binds
 from tilewright.compiler.raw.trace import Bind, trace
-from tilewright.compiler.raw.types import int_range, ir_type, range_message
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import AccessorDecl, Arg, BinOp, CBDecl, Const, Function, Op, Ty
 from tilewright.kir.optable import OPS
+from tilewright.lang.raw import check_capacities
+from tilewright.lang.raw_types import int_range, ir_type, range_message
 
 __all__ = ["raw_call"]
 

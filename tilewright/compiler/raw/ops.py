@@ -34,9 +34,9 @@ from tilewright.compiler.raw.trace import (
     expr_of,
     user_loc,
 )
-from tilewright.compiler.raw.types import RawType, ir_type
 from tilewright.kir.ir import Cast, Const, Intrinsic, Ty
 from tilewright.kir.optable import BINARY, SFPU, SFPU_BINARY
+from tilewright.lang.raw_types import RawType, ir_type
 
 __all__ = [
     "for_",

@@ -24,7 +24,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from tilewright.compiler.raw.function import RawIRError, RawIRFunction
-from tilewright.compiler.raw.types import RawType, ir_type
 from tilewright.errors import SourceLoc, TilewrightError
 from tilewright.kir.builder import Builder
 from tilewright.kir.ir import (
@@ -43,6 +42,7 @@ from tilewright.kir.ir import (
 )
 from tilewright.kir.optable import OPS
 from tilewright.kir.verify import _HANDSHAKE, _MATH, _PACK, verify
+from tilewright.lang.raw_types import RawType, ir_type
 
 __all__ = [
     "Bind",

@@ -3,13 +3,15 @@
 A marker names a C++ type and the kind of value a call passes for it: an integer or
 float scalar, a DFB handle (its physical index), a tensor (an accessor) or a raw
 address.  Shared by the IR flavour (``@ttl.raw.ir``) and the C++ flavour
-(``ttl.raw.cpp``).
+(``ttl.raw.cpp``), at decoration (the compiler's ``compiler/raw``) and at kernel time
+(the range check of a run-time argument, :mod:`tilewright.lang.raw`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+
+from tilewright.kir.ir import Ty
 
 __all__ = [
     "RawType",
@@ -53,9 +55,6 @@ MARKERS = (*SCALARS, DFB, TensorAccessor, RawAddr)
 
 # -- the IR flavour's view of the markers (issue 13a) -------------------------------------------
 
-if TYPE_CHECKING:
-    from tilewright.kir.ir import Ty
-
 # The kernel-IR type a scalar of each marker is traced as (the IR computes in i64 / u32 /
 # f32; i32 and index values are range-checked at the call instead).
 _IR = {"i32": "i64", "i64": "i64", "u32": "u32", "f32": "f32", "index": "i64", "RawAddr": "u32"}
@@ -70,8 +69,6 @@ _RANGE = {
 
 def ir_type(t: RawType) -> Ty:
     """The IR type values of scalar marker ``t`` have."""
-    from tilewright.kir.ir import Ty
-
     return Ty(_IR[t.name])
 
 
