@@ -16,6 +16,13 @@ import sys
 import click
 
 from tilewright.cli.runner import run_program
+from tilewright.device import session
+from tilewright.lazy import lazy_import
+
+# The compiler loads when the command runs, not when the command line starts.
+backend = lazy_import("tilewright.compiler.backend.engine")
+build = lazy_import("tilewright.compiler.backend.build")
+host = lazy_import("tilewright.compiler.backend.host")
 
 __all__ = ["emit"]
 
@@ -34,24 +41,19 @@ __all__ = ["emit"]
 def emit(output: str | None, program: str, args: tuple[str, ...]) -> None:
     """Run PROGRAM compiled and write each operation's tt-metal C++ and host program to OUTPUT."""
     output, rest = _output_after_program(output, list(args))
-    from tilewright.compiler.backend import engine as backend
-    from tilewright.compiler.backend.build import ir_key
-    from tilewright.compiler.backend.host import write_operation
-    from tilewright.device import session
-
     session.reset(engine="native")
     seen: dict[tuple[str, ...], str] = {}
     names: dict[str, int] = {}
 
     def observe(record, compiled, built) -> None:
-        key = tuple(ir_key(k) for k in compiled.kernels)
+        key = tuple(build.ir_key(k) for k in compiled.kernels)
         if key in seen:
             return
         count = names.get(record.name, 0) + 1
         names[record.name] = count
         folder = record.name if count == 1 else f"{record.name}-{count}"
         seen[key] = folder
-        write_operation(os.path.join(output, folder), record, compiled, built)
+        host.write_operation(os.path.join(output, folder), record, compiled, built)
 
     backend.COMPILE_OBSERVERS.append(observe)
     try:

@@ -20,6 +20,14 @@ import sys
 import click
 
 from tilewright.cli.runner import run_program
+from tilewright.device import session
+from tilewright.lazy import lazy_import
+
+# The compiler loads when the command runs, not when the command line starts.
+backend = lazy_import("tilewright.compiler.backend.engine")
+program_builder = lazy_import("tilewright.compiler.program_builder")
+raw_site = lazy_import("tilewright.compiler.raw.site")
+printer = lazy_import("tilewright.kir.printer")
 
 __all__ = ["describe_compilation", "explain"]
 
@@ -82,9 +90,7 @@ def describe_compilation(op, program, setups, base: str) -> str:
 
 def _raw_calls(plan, base: str) -> list[str]:
     """The ``ttl.raw.call`` sites and the DFB effects computed from their IR."""
-    from tilewright.compiler.raw.frontend import RawCallSite
-
-    sites = [s for s in getattr(plan, "sites", ()) if isinstance(s, RawCallSite)]
+    sites = [s for s in getattr(plan, "sites", ()) if isinstance(s, raw_site.RawCallSite)]
     if not sites:
         return []
     out = ["  raw IR calls:"]
@@ -97,9 +103,7 @@ def _raw_calls(plan, base: str) -> list[str]:
 
 def describe_ir(compiled) -> str:
     """The kernel IR of a compiled operation call (``tilewright explain --ir``)."""
-    from tilewright.kir.printer import print_kernel
-
-    return "\n".join(_indent(print_kernel(k), "    ") for k in compiled.kernels)
+    return "\n".join(_indent(printer.print_kernel(k), "    ") for k in compiled.kernels)
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -115,10 +119,6 @@ def describe_ir(compiled) -> str:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
-    from tilewright.compiler import program_builder
-    from tilewright.compiler.backend import engine as backend
-    from tilewright.device import session
-
     session.reset(engine=engine)
     base = os.path.dirname(os.path.abspath(program))
     reports: list[str] = []

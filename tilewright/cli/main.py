@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tilewright import __version__
+from tilewright.cli import emit, explain, run, sysdesc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -14,8 +15,6 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tilewright.cli import emit, explain, run, sysdesc
-
     cli.add_command(sysdesc.sysdesc)
     cli.add_command(run.run)
     cli.add_command(explain.explain)

@@ -28,10 +28,16 @@ from collections.abc import Generator, Iterator
 
 import pytest
 
+from tilewright import __version__
 from tilewright.errors import TilewrightError, format_error
+from tilewright.lazy import lazy_import
 
 # Loaded by pytest's entry point in every pytest run of this environment: imports nothing
 # more of Tilewright until a switch turns the plugin on (the runner, the device layer).
+runner = lazy_import("tilewright.cli.runner")
+device_session = lazy_import("tilewright.device.session")
+chips = lazy_import("tilewright.ttnn.chips")
+ttnn_device = lazy_import("tilewright.ttnn.device")
 
 __all__ = ["ENTRY_POINT"]
 
@@ -80,13 +86,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     early_config.stash[_ACTIVE] = active
     if not active:
         return
-    from tilewright.cli.runner import install_aliases
-
-    install_aliases()
-    from tilewright.device import session
-
+    runner.install_aliases()
     ns = early_config.known_args_namespace
-    session.reset(
+    device_session.reset(
         board=getattr(ns, "tilewright_board", None),
         system_desc=getattr(ns, "tilewright_system_desc", None),
     )
@@ -95,8 +97,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     if not config.stash.get(_ACTIVE, False):
         return None
-    from tilewright import __version__
-
     return f"tilewright {__version__}: ttl and ttnn are Tilewright's (virtual device)"
 
 
@@ -105,8 +105,6 @@ def device(request: pytest.FixtureRequest) -> Iterator[object]:
     """A virtual device (``ttnn.open_device(device_id=0)``), closed after the test."""
     if not request.config.stash.get(_ACTIVE, False):
         pytest.fail("the `device` fixture of the tilewright plugin needs `pytest -p tilewright`")
-    from tilewright.ttnn import device as ttnn_device
-
     dev = ttnn_device.open_device(device_id=0)
     try:
         yield dev
@@ -119,9 +117,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     """Close the devices the suite left open (``tilewright run`` does so after a script)."""
     if not session.config.stash.get(_ACTIVE, False):
         return
-    from tilewright.ttnn import chips
-    from tilewright.ttnn import device as ttnn_device
-
     for dev in chips.open_devices():
         ttnn_device.close_device(dev)
 
@@ -132,9 +127,7 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         return (yield)
     except TilewrightError as exc:
         if item.config.stash.get(_ACTIVE, False):
-            from tilewright.cli.runner import users_frames
-
-            users_frames(exc)
+            runner.users_frames(exc)
         raise
 
 

@@ -16,8 +16,14 @@ import click
 from tilewright.cli.runner import run_program
 from tilewright.device import session
 from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS
+from tilewright.device.requirements import check_runnable
+from tilewright.device.trace import Tracer
 from tilewright.errors import TilewrightError
-from tilewright.target import BOARD_PRESETS
+from tilewright.lazy import lazy_import
+from tilewright.target import BOARD_PRESETS, read_system_desc
+
+# Process isolation loads the native engine: only `--isolate` runs need it here.
+isolate_module = lazy_import("tilewright.native.isolate")
 
 __all__ = ["run"]
 
@@ -39,9 +45,6 @@ def _check_trace_path(path: str) -> None:
 
 def _load_system_desc(path: str):
     """Read and check ``--system-desc`` before the program runs (what `sysdesc check` does)."""
-    from tilewright.device.requirements import check_runnable
-    from tilewright.target import read_system_desc
-
     try:
         root = read_system_desc(path)
         check_runnable(root)
@@ -52,8 +55,6 @@ def _load_system_desc(path: str):
 
 
 def _write_trace(path: str) -> None:
-    from tilewright.device.trace import Tracer
-
     tracer = session.OPTIONS.tracer
     empty = tracer is None
     try:
@@ -133,8 +134,6 @@ def run(
         _check_trace_path(trace_path)
     descriptor = _load_system_desc(system_desc) if system_desc else None
     if isolate:
-        from tilewright.native.isolate import run_isolated
-
         forwarded = [
             *(["--trace", trace_path] if trace_path else []),
             *(["--stats"] if stats else []),
@@ -145,12 +144,10 @@ def run(
             "--engine",
             engine,
         ]
-        sys.exit(run_isolated(program, list(args), forwarded))
+        sys.exit(isolate_module.run_isolated(program, list(args), forwarded))
     if isolate_channel:
-        from tilewright.native.isolate import attach_child
-
         try:
-            attach_child(isolate_channel)
+            isolate_module.attach_child(isolate_channel)
         except ValueError as exc:  # an internal option: only run_isolated passes it
             raise click.BadParameter(str(exc), param_hint="--isolate-channel") from None
     session.reset(

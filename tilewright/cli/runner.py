@@ -27,6 +27,11 @@ from tilewright.errors import (
     internal_file,
     traceback_location,
 )
+from tilewright.lazy import lazy_import
+
+# ttnn (and with it the device) loads when a program runs, not when the command line starts.
+chips = lazy_import("tilewright.ttnn.chips")
+ttnn_device = lazy_import("tilewright.ttnn.device")
 
 __all__ = ["install_aliases", "run_program", "users_frames", "ALIASES"]
 
@@ -66,18 +71,14 @@ def install_aliases() -> None:
 
 
 def _open_devices() -> list:
-    from tilewright.ttnn import chips
-
     return chips.open_devices()
 
 
 def _close_devices_left_open(before: list) -> None:
     """A program that forgot ``ttnn.close_device`` must not leak its device into the next run."""
-    from tilewright.ttnn import chips, device
-
     for dev in chips.open_devices():
         if all(dev is not b for b in before):
-            device.close_device(dev)
+            ttnn_device.close_device(dev)
 
 
 def users_frames(exc: BaseException) -> None:

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import click
 
+from tilewright.device.device import Mesh
 from tilewright.device.requirements import RUN_HINT, runnable_findings
 from tilewright.errors import TilewrightError
 from tilewright.target import (
@@ -430,11 +431,6 @@ def convert_cmd(
 )
 def query_cmd(board: str | None, system_desc: str | None, fmt: str, output: str | None) -> None:
     """Open the virtual device(s) and print their system descriptor (like `ttrt query`)."""
-    from dataclasses import replace
-
-    from tilewright.device.device import Mesh
-    from tilewright.target import board_preset
-
     with _reported():
         if system_desc is not None:
             root = read_system_desc(system_desc)

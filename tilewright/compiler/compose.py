@@ -36,6 +36,8 @@ from tilewright.compiler.split.astutil import (
     free_loads,
     nested_scope_bindings,
 )
+from tilewright.compiler.split.lifecycle_sites import is_extern_call
+from tilewright.compiler.split.lift import setup_factory
 from tilewright.errors import SplitError
 from tilewright.lang.extern.plan import CallSite, ExternPlan, renamed_site
 
@@ -297,8 +299,6 @@ class Composer:
         (``_site=<id>``), so the run time and the caller's lifecycle proofs find it
         wherever composition placed the statement.
         """
-        from tilewright.compiler.split.lifecycle_sites import is_extern_call
-
         for node in ast.walk(stmt):
             if not is_extern_call(node):
                 continue
@@ -432,8 +432,6 @@ class Composer:
 
     def _hoist(self) -> None:
         """Composed resource declarations inside compound statements move to the top level."""
-        from tilewright.compiler.split.lift import setup_factory
-
         params = {a.arg for a in self.tree.args.args}
         static = params | set(self.injected)
         dynamic = assigned_names_in(self.tree.body) - params

@@ -16,6 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from tilewright.errors import InterfaceError, SourceLoc
+from tilewright.ttnn import chips
+from tilewright.ttnn.convert import to_device
+from tilewright.ttnn.tensor import Tensor
 
 __all__ = ["stage"]
 
@@ -28,8 +31,6 @@ def stage(
     op_name: str, params: Sequence[str], args: Sequence[object], loc: SourceLoc | None
 ) -> tuple[tuple[object, ...], Callable[[], None]]:
     """``(args with host tensors on the device, write_back)``; ``write_back()`` after the run."""
-    from tilewright.ttnn.tensor import Tensor
-
     hosts = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.device() is None]
     if not hosts:
         return tuple(args), _nothing
@@ -38,7 +39,6 @@ def stage(
     )
     if device is None:
         device = _the_open_device(op_name, params[hosts[0]], loc)
-    from tilewright.ttnn.convert import to_device
 
     staged = list(args)
     for i in hosts:
@@ -57,8 +57,6 @@ def stage(
 
 
 def _the_open_device(op_name: str, param: str, loc: SourceLoc | None):
-    from tilewright.ttnn import chips
-
     devices = chips.open_devices()
     if len(devices) == 1:
         return devices[0]

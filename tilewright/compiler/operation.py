@@ -26,6 +26,8 @@ from tilewright.compiler.split.identity import operation_identity
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
 from tilewright.lang.extern.plan import with_sites
 from tilewright.lang.launch import evaluate_setups, run_launch
+from tilewright.ttnn.spmd import run_operation_per_chip
+from tilewright.ttnn.tensor import Tensor
 
 if TYPE_CHECKING:
     from tilewright.compiler.split.plan import SplitPlan
@@ -125,7 +127,6 @@ class Operation:
                 f"got {len(args)}",
                 loc=call_loc,
             )
-        from tilewright.ttnn.spmd import run_operation_per_chip
 
         if run_operation_per_chip(self, args, params, call_loc):  # mesh tensors: every chip
             return None
@@ -234,8 +235,6 @@ def _check_grid_value(grid: object, *, loc: SourceLoc | None, what: str) -> tupl
 
 
 def _check_tensors(name: str, params, args, loc):
-    from tilewright.ttnn.tensor import Tensor
-
     device = None
     for pname, arg in zip(params, args):
         if not isinstance(arg, Tensor):

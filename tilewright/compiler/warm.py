@@ -41,6 +41,7 @@ from tilewright.compiler import program_builder
 from tilewright.compiler.backend.compile import _names, _sig
 from tilewright.compiler.backend.engine import COMPILE_OBSERVERS, engine_of
 from tilewright.errors import InterfaceError
+from tilewright.ttnn.tensor import Tensor
 
 if TYPE_CHECKING:
     from tilewright.device.device import Device
@@ -238,8 +239,6 @@ def _opaque(sig: object) -> bool:
 
 
 def _value_sig(v: object, memo: dict) -> object:
-    from tilewright.ttnn.tensor import Tensor
-
     if isinstance(v, types.ModuleType):
         return ("module", v.__name__)
     if isinstance(v, Tensor):  # a captured tensor: its address is not a runtime arg

@@ -17,6 +17,13 @@ from __future__ import annotations
 import ctypes
 import os
 
+import numpy  # noqa: F401 - its BLAS must be loaded for threadpoolctl to see it
+
+from tilewright.lazy import lazy_import
+
+# threadpoolctl takes ~40 ms to import: only the first Device and the native runtime need it.
+threadpoolctl = lazy_import("threadpoolctl")
+
 __all__ = ["use_one_blas_thread", "numpy_sgemm", "blas_threads"]
 
 _DONE: list[object] = []
@@ -41,18 +48,12 @@ def use_one_blas_thread() -> None:
     """Limit numpy's BLAS to :func:`blas_threads` threads (once per process)."""
     if _DONE:
         return
-    import numpy  # noqa: F401 - its BLAS must be loaded for threadpoolctl to see it
-    from threadpoolctl import threadpool_limits
-
-    _DONE.append(threadpool_limits(limits=blas_threads(), user_api="blas"))
+    _DONE.append(threadpoolctl.threadpool_limits(limits=blas_threads(), user_api="blas"))
 
 
 def numpy_sgemm() -> tuple[int, int] | None:
     """(address of numpy's cblas_sgemm, 1 if it takes 64-bit ints), or None if not found."""
-    import numpy  # noqa: F401
-    from threadpoolctl import threadpool_info
-
-    for info in threadpool_info():
+    for info in threadpoolctl.threadpool_info():
         if info.get("user_api") != "blas":
             continue
         try:

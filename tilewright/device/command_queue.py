@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilewright.device.engine import LaunchResult
+from tilewright.device.launch import launch_program
 from tilewright.errors import DeviceError
 
 __all__ = ["CommandQueue", "Command"]
@@ -50,8 +51,6 @@ class CommandQueue:
     def enqueue_program(
         self, program, blocking: bool = True, *, place_word: str = "core"
     ) -> LaunchResult:
-        from tilewright.device.launch import launch_program
-
         self._check()
         self.history.append(Command("program", program.name))
         result = launch_program(self.device, program, place_word=place_word, tracer=self.tracer)

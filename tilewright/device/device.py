@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilewright.device.allocator import FreeListAllocator
+from tilewright.device.blas import use_one_blas_thread
 from tilewright.device.coords import CoreCoord
 from tilewright.device.engine import Engine, EngineOptions, SharedQueue
 from tilewright.device.kernel_config import (
@@ -33,8 +34,10 @@ from tilewright.device.kernel_config import (
     kernel_config_bytes,
 )
 from tilewright.device.memory import DramChannels, L1Arena
+from tilewright.device.requirements import check_runnable
 from tilewright.device.shared import DeviceShared
 from tilewright.errors import DeviceError
+from tilewright.target import SystemDesc, SystemDescRoot, board_preset, capacity_table, kernel_slots
 
 __all__ = [
     "Core",
@@ -127,16 +130,6 @@ class Device:
         l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
         options: EngineOptions | None = None,
     ) -> None:
-        from tilewright.device.blas import use_one_blas_thread
-        from tilewright.device.requirements import check_runnable
-        from tilewright.target import (
-            SystemDesc,
-            SystemDescRoot,
-            board_preset,
-            capacity_table,
-            kernel_slots,
-        )
-
         use_one_blas_thread()  # block math: one BLAS thread per process (device/blas.py)
 
         if system_desc is None:
@@ -216,6 +209,8 @@ class Device:
         # prefix that names the chip in places ("chip 3 node (0, 0)").
         self.mesh: object | None = None
         self.place_prefix = ""
+        # deferred: the one allowed cycle (tests/test_layers.py) -- the queue launches
+        # programs on this device's cores, and command_queue imports device for them.
         from tilewright.device.command_queue import CommandQueue
 
         self.command_queue = CommandQueue(self)

@@ -23,9 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from tilewright.device import session
+from tilewright.device.coords import CoreCoord
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import Engine, EngineOptions, LaunchResult
 from tilewright.device.fabric import Fabric, FabricConfig
+from tilewright.device.launch import prepare_launch, release_launch
 from tilewright.device.topology import Layout, MeshCoordinate, MeshError, MeshShape, SystemMesh
 
 if TYPE_CHECKING:
@@ -199,8 +202,6 @@ class MeshDevice:
 
     def compute_with_storage_grid_size(self):
         """The worker grid every chip offers (the smallest, as tt-mlir's ``DeviceAttr``)."""
-        from tilewright.device.coords import CoreCoord
-
         return CoreCoord(min(d.grid_x for d in self.devices), min(d.grid_y for d in self.devices))
 
     def arch(self):
@@ -252,9 +253,6 @@ class MeshDevice:
         self, workload: MeshWorkload, *, place_word: str = "core"
     ) -> LaunchResult:
         """Run every chip's program of ``workload`` together on the shared engine."""
-        from tilewright.device import session
-        from tilewright.device.launch import prepare_launch, release_launch
-
         self._check_open()
         items = sorted(workload.programs.items(), key=lambda kv: tuple(kv[0]))
         if not items:

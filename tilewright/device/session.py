@@ -8,13 +8,10 @@ appends its statistics (and trace events) to ``OPTIONS.launches`` when asked to.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS, EngineOptions, LaunchResult
 from tilewright.device.fabric import FabricConfig
-
-if TYPE_CHECKING:
-    from tilewright.device.trace import Tracer
+from tilewright.device.trace import Tracer
 
 __all__ = ["RunOptions", "OPTIONS", "engine_options", "tracer_for", "record_launch", "LaunchRecord"]
 
@@ -56,8 +53,6 @@ def tracer_for(device):
     if not OPTIONS.trace:
         return None
     if OPTIONS.tracer is None:
-        from tilewright.device.trace import Tracer
-
         OPTIONS.tracer = Tracer()
     device.engine.tracer = OPTIONS.tracer
     device.command_queue.tracer = OPTIONS.tracer

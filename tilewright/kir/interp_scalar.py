@@ -27,6 +27,7 @@ import numpy as np
 from tilewright.device import kernel_api as ka
 from tilewright.errors import KernelError
 from tilewright.kir.ir import Arg, BinOp, Cast, Const, Intrinsic, Op, Ty, UnOp, Var
+from tilewright.kir.optable import INTRINSICS
 
 __all__ = ["CType", "ExprFn", "compile_expr", "coerce", "convert", "unsupported", "ctype_of_ty"]
 
@@ -311,8 +312,6 @@ INTRINSIC_CALLS: dict[str, Callable[..., int]] = {
 
 
 def _intrinsic(e: Intrinsic, op: Op | None) -> tuple[ExprFn, CType]:
-    from tilewright.kir.optable import INTRINSICS
-
     info = INTRINSICS.get(e.name)
     call = INTRINSIC_CALLS.get(e.name)
     if info is None or call is None:

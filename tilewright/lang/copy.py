@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tilewright.lang import pipes, state
+
 if TYPE_CHECKING:
     from tilewright.lang.pipes import PipeSendHandle, ReceiveRequest
 
@@ -109,8 +111,6 @@ class GroupTransfer:
 
 
 def _tracer():
-    from tilewright.lang import state
-
     return state.TRACER
 
 
@@ -121,7 +121,6 @@ def copy(src: object, dst: object) -> CopyTransferHandler | PipeSendHandle | Rec
         raise KernelError(
             f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel"
         )
-    from tilewright.lang import pipes
 
     if isinstance(dst, TensorBlock):
         if isinstance(src, TensorSlice):

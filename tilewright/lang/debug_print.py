@@ -13,6 +13,7 @@ from __future__ import annotations
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import data_type_name
 from tilewright.errors import KernelError
+from tilewright.ttnn.tensor import Tensor
 
 __all__ = ["make_print"]
 
@@ -20,8 +21,6 @@ _THREADS = ("math", "pack", "unpack")
 
 
 def _render_tensor(t, num_pages):
-    from tilewright.ttnn.tensor import Tensor
-
     assert isinstance(t, Tensor)
     pages = t.host_pages()
     n = pages.shape[0] if num_pages is None else min(int(num_pages), pages.shape[0])
@@ -55,7 +54,6 @@ def make_print(original):
                 )
         if num_pages is not None and kind == "compute":
             raise KernelError("print(..., num_pages=...) is for data-movement kernels only")
-        from tilewright.ttnn.tensor import Tensor
 
         parts = []
         for a in args:

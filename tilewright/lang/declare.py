@@ -12,7 +12,7 @@ import linecache
 import math
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import (
@@ -27,11 +27,10 @@ from tilewright.errors import InterfaceError, KernelError, SourceLoc, user_frame
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.node import SETUP_STACK, KernelDecl, current_setup
+from tilewright.lang.resets import DFBAllocationGroup
+from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
 from tilewright.ttnn.tensor import Tensor
 from tilewright.ttnn.types import DataType, Layout, data_format_of
-
-if TYPE_CHECKING:
-    from tilewright.lang.resets import DFBAllocationGroup
 
 __all__ = [
     "CircularBuffer",
@@ -271,8 +270,6 @@ def make_dfb(
 
 def _check_group(group, what: str) -> None:
     """``allocation_group=`` takes a ``ttl.make_dfb_allocation_group()`` identity (reference A.4)."""
-    from tilewright.lang.resets import DFBAllocationGroup
-
     if group is not None and not isinstance(group, DFBAllocationGroup):
         raise InterfaceError(
             f"{what}(allocation_group=...): expected a ttl.DFBAllocationGroup "
@@ -355,8 +352,6 @@ def datamovement(kernel: object = None, *, verbose: object = None) -> Any:
 
 
 def _is_selector(x) -> bool:
-    from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel
-
     return isinstance(x, (Kernel, KernelKind, PipeSourceKernel))
 
 

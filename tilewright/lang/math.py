@@ -17,11 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from tilewright.device.formats import data_type_name
+from tilewright.device.formats import data_type_name, decode_block, encode_block, is_block_float
 from tilewright.device.ops import LEGACY_ALIASES
 from tilewright.errors import KernelError
 from tilewright.lang import block as _block
+from tilewright.lang.declare import parse_dtype
+from tilewright.lang.dfb import TensorBlock
 from tilewright.lang.expr import BlockExpr, ShapedByContext, as_value, bind_op, evaluate
+from tilewright.ttnn.types import data_format_of
 
 __all__ = [
     "abs",
@@ -143,8 +146,6 @@ trunc = _bind("trunc")
 
 
 def _is_scaler(x) -> bool:
-    from tilewright.lang.dfb import TensorBlock
-
     return isinstance(x, (BlockExpr, TensorBlock, int, float)) and not isinstance(x, builtins.bool)
 
 
@@ -195,10 +196,6 @@ def typecast(x: object, dtype: object) -> BlockExpr:
 
     Block-float targets are quantised exactly as storing into a DFB of that format
     would (shared exponent per 16 values of a face row)."""
-    from tilewright.device.formats import decode_block, encode_block, is_block_float
-    from tilewright.lang.declare import parse_dtype
-    from tilewright.ttnn.types import data_format_of
-
     dt = parse_dtype(dtype, "ttl.math.typecast: dtype")
     fmt = data_format_of(dt)
     if not is_block_float(fmt):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import DataFormat, data_type_name
 from tilewright.errors import BlockStateError, KernelError
 from tilewright.lang import state
@@ -43,8 +44,6 @@ class signpost:  # noqa: N801 - the language's spelling
         self._run: KernelRun | None = None
 
     def __enter__(self) -> None:
-        from tilewright.device.engine import ACTIVE
-
         self._run = ACTIVE.run
         if self._run is not None:
             self._start = self._run.clock

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from tilewright.device.engine import ACTIVE
 from tilewright.errors import InterfaceError, SourceLoc, user_location
 
 if TYPE_CHECKING:
@@ -119,8 +120,6 @@ SETUP_STACK = _SetupStack()
 def current_setup(what: str) -> NodeSetup:
     """The setup being evaluated; an error naming ``what`` outside an operation body."""
     if not SETUP_STACK:
-        from tilewright.device.engine import ACTIVE
-
         where = "inside a kernel" if ACTIVE.run is not None else "outside an operation"
         raise InterfaceError(
             f"{what} declares operation resources: call it in the body of an @ttl.operation "

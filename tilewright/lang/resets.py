@@ -24,16 +24,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
 from tilewright.lang import state
+from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.node import NodeSetup
 from tilewright.lang.selectors import Kernel, KernelKind, PipeSourceKernel, logical_kernel_of
-
-if TYPE_CHECKING:
-    from tilewright.lang.dfb import DataflowBuffer
 
 __all__ = [
     "DFBAllocationGroup",
@@ -269,8 +266,6 @@ def reset_interface(dfb, what: str) -> None:
 
 def reset_dfbs(reset: DFBReset, /, *, dfbs: Sequence[DataflowBuffer]) -> None:
     """Synchronise the reset's participants and reset ``dfbs`` to empty (reference A.8)."""
-    from tilewright.lang.dfb import DataflowBuffer
-
     what = "ttl.reset_dfbs"
     if not isinstance(reset, DFBReset):
         raise KernelError(f"{what}(reset, ...) takes a ttl.DFBReset, got {type(reset).__name__}")

@@ -23,6 +23,7 @@ from tilewright.errors import KernelError, NativeBuildError
 from tilewright.native import requests
 from tilewright.native.crash_slot import CRASH, CrashContext
 from tilewright.native.driver import NATIVE_WAIT, Status, driver_for, run_error
+from tilewright.native.runtime import library
 
 if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
@@ -46,8 +47,6 @@ class NativeLibrary:
     __slots__ = ("path", "lib", "entry", "last_error")
 
     def __init__(self, path: str) -> None:
-        from tilewright.native.runtime import library
-
         library()  # kernel objects link against the runtime: load it first
         self.path = path
         try:

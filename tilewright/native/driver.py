@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import re
 import signal
 import threading
 import weakref
@@ -260,8 +261,6 @@ def _cb_name(run: KernelRun, index: int) -> str:
 
 
 def _names(text: str, run: KernelRun, cb: int) -> str:
-    import re
-
     if cb >= 0:
         text = text.replace("{cb}", _cb_name(run, cb))
     text = re.sub(r"\{cb:(\d+)\}", lambda m: _cb_name(run, int(m.group(1))), text)

@@ -38,7 +38,11 @@ import tempfile
 from typing import ClassVar, TextIO
 
 from tilewright.errors import NativeCrashError, SourceLoc, format_error
+from tilewright.lazy import lazy_import
 from tilewright.native.crash_slot import CRASH, NATIVE_KERNELS
+
+# POSIX only: imported in the forked child, where a missing module means no core limit.
+resource = lazy_import("resource")
 
 __all__ = ["run_isolated", "attach_child", "announce", "crash_error", "exit_error"]
 
@@ -88,8 +92,6 @@ def _child_setup(parent: int):
 
     def setup() -> None:  # pragma: no cover - runs in the child before exec
         try:
-            import resource
-
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         except (ImportError, ValueError, OSError):  # no resource module / limit refused:
             pass  # a core dump only costs disk space, the crash is still reported

@@ -27,6 +27,7 @@ from pathlib import Path
 from tilewright.errors import KernelError
 from tilewright.native import bridge
 from tilewright.native.build import BuildResult, build_shared_object, is_current
+from tilewright.native.driver import driver_for
 
 __all__ = ["NativeKernel", "kernel_source", "NativeRun"]
 
@@ -187,8 +188,6 @@ class NativeKernel:
     @staticmethod
     def prepare_program(device, kernel_specs) -> dict[int, NativeRun]:
         """Build every native kernel of a program (in parallel); kernel handle -> NativeRun."""
-        from tilewright.native.driver import driver_for
-
         jobs = {}
         for spec in kernel_specs:
             entry: NativeKernel = spec.entry

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from tilewright.device import costs
+from tilewright.device.blas import numpy_sgemm
 from tilewright.device.device import NUM_SEMAPHORES
+from tilewright.device.ops import special
 from tilewright.device.shared import DeviceInfo, EngineHeader, c_header
 from tilewright.device.transfer import NOC_BYTES_PER_CYCLE, NOC_LATENCY
 from tilewright.errors import NativeBuildError
@@ -105,8 +107,6 @@ def _sfpu_header() -> str:
 
 def _erf_header() -> str:
     """The coefficients of device/ops/special.py's erf (float64, exact repr)."""
-    from tilewright.device.ops import special
-
     coeffs = special._COEFFS  # noqa: SLF001 - the one table both engines evaluate
     rows = ["    {" + ", ".join(float(v).hex() for v in row) + "}," for row in coeffs]
     lines = [
@@ -343,8 +343,6 @@ def _discard(directory: Path) -> None:
 
 def _bind_sgemm(rt: Runtime) -> None:
     """Give the runtime the sgemm numpy's matmul calls (same kernels, same rounding)."""
-    from tilewright.device.blas import numpy_sgemm
-
     found = numpy_sgemm()
     if found is not None:
         address, ilp64 = found

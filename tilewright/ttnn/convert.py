@@ -23,6 +23,7 @@ from tilewright.device.device import Device
 from tilewright.device.formats import DATA_TYPE_NAMES, TtnnDataType, data_type_name, element_size
 from tilewright.device.ops import OpParamError, OpShapeError
 from tilewright.errors import DeviceError, user_location
+from tilewright.lazy import torch
 from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
@@ -71,11 +72,7 @@ _NUMPY_TO_TTNN = {
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is an optional dependency
-        raise DeviceError("this needs torch: pip install 'tilewright[torch]'") from exc
-    return torch
+    return torch  # an optional dependency: imported on first use
 
 
 def host_values(data) -> tuple[np.ndarray, DataType]:

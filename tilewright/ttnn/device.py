@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import contextlib
 
+from tilewright.device import session
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import EngineOptions
+from tilewright.device.mesh import MeshDevice
 from tilewright.errors import DeviceError
 from tilewright.ttnn.chips import OPEN_LOCK, holder_of, register, unregister
 from tilewright.ttnn.located import at_user_call
-from tilewright.ttnn.mesh_device import GetNumAvailableDevices, get_num_devices, resolve_system
+from tilewright.ttnn.mesh_device import (
+    GetNumAvailableDevices,
+    close_mesh_device,
+    get_num_devices,
+    resolve_system,
+)
 
 __all__ = [
     "open_device",
@@ -57,7 +64,6 @@ def _open(device_id, l1_small_size, system_desc, board, options) -> Device:
     n = len(sd.chip_desc_indices)
     if not 0 <= device_id < n:
         raise DeviceError(f"device_id {device_id} does not exist: the system has {n} chip(s)")
-    from tilewright.device import session
 
     dev = Device(
         sd,
@@ -73,15 +79,11 @@ def _open(device_id, l1_small_size, system_desc, board, options) -> Device:
 @at_user_call
 def close_device(device) -> None:
     """Close a device (a mesh device too, as ``ttnn.close_device`` does)."""
-    from tilewright.device.mesh import MeshDevice
-
     if not isinstance(device, (Device, MeshDevice)):
         raise DeviceError(
             f"ttnn.close_device takes a device (ttnn.open_device(...)), got {type(device).__name__}"
         )
     if isinstance(device, MeshDevice) or device.mesh is not None:
-        from tilewright.ttnn.mesh_device import close_mesh_device
-
         # A chip of a mesh closes with its mesh (what the runner's clean-up relies on).
         mesh = device if isinstance(device, MeshDevice) else device.mesh
         assert isinstance(mesh, MeshDevice)

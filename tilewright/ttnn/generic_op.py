@@ -43,7 +43,8 @@ from tilewright.device.program import (
     MathFidelity,
     Program,
 )
-from tilewright.errors import DescriptorError, SourceLoc
+from tilewright.errors import DescriptorError, SourceLoc, user_location
+from tilewright.native.kernels import NativeKernel
 
 __all__ = [
     "MathFidelity",
@@ -72,8 +73,6 @@ def _error(message: str, hint: str | None = None) -> DescriptorError:
 
 
 def _user_loc() -> SourceLoc | None:
-    from tilewright.errors import user_location
-
     return user_location()
 
 
@@ -271,8 +270,6 @@ def _cores(value, where: str) -> CoreRangeSet:
 
 
 def _kernel_entry(desc: KernelDescriptor, index: int, base_dir: str | None):
-    from tilewright.native.kernels import NativeKernel
-
     text = desc.kernel_source
     if not isinstance(text, str) or not text:
         raise _error(f"kernel {index}: kernel_source must be a file path or C++ source text")

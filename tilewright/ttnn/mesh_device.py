@@ -22,13 +22,17 @@ import contextlib
 import os
 from dataclasses import dataclass
 
+from tilewright import target
+from tilewright.device import session
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE
 from tilewright.device.engine import EngineOptions
 from tilewright.device.fabric import MODELLED_CONFIGS, FabricConfig
 from tilewright.device.mesh import MeshDevice
+from tilewright.device.requirements import check_runnable
 from tilewright.device.topology import MeshCoordinate, MeshError, MeshShape, SystemMesh
 from tilewright.errors import SystemDescError
 from tilewright.target.model import SystemDesc
+from tilewright.target.presets import board_mesh_shape
 from tilewright.ttnn import chips as open_chips
 
 __all__ = [
@@ -67,17 +71,11 @@ _OPEN_MESHES: list[MeshDevice] = []
 
 def resolve_system(system_desc=None, board: str | None = None, *, multi_chip: bool) -> System:
     """The system a request sees (see the module docstring)."""
-    from tilewright import target
-    from tilewright.device import session
-    from tilewright.target.presets import board_mesh_shape
-
     if system_desc is None and board is None:
         system_desc, board = session.OPTIONS.system_desc, session.OPTIONS.board
     if system_desc is not None:
         name = "the system descriptor"
         if isinstance(system_desc, (str, os.PathLike)):
-            from tilewright.device.requirements import check_runnable
-
             name = os.fspath(system_desc)
             system_desc = target.read_system_desc(system_desc)
             try:  # the device checks again; here the error can name the file
@@ -120,8 +118,6 @@ def set_fabric_config(config, reliability_mode=None, num_planes=None, *_args, **
         MeshError: a mesh device is open (the fabric is set up when a mesh opens), or the
             configuration is not modelled.
     """
-    from tilewright.device import session
-
     cfg = FabricConfig(config)
     open_meshes = [m for m in _OPEN_MESHES if not m.closed]
     if open_meshes and cfg != session.OPTIONS.fabric:
@@ -139,8 +135,6 @@ def set_fabric_config(config, reliability_mode=None, num_planes=None, *_args, **
 
 
 def get_fabric_config() -> FabricConfig:
-    from tilewright.device import session
-
     return session.OPTIONS.fabric
 
 
@@ -177,8 +171,6 @@ def open_mesh_device(
 def _open_mesh(
     mesh_shape, l1_small_size, offset, physical_device_ids, system_desc, board, options
 ) -> MeshDevice:
-    from tilewright.device import session
-
     system = resolve_system(system_desc, board, multi_chip=True)
     if mesh_shape is None:
         shape = MeshShape(*system.mesh.shape)

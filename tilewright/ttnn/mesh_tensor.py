@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from tilewright.device.engine import ACTIVE
+from tilewright.device.mesh import MeshDevice
 from tilewright.device.topology import MeshError, MeshShape
 from tilewright.ttnn.tensor import Tensor
 from tilewright.ttnn.types import StorageType
@@ -22,8 +24,6 @@ __all__ = ["MeshTensor", "is_mesh_device"]
 
 
 def is_mesh_device(obj: object) -> bool:
-    from tilewright.device.mesh import MeshDevice
-
     return isinstance(obj, MeshDevice)
 
 
@@ -136,8 +136,6 @@ class MeshTensor(Tensor):
         self._deallocated = True
 
     def __getitem__(self, key):
-        from tilewright.device.engine import ACTIVE
-
         if ACTIVE.run is not None:
             raise MeshError(
                 "a kernel indexed a mesh tensor; kernels see the chip's own tensor "

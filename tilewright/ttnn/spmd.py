@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from tilewright.device import session
 from tilewright.device.topology import MeshError
 from tilewright.errors import TilewrightError
 from tilewright.ttnn.mesh_tensor import MeshTensor
@@ -132,8 +133,6 @@ def run_operation_per_chip(
     Returns False when no argument is a mesh tensor (the call runs on one device).
     Errors about the arguments point at ``loc`` (the operation's call).
     """
-    from tilewright.device import session
-
     try:
         template = mesh_of_arguments(args, {}, names)
         if template is not None and template.mesh is None:

@@ -15,8 +15,10 @@ import hashlib
 from pathlib import Path
 
 from tilewright.compiler.backend.emit import EMITTER_VERSION, emit_kernel
+from tilewright.device.shared import WaitKind
 from tilewright.kir.ir import Kernel
 from tilewright.kir.printer import print_kernel
+from tilewright.lang import state
 from tilewright.native.kernels import NativeKernel
 
 __all__ = ["INCLUDE_DIR", "ir_key", "native_kernel", "CACHE"]
@@ -74,9 +76,6 @@ class CompiledKernel(NativeKernel):
     def describe_wait(self, run, kind: int, obj: int, value: int, loc) -> str | None:
         """The interpreter's words for a blocked DFB acquisition (``DataflowBuffer.describe_wait``
         and the blocks the kernel holds), or None for another wait."""
-        from tilewright.device.shared import WaitKind
-        from tilewright.lang import state
-
         if loc is None:
             return None
         if kind in (WaitKind.SEM_EQ, WaitKind.SEM_GE):

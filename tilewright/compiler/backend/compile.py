@@ -26,8 +26,17 @@ from tilewright.compiler.backend.lower.values import (
     TensorInfo,
     describe_dfb,
 )
+from tilewright.device.coords import CoreCoord, CoreRange
+from tilewright.device.formats import DataFormat
+from tilewright.device.kernel_api.accessor import tensor_accessor_args
+from tilewright.device.program import CircularBufferConfig, ComputeConfig
 from tilewright.errors import NotCompilableError, SourceLoc
 from tilewright.kir.ir import Kernel
+from tilewright.lang.dfb import DataflowBuffer
+from tilewright.lang.pipes import PipeNet
+from tilewright.lang.semaphore import MulticastRemoteSemaphore, Semaphore, UnicastRemoteSemaphore
+from tilewright.target.enums import DataType as TargetDataType
+from tilewright.ttnn.tensor import Tensor
 
 if TYPE_CHECKING:
     from tilewright.compiler.program_builder import OperationProgram
@@ -52,10 +61,6 @@ class CompiledCall:
 
     def install(self, program: OperationProgram) -> None:
         """Run the program's kernels natively (in place)."""
-        from tilewright.device.coords import CoreCoord, CoreRange
-        from tilewright.device.formats import DataFormat
-        from tilewright.device.program import CircularBufferConfig, ComputeConfig
-
         world = self.world
         cols, rows = world.grid
         grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
@@ -248,14 +253,6 @@ def _sig(v: object, memo: dict[int, tuple[object, object]] | None = None) -> obj
         if got is None:
             got = memo[key] = (v, _sig(v))  # keep v alive: its id stays its own
         return got[1]
-    from tilewright.lang.dfb import DataflowBuffer
-    from tilewright.lang.pipes import PipeNet
-    from tilewright.lang.semaphore import (
-        MulticastRemoteSemaphore,
-        Semaphore,
-        UnicastRemoteSemaphore,
-    )
-    from tilewright.ttnn.tensor import Tensor
 
     if v is None or isinstance(v, (bool, int, float, str)):
         return (type(v), v)
@@ -264,8 +261,6 @@ def _sig(v: object, memo: dict[int, tuple[object, object]] | None = None) -> obj
     if isinstance(v, DataflowBuffer):
         return ("dfb", v.name, v.index, v.address, v.shape, v.block_count, v.data_format, v.tiled)
     if isinstance(v, Tensor):
-        from tilewright.device.kernel_api.accessor import tensor_accessor_args
-
         buf = v.buffer
         words = tuple(tensor_accessor_args(buf))
         return ("tensor", tuple(v.page_grid()), v.layout, v.dtype, words, buf.page_size)
@@ -365,8 +360,6 @@ def compile_call(
 
 def _compile(record, split_plan, program, device, grid, setups, args, options, inputs):
     """Lower every kernel of the call (no cache)."""
-    from tilewright.target.enums import DataType as TargetDataType
-
     allocation = getattr(program, "dfb_allocation", None)
     for slot in getattr(allocation, "slots", ()):
         if slot.group and len(slot.members) > 1:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.build import INCLUDE_DIR
 from tilewright.compiler.backend.emit import emit_kernel
+from tilewright.device.formats import TTNN_TO_DATA_FORMAT
 
 if TYPE_CHECKING:
     from tilewright.compiler.backend.compile import CompiledCall
@@ -34,8 +35,6 @@ __all__ = ["host_description", "write_operation", "RUNNER"]
 
 
 def _ttnn_names() -> dict:
-    from tilewright.device.formats import TTNN_TO_DATA_FORMAT
-
     return {fmt: t.name.lower() for t, fmt in TTNN_TO_DATA_FORMAT.items()}
 
 

@@ -34,9 +34,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tilewright.compiler.extern.frontend_args import ArgumentChecks
+from tilewright.device.engine import ACTIVE
 from tilewright.errors import ExternCallError, SourceLoc, user_location
-from tilewright.lang import raw_types
+from tilewright.lang import raw_types, state
+from tilewright.lang.extern import runtime
 from tilewright.lang.extern.plan import TemplateArg
+from tilewright.lang.extern.surface import KernelOnlyError
 from tilewright.lang.extern.types import (
     AccessItem,
     DFBDescriptorArg,
@@ -46,6 +49,7 @@ from tilewright.lang.extern.types import (
     RawAddr,
     ScalarType,
 )
+from tilewright.native import toolchain
 
 __all__ = ["CppFunction", "RawCppError", "cpp", "header_for"]
 
@@ -141,11 +145,6 @@ class CppFunction:
     def __call__(self, *args: object, kernel: object = None) -> int | None:
         """Run the call on the running kernel (an explicit kernel function's call; validated at
         decoration, found by its source position, run by the external-call run time)."""
-        from tilewright.device.engine import ACTIVE
-        from tilewright.lang import state
-        from tilewright.lang.extern import runtime
-        from tilewright.lang.extern.surface import KernelOnlyError
-
         if ACTIVE.run is None or state.CURRENT is None:
             raise KernelOnlyError(
                 f"{self.title} is valid only in a compiled kernel",
@@ -197,7 +196,6 @@ def header_for(fn: CppFunction) -> tuple[str, tuple[str, ...]]:
     if fn.inline_text is None:
         assert fn.source_path is not None
         return fn.header, (str(fn.source_path.parent), *fn.include_paths)
-    from tilewright.native import toolchain
 
     directory = toolchain.OPTIONS.resolved_cache_dir() / "raw_cpp"
     path = directory / fn.header

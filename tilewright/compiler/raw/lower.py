@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from tilewright.compiler.backend.lower import scalars as S
+from tilewright.compiler.backend.lower.dataflow import accessor
 from tilewright.compiler.backend.lower.extern import raw_addr_tensor
 from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, TensorRef, Value
 from tilewright.compiler.raw.frontend import RawCallSite
@@ -90,7 +91,6 @@ def raw_call(lw, node: ast.Call) -> Value:
             value = lw.expr(arg)
             if not isinstance(value, TensorRef):
                 raise lw.fail(f"argument '{pname}' of {site.title} is not a tensor argument", arg)
-            from tilewright.compiler.backend.lower.dataflow import accessor
 
             acc = accessor(lw, value.tensor)
             binds.append(Bind("accessor", acc.name))

@@ -22,6 +22,7 @@ from tilewright.compiler.scope import MISSING, Scope, is_ttl_module, ttl_module
 from tilewright.compiler.source import decorator_name
 from tilewright.compiler.split import registry
 from tilewright.errors import InterfaceError, SplitError
+from tilewright.lang.dfb import DataflowBuffer
 
 __all__ = ["FACTORY_TYPES", "check_aliases", "check_captures", "check_decorators"]
 
@@ -53,8 +54,6 @@ def _first_loads(tree: ast.FunctionDef) -> dict[str, ast.Name]:
 
 
 def check_captures(src, tree: ast.FunctionDef, scope: Scope, op_name: str, local: set[str]) -> None:
-    from tilewright.lang.dfb import DataflowBuffer
-
     for name, node in sorted(_first_loads(tree).items()):
         if name in local:
             continue

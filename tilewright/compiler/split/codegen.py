@@ -39,6 +39,8 @@ from tilewright.compiler.split.astutil import (
 )
 from tilewright.compiler.split.plan import SplitPlan
 from tilewright.errors import SplitError
+from tilewright.lang import declare
+from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.selectors import COMPUTE, DATA_MOVEMENT, PIPE_SOURCE, LogicalKernel
 
 __all__ = ["acquisitions", "display_source", "generate", "kernel_decorator", "name_setup"]
@@ -50,8 +52,6 @@ _FACTORY = "__ttl_make"
 
 def kernel_decorator(kind: str, selector, name: str):
     """The generated kernels' decorator: ``@ttl.compute(kernel=...)`` under the logical name."""
-    from tilewright.lang import declare
-
     register = (declare.compute if kind == "compute" else declare.datamovement)(kernel=selector)
 
     def apply(fn):
@@ -63,8 +63,6 @@ def kernel_decorator(kind: str, selector, name: str):
 
 def name_setup(value, name: str) -> None:
     """Give a composed DFB declaration its (renamed) variable name for diagnostics."""
-    from tilewright.lang.dfb import DataflowBuffer
-
     if isinstance(value, DataflowBuffer):
         value.name = name
 

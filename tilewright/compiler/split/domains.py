@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tilewright.compiler.split.plan import NodeGuard
+from tilewright.lang.declare import grid_extent, node_coords
 
 __all__ = ["GuardError", "NodeNames", "guard_term", "node_names", "nodes_of"]
 
@@ -206,8 +207,6 @@ def guard_term(test: ast.expr, names: NodeNames, before: int) -> tuple[str, tupl
 
 
 def _evaluate(node: ast.AST, grid, xy, env: dict[str, int]):
-    from tilewright.lang.declare import grid_extent, node_coords
-
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):

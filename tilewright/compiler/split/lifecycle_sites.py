@@ -19,7 +19,7 @@ import ast
 from dataclasses import dataclass
 
 from tilewright.compiler.split import registry
-from tilewright.compiler.split.astutil import iter_skip_nested, walk_with_paths
+from tilewright.compiler.split.astutil import iter_skip_nested, statement_at, walk_with_paths
 from tilewright.lang.extern.plan import select_variant
 from tilewright.lang.selectors import LogicalKernel
 
@@ -90,8 +90,6 @@ def _child_stmt_fields(stmt: ast.stmt):
 
 
 def _at(tree: ast.FunctionDef, path: tuple) -> ast.stmt:
-    from tilewright.compiler.split.astutil import statement_at
-
     return statement_at(tree, path)
 
 

@@ -15,14 +15,11 @@ placement registry does that).  Checked here, at the call:
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from tilewright.compiler.scope import Scope
 from tilewright.compiler.split.astutil import child_blocks
 from tilewright.errors import SplitError
-
-if TYPE_CHECKING:
-    from tilewright.lang.resets import DFBReconfiguration, DFBReset
+from tilewright.lang.resets import DFBReconfiguration, DFBReset
 
 __all__ = ["check_rules", "sync_objects"]
 
@@ -37,8 +34,6 @@ def sync_objects(
     tree: ast.FunctionDef, scope: Scope, local: set[str]
 ) -> dict[str, DFBReset | DFBReconfiguration]:
     """Names the body reads that denote a DFBReset / DFBReconfiguration."""
-    from tilewright.lang.resets import DFBReconfiguration, DFBReset
-
     out: dict[str, DFBReset | DFBReconfiguration] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in local:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from tilewright.device.engine import ACTIVE
 from tilewright.device.noc import noc_xy_addr
 from tilewright.errors import KernelError, NocError
 
@@ -58,8 +59,6 @@ def tensor_accessor_args(buffer) -> list[int]:
 
 
 def _device():
-    from tilewright.device.engine import ACTIVE
-
     run = ACTIVE.run
     if run is None:
         raise KernelError("address generators are used inside kernels")
@@ -106,8 +105,6 @@ class TensorAccessorArgs:
     """Device side: decode the accessor args at compile-time arg ``cta_offset``."""
 
     def __init__(self, cta_offset: int = 0, crta_offset: int = 0) -> None:
-        from tilewright.device.engine import ACTIVE
-
         run = ACTIVE.run
         if run is None:
             raise KernelError("TensorAccessorArgs is used inside kernels")

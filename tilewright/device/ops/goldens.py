@@ -9,26 +9,22 @@ check the numpy implementations against them.  The ttnn layer uses the elementwi
 ones as its goldens; for ttnn reductions use ``torch.sum``/``torch.amax`` on logical
 tensors, not the tiled goldens here.
 
-torch is an optional dependency: it is imported on first use, never when the
-registry is imported.
+torch is an optional dependency: it is imported on first use (``tilewright.lazy.torch``),
+never when the registry is imported.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["GOLDENS"]
+from tilewright.lazy import torch
 
-_TORCH: Any = None
+__all__ = ["GOLDENS"]
 
 
 def _torch() -> Any:
-    global _TORCH
-    if _TORCH is None:
-        _TORCH = importlib.import_module("torch")
-    return _TORCH
+    return torch
 
 
 # --- elementwise -----------------------------------------------------------------------------

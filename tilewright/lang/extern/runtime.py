@@ -28,14 +28,21 @@ import numpy as np
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import DATA_TYPE_NAMES, TTNN_TO_DATA_FORMAT
 from tilewright.device.formats.dataformat import ELEMENT_SIZE
+from tilewright.device.kernel_api.accessor import (
+    TensorAccessor,
+    TensorAccessorArgs,
+    tensor_accessor_args,
+)
 from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
 from tilewright.lang import state
+from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.extern import glue
 from tilewright.lang.extern.contract import ContractMonitor
 from tilewright.lang.extern.types import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
 from tilewright.lang.selectors import LogicalKernel, kernel_of
-from tilewright.native import bridge
+from tilewright.native import bridge, isolate
 from tilewright.native.build import build_shared_object, is_current
+from tilewright.ttnn.tensor import Tensor
 
 __all__ = ["call", "Binding", "build_site"]
 
@@ -202,7 +209,6 @@ class Binding:
         self.native = bridge.prepare(
             self.lib, observer=self.monitor.observe, token=self.token, title=self.site.title
         )
-        from tilewright.native import isolate
 
         isolate.announce(site)
 
@@ -222,8 +228,6 @@ class Binding:
         return cls(f"{self.site.title}: {message}", loc=self.site.loc, **kw)
 
     def _occurrence_dfbs(self, variant, args, template_args, deps) -> list:
-        from tilewright.lang.dfb import DataflowBuffer
-
         out = []
         for occ in variant.occurrences:
             try:
@@ -261,8 +265,6 @@ class Binding:
                 )
 
     def _template_texts(self, template_args) -> list[str]:
-        from tilewright.lang.dfb import DataflowBuffer
-
         texts = []
         for i, t in enumerate(self.site.template_args):
             if t.kind in ("descriptor", "dfb_id"):
@@ -308,8 +310,6 @@ class Binding:
 
     def _tensor_param(self, i: int, a, tensor, slot: int):
         """Check a tensor function argument for this kernel kind (C.9 item 16); its parameter."""
-        from tilewright.ttnn.tensor import Tensor
-
         if not isinstance(tensor, Tensor):
             raise self._error(
                 f"func_args element {a.source} is {type(tensor).__name__} at run time, not a tensor"
@@ -344,11 +344,6 @@ class Binding:
             raise self._error(
                 f"func_args element {a.source}: an L1_SMALL tensor must be sharded; got a {desc}"
             )
-        from tilewright.device.kernel_api.accessor import (
-            TensorAccessor,
-            TensorAccessorArgs,
-            tensor_accessor_args,
-        )
 
         ctx = self.run.context
         saved = ctx.compile_args
@@ -363,8 +358,6 @@ class Binding:
         return handle, f"const auto v{i} = ::tw::accessor_arg(tw_argv[{slot}]);"
 
     def _raw_address(self, a, marker) -> int:
-        from tilewright.ttnn.tensor import Tensor
-
         tensor = getattr(marker, "tensor", None)
         if not isinstance(marker, RawAddr) or not isinstance(tensor, Tensor):
             raise self._error(

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from tilewright.device.engine import ACTIVE
 from tilewright.errors import TilewrightError, user_location
 from tilewright.lang import state
+from tilewright.lang.extern.runtime import call
 from tilewright.lang.extern.types import (
     AccessItem,
     DFBDescriptorArg,
@@ -180,9 +181,6 @@ def call_extern_func(
 
 def _runtime_call(frame, func_args, template_args, dfb_dependencies, site_id):
     global _runtime_call
-    from tilewright.lang.extern.runtime import (
-        call,
-    )  # deferred: the runtime imports the native layer
 
     _runtime_call = call
     return call(frame, func_args, template_args, dfb_dependencies, site_id)

@@ -46,7 +46,14 @@ from tilewright.device.program import (
     Program,
 )
 from tilewright.ttnn.ccl.pages import l1_to_pages, page_spans, pages_to_l1
-from tilewright.ttnn.ccl.plan import LANDING_SLOTS, PIECE_BYTES, Group, Regions, piece_pages
+from tilewright.ttnn.ccl.plan import (
+    LANDING_SLOTS,
+    PIECE_BYTES,
+    Group,
+    Regions,
+    piece_pages,
+    slot_pages,
+)
 
 __all__ = ["gather_programs"]
 
@@ -166,8 +173,6 @@ def _sender(plan: _ChipPlan, d: _Direction | None, copy_own: bool):
 
 def gather_programs(group: Group, inputs: list, outputs: list, d: int, name: str) -> list[Program]:
     """One program per chip of ``group`` gathering ``inputs`` (per chip) along page dim ``d``."""
-    from tilewright.ttnn.ccl.plan import slot_pages
-
     n = group.size
     first = inputs[0]
     grid = first.page_grid()

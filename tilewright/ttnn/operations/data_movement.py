@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import OpFormatError, OpParamError, OpShapeError
+from tilewright.lazy import torch
 from tilewright.ttnn.operations.io import (
     ALL_DTYPES,
     common_device,
@@ -48,9 +49,7 @@ def _ints(op: str, param: str, value: Any) -> tuple[int, ...]:
 
 
 def _torch() -> Any:
-    import torch
-
-    return torch
+    return torch  # an optional dependency: imported on first use
 
 
 # --- reshape --------------------------------------------------------------------------------------

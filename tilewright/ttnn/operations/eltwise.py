@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import OpParamError, OpShapeError, get_op
+from tilewright.lazy import torch
 from tilewright.ttnn.operations.eltwise_rules import (
     RULES,
     EltwiseRule,
@@ -274,9 +275,7 @@ _MIN = get_op("min")
 
 
 def _torch() -> Any:
-    import torch
-
-    return torch
+    return torch  # an optional dependency: imported on first use
 
 
 def _where_golden(condition: Any, true_value: Any, false_value: Any, **_ttnn_kwargs: Any) -> Any:

@@ -17,7 +17,6 @@ tensor's torch dtype -- the same rounding the operation applies on store.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import OpParamError, OpSpec, get_op
+from tilewright.lazy import torch
 from tilewright.ttnn.operations.io import ALL_DTYPES, FLOAT_DTYPES
 from tilewright.ttnn.types import DataType
 
@@ -41,7 +41,7 @@ F32 = np.float32
 
 
 def _torch() -> Any:
-    return importlib.import_module("torch")
+    return torch  # an optional dependency: imported on first use
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ import numpy as np
 from tilewright.device.formats import INTEGER_DTYPE, data_type_name, is_block_float
 from tilewright.device.ops import OpFormatError, OpParamError, OpShapeError
 from tilewright.errors import DeviceError
+from tilewright.ttnn.convert import from_torch
 from tilewright.ttnn.tensor import Tensor, encode_pages
 from tilewright.ttnn.types import (
     DRAM_MEMORY_CONFIG,
@@ -290,8 +291,6 @@ def store(
         output_tensor: an existing tensor to write into (its dtype, layout and placement win).
         tile: output tile shape (default: ``like``'s).
     """
-    from tilewright.ttnn.convert import from_torch
-
     out_dtype = check_dtype_arg(op, dtype)
     if output_tensor is not None:
         return _write_into(op, values, output_tensor, out_dtype, memory_config)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import OpShapeError, get_op
+from tilewright.lazy import torch
 from tilewright.ttnn.operations.eltwise_rules import activation_rule, apply_activations
 from tilewright.ttnn.operations.io import (
     FLOAT_DTYPES,
@@ -127,8 +128,6 @@ def _run(
 def _reference(
     a: Any, b: Any, bias: Any, transpose_a: bool, transpose_b: bool, activation: Any, op: str
 ) -> Any:
-    import torch
-
     f32 = torch.float32
     lhs = a.to(f32).transpose(-1, -2) if transpose_a and a.dim() >= 2 else a.to(f32)
     rhs = b.to(f32).transpose(-1, -2) if transpose_b and b.dim() >= 2 else b.to(f32)

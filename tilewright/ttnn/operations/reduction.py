@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import get_op
+from tilewright.lazy import torch
 from tilewright.ttnn.operations.io import (
     ALL_DTYPES,
     FLOAT_DTYPES,
@@ -61,9 +62,7 @@ _RULES: dict[str, ReduceRule] = {
 
 
 def _torch() -> Any:
-    import torch
-
-    return torch
+    return torch  # an optional dependency: imported on first use
 
 
 def _golden(rule: ReduceRule) -> Callable[..., Any]:

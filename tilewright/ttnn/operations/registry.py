@@ -33,8 +33,12 @@ from typing import Any
 
 from tilewright.device.ops import OpError, OpParamError
 from tilewright.errors import TilewrightError, user_location
+from tilewright.lazy import torch
+from tilewright.ttnn.convert import from_torch
+from tilewright.ttnn.distributed import to_torch
 from tilewright.ttnn.operations.io import guard_layout
 from tilewright.ttnn.spmd import call_per_chip, mesh_of_arguments, param_names
+from tilewright.ttnn.tensor import Tensor
 
 __all__ = [
     "REGISTERED_OPERATIONS",
@@ -85,8 +89,6 @@ def _map_tensors(value: Any, convert: Callable[[Any], Any], kind: type) -> Any:
 
 
 def _ttnn_tensors(value: Any) -> list:
-    from tilewright.ttnn.tensor import Tensor
-
     if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
@@ -100,9 +102,6 @@ def default_preprocess_golden_function_inputs(
     function_args: tuple, function_kwargs: dict
 ) -> tuple[tuple, dict]:
     """ttnn tensors among the arguments (also in lists and tuples) -> torch tensors."""
-    from tilewright.ttnn.distributed import to_torch
-    from tilewright.ttnn.tensor import Tensor
-
     args = tuple(_map_tensors(a, to_torch, Tensor) for a in function_args)
     kwargs = {k: _map_tensors(v, to_torch, Tensor) for k, v in function_kwargs.items()}
     return args, kwargs
@@ -115,10 +114,6 @@ def default_postprocess_golden_function_outputs(
 
     A rank-0/1 result of a TILE-layout input is stored ROW_MAJOR (``io.guard_layout``).
     """
-    import torch
-
-    from tilewright.ttnn.convert import from_torch
-
     inputs = _ttnn_tensors((function_args, function_kwargs))
     first = inputs[0] if inputs else None
 

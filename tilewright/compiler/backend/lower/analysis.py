@@ -27,7 +27,7 @@ from tilewright.compiler.backend.lower.values import (
     TupleV,
     Value,
 )
-from tilewright.kir.ir import Const, Expr, Ty, Var
+from tilewright.kir.ir import Arg, BinOp, Cast, Const, Expr, Intrinsic, Ty, UnOp, Var
 
 Lowering = Any  # the kernel lowering (lower/kernel.py), which imports this module
 
@@ -101,8 +101,6 @@ def node_values(lw: Lowering, e: Expr) -> tuple:
 
 
 def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
-    from tilewright.kir.ir import Arg, BinOp, Cast, Intrinsic, UnOp
-
     if isinstance(e, Const):
         return e.value
     if isinstance(e, Intrinsic):

@@ -19,6 +19,8 @@ import types
 from collections.abc import Callable
 
 from tilewright.compiler.backend.lower import scalars as S
+from tilewright.compiler.backend.lower.dataflow import tensor_slice
+from tilewright.compiler.backend.lower.protocol import block_of, block_op
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBRef,
@@ -37,7 +39,13 @@ from tilewright.compiler.backend.lower.values import (
     is_scalar_py,
     py_const,
 )
-from tilewright.kir.ir import Const, Expr, Intrinsic, Ty
+from tilewright.kir.ir import BinOp, Const, Expr, Intrinsic, Ty
+from tilewright.lang.declare import grid_extent
+from tilewright.lang.dfb import DataflowBuffer
+from tilewright.lang.misc import static_range
+from tilewright.lang.pipes import PipeNet
+from tilewright.lang.semaphore import MulticastRemoteSemaphore, Semaphore, UnicastRemoteSemaphore
+from tilewright.ttnn.tensor import Tensor
 
 __all__ = [
     "attribute",
@@ -97,15 +105,6 @@ SIGNPOST = _Signpost()
 
 def classify_object(lw, first: object, values: list[object], node: ast.AST) -> Value | None:
     """The Value of a captured non-scalar object, or None if kernel code may not use it."""
-    from tilewright.lang.dfb import DataflowBuffer
-    from tilewright.lang.pipes import PipeNet
-    from tilewright.lang.semaphore import (
-        MulticastRemoteSemaphore,
-        Semaphore,
-        UnicastRemoteSemaphore,
-    )
-    from tilewright.ttnn.tensor import Tensor
-
     world = lw.world
     if isinstance(first, DataflowBuffer):
         info = world.dfb_ids.get(id(first))
@@ -195,8 +194,6 @@ def attribute(lw, base: Value, attr: str, node: ast.AST) -> Value:
                 raise lw.fail(f"'{attr}' is a Python {type(got).__name__} object", node)
             return value
     if isinstance(base, BlockRef):
-        from tilewright.compiler.backend.lower.protocol import block_of
-
         held = block_of(lw, base)
         if attr == "shape":
             return TupleV(tuple(Scalar(Const(int(s), Ty.I64)) for s in held.dfb.shape))
@@ -228,8 +225,6 @@ def _is_block_value(v: Value) -> bool:
 
 def binop_values(lw, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Value:
     if _is_block_value(a) or _is_block_value(b):
-        from tilewright.compiler.backend.lower.protocol import block_op
-
         if isinstance(op, ast.Pow):
             return block_op(lw, "pow", [a], [b], {}, node)
         name = _BLOCK_BINOPS.get(type(op))
@@ -269,8 +264,6 @@ def _pow(lw, a: Expr, b: Expr, node: ast.AST) -> Expr:
 
 def unary_value(lw, op: ast.unaryop, v: Value, node: ast.AST) -> Value:
     if _is_block_value(v):
-        from tilewright.compiler.backend.lower.protocol import block_op
-
         if isinstance(op, ast.USub):
             return block_op(lw, "neg", [v], [], {}, node)
         raise lw.fail(f"the operator {type(op).__name__} on a block", node)
@@ -329,8 +322,6 @@ def compare_values(lw, node: ast.Compare) -> Value:
 def subscript(lw, node: ast.Subscript) -> Value:
     base = lw.expr(node.value)
     if isinstance(base, TensorRef):
-        from tilewright.compiler.backend.lower.dataflow import tensor_slice
-
         return tensor_slice(lw, base, node)
     if isinstance(base, TupleV):
         index = lw.expr(node.slice)
@@ -349,8 +340,6 @@ def subscript(lw, node: ast.Subscript) -> Value:
 
 def range_bounds(lw, node: ast.expr) -> tuple[Expr, Expr, int]:
     """``range(...)`` / ``ttl.static_range(...)`` of a ``for``: (start, stop, static step)."""
-    from tilewright.lang.misc import static_range
-
     if not isinstance(node, ast.Call) or node.keywords:
         raise lw.fail(
             "a for loop over something other than range(...) / ttl.static_range(...)", node
@@ -402,16 +391,12 @@ def scalar_builtin(name: str) -> Callable:
                 if isinstance(x, Const) and isinstance(y, Const):
                     out = Const((min if name == "min" else max)(x.value, y.value), ty)
                 else:
-                    from tilewright.kir.ir import BinOp
-
                     out = BinOp(name, x, y, ty)
             return Scalar(out)
         if len(values) != 1 or not isinstance(values[0], Scalar):
             raise lw.fail(f"{name}() of something other than one number", node)
         e = values[0].expr
         if name == "abs":
-            from tilewright.kir.ir import BinOp
-
             if isinstance(e, Const):
                 return Scalar(Const(abs(e.value), e.ty if e.ty is not Ty.BOOL else Ty.I64))
             e = S.to_type(e, Ty.F64 if e.ty.is_float else Ty.I64)
@@ -441,8 +426,6 @@ def node_coords(lw, node: ast.Call) -> Value:
 
 
 def grid_size(lw, node: ast.Call) -> Value:
-    from tilewright.lang.declare import grid_extent
-
     dims = _dims_arg(lw, node)
     ext = grid_extent(lw.world.grid, dims)
     if isinstance(ext, int):

@@ -17,6 +17,7 @@ import math
 
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
+from tilewright.compiler.backend.lower.compute import _uop
 from tilewright.compiler.backend.lower.protocol import apply_state, block_of, wait_handle
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
@@ -31,6 +32,8 @@ from tilewright.compiler.backend.lower.values import (
     TensorRef,
     Value,
 )
+from tilewright.device.formats import data_type_name
+from tilewright.device.kernel_api.accessor import tensor_accessor_args
 from tilewright.kir.ir import (
     AccessorDecl,
     Const,
@@ -39,15 +42,16 @@ from tilewright.kir.ir import (
     Ty,
     u32,
 )
+from tilewright.kir.ir import Op as IROp
 from tilewright.lang.blockstate import Op
+from tilewright.lang.expr import shape_text
+from tilewright.ttnn.types import Layout
 
 __all__ = ["tensor_slice", "copy", "wait_handle", "accessor", "sem_op", "remote_sem_op"]
 
 
 def accessor(lw, t: TensorInfo) -> AccessorDecl:
     """The kernel's TensorAccessor of tensor argument ``t`` (declared on first use)."""
-    from tilewright.device.kernel_api.accessor import tensor_accessor_args
-
     table: dict[str, AccessorDecl] = lw.extra.setdefault("accessors", {})
     acc = table.get(t.param)
     if acc is None:
@@ -69,8 +73,6 @@ def accessor(lw, t: TensorInfo) -> AccessorDecl:
 
 
 def _layout_unit(t: TensorInfo) -> str:
-    from tilewright.ttnn.types import Layout
-
     return "tiles" if t.tensor.layout == Layout.TILE else "elements"
 
 
@@ -211,10 +213,6 @@ def copy(lw, node: ast.Call) -> Value:
 
 
 def _tensor_block(lw, sl: SliceRef, ref: BlockRef, *, read: bool, node: ast.AST) -> Value:
-    from tilewright.device.formats import data_type_name
-    from tilewright.lang.expr import shape_text
-    from tilewright.ttnn.types import Layout
-
     held = block_of(lw, ref)
     dfb, t = held.dfb, sl.tensor
     tensor = t.tensor
@@ -329,7 +327,6 @@ def _emit_pages(lw, acc: AccessorDecl, sl: SliceRef, held, read: bool) -> None:
         return
     vi, vj = lw.local("tw_i", Ty.U32), lw.local("tw_j", Ty.U32)
     p, a = page(vi, vj)
-    from tilewright.kir.ir import Op as IROp
 
     inner = IROp(
         "for", (vj, u32(0), u32(cols), 1), ((IROp(code, (acc.name, p, a), (), lw.loc),),), lw.loc
@@ -338,14 +335,10 @@ def _emit_pages(lw, acc: AccessorDecl, sl: SliceRef, held, read: bool) -> None:
 
 
 def _uadd(a: Expr, b: Expr) -> Expr:
-    from tilewright.compiler.backend.lower.compute import _uop
-
     return _uop("add", a, b)
 
 
 def _umul(a: Expr, k: int) -> Expr:
-    from tilewright.compiler.backend.lower.compute import _uop
-
     return _uop("mul", a, u32(k))
 
 

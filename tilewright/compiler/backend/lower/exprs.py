@@ -16,15 +16,16 @@ import ast
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Held
 from tilewright.compiler.backend.lower.resources import scaler_cb, scratch_cb
+from tilewright.compiler.backend.lower.scalars import to_type
 from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, TupleV, Value
+from tilewright.device.ops import OpError, bind_params, get_op, result_shape
+from tilewright.device.ops.spec import OpKind
 from tilewright.kir.ir import Const, Expr, Ty
 
 __all__ = ["build_node", "emit_store", "scalar_float"]
 
 
 def scalar_float(e: Expr) -> Expr:
-    from tilewright.compiler.backend.lower.scalars import to_type
-
     return to_type(e, Ty.F64)
 
 
@@ -43,9 +44,6 @@ def _param_value(lw, v: object, node: ast.AST) -> object:
 def build_node(
     lw, name: str, nodes: list[C.Node], extra: list[Value], params: dict, node: ast.AST
 ) -> Value:
-    from tilewright.device.ops import OpError, bind_params, get_op, result_shape
-    from tilewright.device.ops.spec import OpKind
-
     spec = get_op(name)
     extra_py = [_param_value(lw, v, node) for v in extra]
     params_py = {k: _param_value(lw, v, node) for k, v in params.items()}

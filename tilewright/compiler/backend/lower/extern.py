@@ -23,6 +23,7 @@ import ast
 import os
 
 from tilewright.compiler.backend.lower import scalars as S
+from tilewright.compiler.backend.lower.dataflow import accessor
 from tilewright.compiler.backend.lower.values import (
     DFBRef,
     Scalar,
@@ -30,7 +31,9 @@ from tilewright.compiler.backend.lower.values import (
     TensorRef,
     Value,
 )
-from tilewright.kir.ir import Const, Ty
+from tilewright.kir.ir import Arg, Const, Ty
+from tilewright.lang.extern import surface
+from tilewright.lang.selectors import LogicalKernel, kernel_of
 
 __all__ = ["extern_call"]
 
@@ -56,8 +59,6 @@ def _keyword(node: ast.Call, name: str) -> ast.expr | None:
 
 def _dfb_markers(lw, node: ast.Call) -> list[tuple[str, DFBRef]]:
     """``ttl.dfb_descriptor(d)`` / ``ttl.get_dfb_id(d)`` elements of ``template_args``, in order."""
-    from tilewright.lang.extern import surface
-
     lst = _keyword(node, "template_args")
     out: list[tuple[str, DFBRef]] = []
     if not isinstance(lst, (ast.List, ast.Tuple)):
@@ -80,8 +81,6 @@ def _func_arg_nodes(lw, node: ast.Call, variant_key) -> list[ast.expr]:
     if isinstance(value, (ast.List, ast.Tuple)):
         return list(value.elts)
     if isinstance(value, ast.Dict):
-        from tilewright.lang.selectors import kernel_of
-
         for k, v in zip(value.keys, value.values):
             sel = lw.expr(k) if k is not None else None
             kernel = kernel_of(sel.obj) if isinstance(sel, Static) else None
@@ -96,8 +95,6 @@ def _func_arg_nodes(lw, node: ast.Call, variant_key) -> list[ast.expr]:
 
 
 def extern_call(lw, node: ast.Call) -> Value:
-    from tilewright.lang.selectors import LogicalKernel, kernel_of
-
     site = _site(lw, node)
     if lw.world.options.get("engine") == "auto":
         # The interpreter checks the call's declared contract as the C++ runs; under auto
@@ -160,7 +157,6 @@ def extern_call(lw, node: ast.Call) -> Value:
                     "a tensor passed to an external call on a compute kernel (LocalTensorAccessor)",
                     an,
                 )
-            from tilewright.compiler.backend.lower.dataflow import accessor
 
             args.append(accessor(lw, value.tensor).name)
             types.append("accessor")
@@ -169,7 +165,6 @@ def extern_call(lw, node: ast.Call) -> Value:
             index = lw.runtime_arg(
                 f"{t.param}.address", [int(t.tensor.buffer.address)] * len(lw.world.setups)
             )
-            from tilewright.kir.ir import Arg
 
             args.append(Arg(index, f"{t.param}.address", Ty.U32))
             types.append("uint32_t")

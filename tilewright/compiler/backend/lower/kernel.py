@@ -44,7 +44,7 @@ from tilewright.compiler.backend.lower.values import (
     py_const,
 )
 from tilewright.errors import NotCompilableError, SourceLoc
-from tilewright.kir.ir import Const, Expr, Op, Ty, Var
+from tilewright.kir.ir import Arg, Const, Expr, Op, Ty, Var
 
 __all__ = ["KernelInput", "Lowering", "CONFLICT"]
 
@@ -236,7 +236,6 @@ class Lowering:
                     f"{name} (per node)",
                     [int(v) & 0xFFFFFFFF for v in values],  # type: ignore[call-overload]
                 )
-                from tilewright.kir.ir import Arg
 
                 return Scalar(Arg(index, f"{name} (per node)", Ty.I64))
             raise self.fail(

@@ -15,6 +15,7 @@ import ast
 import builtins
 from collections.abc import Callable
 
+from tilewright.compiler import raw
 from tilewright.compiler.backend.lower.calls import (
     grid_size,
     node_coords,
@@ -23,7 +24,17 @@ from tilewright.compiler.backend.lower.calls import (
     signpost,
     static_value,
 )
+from tilewright.compiler.backend.lower.dataflow import copy, remote_sem_op, sem_op, wait_handle
 from tilewright.compiler.backend.lower.extern import extern_call
+from tilewright.compiler.backend.lower.pipes import net_method
+from tilewright.compiler.backend.lower.protocol import (
+    accumulate,
+    acquire,
+    block_op,
+    legacy_release,
+    release,
+    store,
+)
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBRef,
@@ -32,23 +43,29 @@ from tilewright.compiler.backend.lower.values import (
     MethodRef,
     NetRef,
     RemoteSemRef,
+    Scalar,
     SemRef,
     Static,
     Value,
 )
+from tilewright.compiler.raw.lower import raw_call
+from tilewright.device.ops import REGISTRY, get_op
+from tilewright.kir.ir import Const
+from tilewright.lang import block as lblock
+from tilewright.lang import copy as lcopy
+from tilewright.lang import declare, misc
+from tilewright.lang import math as lmath
+from tilewright.lang.extern import surface
+from tilewright.lang.semaphore import _node_xy, _range_xy
 
 __all__ = ["call", "function_table", "METHODS"]
 
 
 def _math_op(name: str) -> Callable:
     """A registry op called as a function: block operands, then parameters."""
-    from tilewright.device.ops import get_op
-
     spec = get_op(name)
 
     def lower(lw, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.protocol import block_op
-
         arity = spec.arity
         if len(node.args) < arity:
             raise lw.fail(f"{spec.qualified_name} takes {arity} block operand(s)", node)
@@ -66,15 +83,11 @@ def _param(lw, node: ast.expr) -> Value:
 
 
 def _expr_value(e) -> Value:
-    from tilewright.compiler.backend.lower.values import Scalar
-
     return Scalar(e)
 
 
 def _fill(lw, node: ast.Call) -> Value:
     """``ttl.block.fill(value, shape=...)``: no block operand."""
-    from tilewright.compiler.backend.lower.protocol import block_op
-
     extra = [_param(lw, a) for a in node.args]
     params = {k.arg: _param(lw, k.value) for k in node.keywords}
     return block_op(lw, "fill", [], extra, params, node)
@@ -91,21 +104,10 @@ def _slice(lw, node: ast.Call) -> Value:
 
 
 def _copy(lw, node: ast.Call) -> Value:
-    from tilewright.compiler.backend.lower.dataflow import copy
-
     return copy(lw, node)
 
 
 def function_table() -> dict[int, Callable]:
-    from tilewright.compiler import raw
-    from tilewright.compiler.raw.lower import raw_call
-    from tilewright.device.ops import REGISTRY
-    from tilewright.lang import block as lblock
-    from tilewright.lang import copy as lcopy
-    from tilewright.lang import declare, misc
-    from tilewright.lang import math as lmath
-    from tilewright.lang.extern import surface
-
     table: dict[int, Callable] = {
         id(lcopy.copy): _copy,
         id(declare.node): node_coords,
@@ -197,8 +199,6 @@ def _no_kernel_kw(lw, node: ast.Call, method: str) -> bool:
 
 def _acquire(reserve: bool) -> Callable:
     def lower(lw, dfb: DFBRef, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.protocol import acquire
-
         if not _no_kernel_kw(lw, node, "reserve" if reserve else "wait"):
             return Static(None)
         return acquire(lw, dfb.dfb, reserve, node)
@@ -208,8 +208,6 @@ def _acquire(reserve: bool) -> Callable:
 
 def _legacy_release(push: bool) -> Callable:
     def lower(lw, dfb: DFBRef, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.protocol import legacy_release
-
         if node.args or node.keywords:
             raise lw.fail("the legacy DFB push() / pop() take no arguments", node)
         legacy_release(lw, dfb.dfb, push)
@@ -220,8 +218,6 @@ def _legacy_release(push: bool) -> Callable:
 
 def _release(push: bool) -> Callable:
     def lower(lw, blk: BlockRef, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.protocol import release
-
         if node.args or any(k.arg != "kernel" for k in node.keywords):
             raise lw.fail(f"{'push' if push else 'pop'}() takes only kernel=", node)
         release(lw, blk, push, declared_unused=bool(node.keywords))
@@ -231,8 +227,6 @@ def _release(push: bool) -> Callable:
 
 
 def _store(lw, blk: BlockRef, node: ast.Call) -> Value:
-    from tilewright.compiler.backend.lower.protocol import accumulate, store
-
     if len(node.args) != 1:
         raise lw.fail("store() takes one block expression", node)
     value = lw.expr(node.args[0])
@@ -241,7 +235,6 @@ def _store(lw, blk: BlockRef, node: ast.Call) -> Value:
         if k.arg != "acc":
             raise lw.fail(f"store() got the keyword '{k.arg}'", node)
         flag = lw.scalar(k.value)
-        from tilewright.kir.ir import Const
 
         if not isinstance(flag, Const):
             raise lw.fail("store(acc=...) with a run-time flag", node)
@@ -254,8 +247,6 @@ def _store(lw, blk: BlockRef, node: ast.Call) -> Value:
 
 
 def _wait(lw, h: HandleRef, node: ast.Call) -> Value:
-    from tilewright.compiler.backend.lower.dataflow import wait_handle
-
     if node.args or node.keywords:
         raise lw.fail("wait() takes no arguments", node)
     wait_handle(lw, h.handle, node)
@@ -264,8 +255,6 @@ def _wait(lw, h: HandleRef, node: ast.Call) -> Value:
 
 def _sem(name: str) -> Callable:
     def lower(lw, sem: SemRef, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.dataflow import sem_op
-
         return sem_op(lw, sem, name, node)
 
     return lower
@@ -273,8 +262,6 @@ def _sem(name: str) -> Callable:
 
 def _remote(lw, sem: SemRef, node: ast.Call, multicast: bool) -> Value:
     """``sem.get_remote(node)`` / ``sem.get_remote_multicast(range)`` with static arguments."""
-    from tilewright.lang.semaphore import _node_xy, _range_xy
-
     grid = lw.world.grid
     args = [static_value(lw, a) for a in node.args]
     kwargs = {k.arg: static_value(lw, k.value) for k in node.keywords}
@@ -291,8 +278,6 @@ def _remote(lw, sem: SemRef, node: ast.Call, multicast: bool) -> Value:
 
 def _remote_op(name: str) -> Callable:
     def lower(lw, rs: RemoteSemRef, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.dataflow import remote_sem_op
-
         return remote_sem_op(lw, rs, name, node)
 
     return lower
@@ -300,8 +285,6 @@ def _remote_op(name: str) -> Callable:
 
 def _net(name: str) -> Callable:
     def lower(lw, net: NetRef, node: ast.Call) -> Value:
-        from tilewright.compiler.backend.lower.pipes import net_method
-
         return net_method(lw, net, name, node)
 
     return lower

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
 from tilewright.compiler.backend.lower.protocol import apply_state, block_of
+from tilewright.compiler.backend.lower.resources import mailbox_cb
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     FuncRef,
@@ -39,6 +40,7 @@ from tilewright.compiler.backend.lower.values import (
     Static,
     Value,
 )
+from tilewright.device.device import NUM_SEMAPHORES
 from tilewright.kir.ir import Const, Expr, Intrinsic, SemNote, Ty, u32
 from tilewright.lang.blockstate import Op
 
@@ -62,8 +64,6 @@ def _pipes(net: NetRef) -> list:
 
 def plan_pipes(world) -> None:
     """Semaphores and mailbox slots for every pipe of the operation's nets (before lowering)."""
-    from tilewright.device.device import NUM_SEMAPHORES
-
     nets = sorted({ref.position: ref.net for ref in world.nets.values()}.items())
     if not nets:
         return
@@ -87,8 +87,6 @@ def plan_pipes(world) -> None:
 
 def pipe_sync(lw, net: int, index: int) -> PipeSync:
     """The semaphores and mailbox slots of pipe ``index`` of net ``net``."""
-    from tilewright.compiler.backend.lower.resources import mailbox_cb
-
     error = lw.world.options.get("pipe_error")
     if error is not None:
         raise lw.fail(error)
@@ -98,8 +96,6 @@ def pipe_sync(lw, net: int, index: int) -> PipeSync:
 
 def _mailbox(lw, slot: Expr) -> Expr:
     """The L1 address of mailbox word ``slot`` (the same on every node)."""
-    from tilewright.compiler.backend.lower.resources import mailbox_cb
-
     base = S.to_type(Intrinsic("write_ptr", (u32(mailbox_cb(lw)),), Ty.U32), Ty.I64)
     return S.to_type(
         S.binary("add", base, S.binary("mul", slot, Const(_MAIL_STRIDE, Ty.I64))), Ty.U32

@@ -16,6 +16,7 @@ import ast
 
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Handle, Held, probe
+from tilewright.compiler.backend.lower.exprs import build_node, emit_store
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBInfo,
@@ -24,9 +25,10 @@ from tilewright.compiler.backend.lower.values import (
     Static,
     Value,
 )
-from tilewright.kir.ir import Intrinsic, Ty, u32
+from tilewright.kir.ir import Intrinsic, Ty, WaitNote, u32
 from tilewright.lang import blockstate
 from tilewright.lang.blockstate import Op, State
+from tilewright.lang.expr import shape_text
 
 __all__ = [
     "acquire",
@@ -128,8 +130,6 @@ def acquire(lw, dfb: DFBInfo, reserve: bool, node: ast.AST) -> Value:
 
 def _note_wait(lw, dfb: DFBInfo, pages: int) -> None:
     """What the kernel holds while it may block here (the interpreter's deadlock report)."""
-    from tilewright.kir.ir import WaitNote
-
     holds: list[str] = []
     for d in lw.world.dfbs:
         for reserve in (True, False):
@@ -301,8 +301,6 @@ class _Stop(Exception):
 
 def block_op(lw, name: str, operands: list[Value], extra: list[Value], params: dict, node) -> Value:
     """Apply registry op ``name`` (reads, shape rule, parameter binding) -> an ExprRef."""
-    from tilewright.compiler.backend.lower.exprs import build_node
-
     if lw.kin.kind != "compute":
         lw.emit(
             "fail",
@@ -345,8 +343,6 @@ def store(lw, ref: BlockRef, value: Value, node: ast.AST, *, acc: bool = False) 
     held = block_of(lw, ref)
     _check_compute_dfb(lw, held.dfb)
     if tuple(tree.shape) != tuple(held.dfb.shape):
-        from tilewright.lang.expr import shape_text
-
         lw.emit(
             "fail",
             "BlockStateError",
@@ -373,7 +369,6 @@ def store(lw, ref: BlockRef, value: Value, node: ast.AST, *, acc: bool = False) 
             f"storing into {held.describe()} (a waited block); the compiled engine packs only "
             "into reserved blocks"
         )
-    from tilewright.compiler.backend.lower.exprs import emit_store
 
     emit_store(lw, tree, held, l1_acc, node)
     lw.tracker.update(ref.site, version=held.version + 1)
