@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tilewright.errors import SourceLoc
-from tilewright.kir.ir import Const, Kernel, Op
+from tilewright.kir.ir import Kernel, Op
 from tilewright.kir.optable import OPS
 
 __all__ = ["Effect", "dfb_effects", "MAX_EFFECTS"]
@@ -35,45 +35,54 @@ class _Unknown(Exception):
     pass
 
 
-def _walk(ops: tuple[Op, ...], out: list[Effect], fns: dict[str, tuple[Op, ...]]) -> None:
-    for op in ops:
-        info = OPS.get(op.code)
-        if info is not None and info.effect is not None:
-            out.append(Effect(info.effect, int(op.args[0]), int(op.args[1]), op.loc))  # type: ignore[call-overload]
-        elif op.code == "raw.call":  # a raw IR function's actions, in place
-            _walk(fns.get(str(op.args[0]), ()), out, fns)
-        elif op.code == "for":
-            _var, start, stop, step = op.args
-            if not (isinstance(start, Const) and isinstance(stop, Const) and isinstance(step, int)):
-                if _has_effects(op.regions[0]):
-                    raise _Unknown
+class _Walker:
+    """The analysis over one kernel; what a row's effects rule may ask (``opdef.EffectWalker``)."""
+
+    def __init__(self, functions: dict[str, tuple[Op, ...]]) -> None:
+        self.out: list[Effect] = []
+        self.functions = functions
+
+    def walk(self, ops: tuple[Op, ...]) -> None:
+        for op in ops:
+            row = OPS.get(op.code)
+            if row is None:
                 continue
-            for _ in range(len(range(int(start.value), int(stop.value), step))):
-                _walk(op.regions[0], out, fns)
-                if len(out) > MAX_EFFECTS:
-                    raise _Unknown
-        elif op.code in ("if", "while") or op.code in ("break", "continue"):
-            if any(_has_effects(r) for r in op.regions) or op.code in ("break", "continue"):
+            if row.effect is not None:
+                self.out.append(Effect(row.effect, int(op.args[0]), int(op.args[1]), op.loc))  # type: ignore[call-overload]
+            elif row.effects is not None:
+                row.effects(op, self)
+            elif row.jump:
+                raise _Unknown  # what follows depends on whether it is reached
+            elif any(self.has_effects(r) for r in op.regions):
+                raise _Unknown  # a branch or loop on run-time values around actions
+            if len(self.out) > MAX_EFFECTS:
                 raise _Unknown
-        if len(out) > MAX_EFFECTS:
-            raise _Unknown
 
+    def has_effects(self, ops: tuple[Op, ...]) -> bool:
+        """Whether ``ops`` may act on a CB: an op with an effect, or with an effects rule and
+        no regions (a call), here or in a region."""
+        for op in ops:
+            row = OPS.get(op.code)
+            if row is not None and (
+                row.effect is not None or (row.effects is not None and not row.regions)
+            ):
+                return True
+            if any(self.has_effects(r) for r in op.regions):
+                return True
+        return False
 
-def _has_effects(ops: tuple[Op, ...]) -> bool:
-    for op in ops:
-        info = OPS.get(op.code)
-        if (info is not None and info.effect is not None) or op.code == "raw.call":
-            return True
-        if any(_has_effects(r) for r in op.regions):
-            return True
-    return False
+    def function(self, name: str) -> tuple[Op, ...]:
+        return self.functions.get(name, ())
+
+    def unknown(self) -> Exception:
+        return _Unknown()
 
 
 def dfb_effects(kernel: Kernel) -> tuple[Effect, ...] | None:
     """The kernel's CB actions in order, or None when they depend on run-time values."""
-    out: list[Effect] = []
+    walker = _Walker({f.name: f.body for f in kernel.functions})
     try:
-        _walk(kernel.body, out, {f.name: f.body for f in kernel.functions})
+        walker.walk(kernel.body)
     except _Unknown:
         return None
-    return tuple(out)
+    return tuple(walker.out)

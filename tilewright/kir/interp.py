@@ -1,62 +1,44 @@
 """The kernel-IR interpreter: the Python engine runs IR ops on the running core.
 
-A raw IR function (``@ttl.raw.ir``) is kernel IR; the native engine emits it as C++
-(:mod:`.emit`), the Python engine runs it here.  :func:`run` executes ops on the core
-whose kernel is running now, through :mod:`tilewright.device.kernel_api` -- the same
-functions a Python tt-metal kernel calls -- with the meaning of the C++ the emitter
-writes: every op code of :data:`.optable.OPS` is a row of :data:`HANDLERS` that calls the
-kernel-API functions its C++ calls, in the same order with the same arguments (SFPU
-parameters as IEEE bits, ``pack_tile<true>`` out of order, ...); scalar expressions follow
-C++'s types and conversions (:mod:`.interp_scalar`).  The differential tests
-(``tests/compiler/backend/test_interp*.py``) run each kernel through both engines and
-compare the output bytes.
+A raw IR function (``@ttl.raw.ir``) is kernel IR; the native engine emits it as C++,
+the Python engine runs it here.  :func:`run` executes ops on the core whose kernel is
+running now, through :mod:`tilewright.device.kernel_api` -- the same functions a Python
+tt-metal kernel calls -- with the meaning of the C++ the emitter writes: every op code's
+row in :data:`.optable.OPS` has its interpreter rule (``run``) beside its C++ form, and
+the rule calls the kernel-API functions that C++ calls, in the same order with the same
+arguments; scalar expressions follow the one scalar table (:mod:`.scalar`, compiled by
+:mod:`.interp_scalar`).  The differential tests (``tests/kir/test_interp*.py``) run each
+kernel through both engines and compare the output bytes.
 
 Ops compile once into closures (``fn(env) -> status``), cached per op tuple; a closure
 returns ``None``, :data:`BREAK` or :data:`CONTINUE`, which the enclosing loop consumes.
-``extern.call`` has no Python form (it calls C++): it is rejected with the op and rule
-named, before anything runs.
+An op with no Python form (``extern.call``) is rejected with the op and rule named,
+before anything runs.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from tilewright.device import kernel_api as ka
-from tilewright.device.engine import current_run
-from tilewright.device.noc import chips_with_tag
-from tilewright.errors import (
-    BlockStateError,
-    DeviceError,
-    DFBContractError,
-    KernelError,
-    NocError,
-    TilewrightError,
-)
-from tilewright.kir.interp_ops import API_HANDLERS, OpFn, operand
-from tilewright.kir.interp_scalar import (
-    CONVERT,
-    coerce,
-    compile_expr,
-    unsupported,
-)
-from tilewright.kir.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var, seq
+from tilewright.errors import KernelError, TilewrightError
+from tilewright.kir.interp_scalar import CONVERT, compile_expr, unsupported
+from tilewright.kir.ir import KIND_COMPUTE, CBDecl, Function, Kernel, Op, Var
+from tilewright.kir.opdef import BREAK, CONTINUE, OpFn
+from tilewright.kir.optable import OPS
 
 __all__ = [
     "Env",
     "run",
     "eval_expr",
-    "HANDLERS",
     "kernel_env",
     "python_kernel",
     "BREAK",
     "CONTINUE",
 ]
-
-BREAK, CONTINUE = 1, 2
 
 
 class Env:
@@ -108,7 +90,7 @@ class Env:
         self.values[var.name] = CONVERT[var.ty.value](value)
 
 
-# -- control flow -------------------------------------------------------------------------------
+# -- compiling ops: each row's interpreter rule ------------------------------------------------
 
 
 def _block(ops: tuple[Op, ...]) -> OpFn:
@@ -129,185 +111,17 @@ def _block(ops: tuple[Op, ...]) -> OpFn:
     return block
 
 
-_LIMITS = {"i64": (-(1 << 63), (1 << 63) - 1), "u32": (0, (1 << 32) - 1), "u64": (0, (1 << 64) - 1)}
+class _Runner:
+    """What the rows' interpreter rules may ask of the interpreter (``opdef.Runner``)."""
 
+    @staticmethod
+    def block(ops: tuple[Op, ...]) -> OpFn:
+        return _block(ops)
 
-def _for(op: Op) -> OpFn:
-    """``{ const T end = stop; for (T it = start; it < end; it += step) { var = it; body } }``."""
-    var, _, _, step = op.args
-    assert isinstance(var, Var) and isinstance(step, int)
-    ct = var.ty.value
-    stop, start = operand(op, 2, ct), operand(op, 1, ct)
-    body = _block(op.regions[0])
-    name = var.name
-    conv = CONVERT[ct]
-    lo, hi = _LIMITS.get(ct, (None, None))
-
-    def loop_c(env: Env, it: Any, end: Any) -> None:
-        """The C++ loop literally (floats, or an ``it += step`` that wraps)."""
-        values = env.values
-        while (it < end) if step > 0 else (it > end):
-            values[name] = it
-            if body(env) == BREAK:
-                return
-            it = conv(it + step)
-
-    def for_(env: Env) -> None:
-        end = stop(env)
-        it = start(env)
-        if lo is None or not (end - 1 + step <= hi if step > 0 else end + 1 + step >= lo):
-            loop_c(env, it, end)
-            return None
-        values = env.values
-        for i in range(it, end, step):
-            values[name] = i
-            if body(env) == BREAK:
-                break
-        return None
-
-    return for_
-
-
-def _while(op: Op) -> OpFn:
-    cond = operand(op, 0, "bool")
-    body = _block(op.regions[0])
-
-    def while_(env: Env) -> None:
-        while cond(env):
-            if body(env) == BREAK:
-                break
-        return None
-
-    return while_
-
-
-def _if(op: Op) -> OpFn:
-    cond = operand(op, 0, "bool")
-    then, other = _block(op.regions[0]), _block(op.regions[1])
-    return lambda env: then(env) if cond(env) else other(env)
-
-
-def _set(op: Op) -> OpFn:
-    var = op.args[0]
-    assert isinstance(var, Var)
-    name, value = var.name, operand(op, 1, var.ty.value)
-
-    def set_(env: Env) -> None:
-        env.values[name] = value(env)
-
-    return set_
-
-
-# -- fail / failf: the error the compiled kernel raises ---------------------------------------
-
-_ERROR_CLASSES: dict[str, type[TilewrightError]] = {
-    "KernelError": KernelError,
-    "DFBContractError": DFBContractError,
-    "NocError": NocError,
-    "BlockStateError": BlockStateError,
-    "DeviceError": DeviceError,
-}
-"""ttlang::ErrorClass (ttlang/support.h) -> the class native/driver.py raises for it."""
-
-_PRINTF = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(hh|h|ll|l|j|z|t)?([diouxXc%])|%")
-# A long long argument read by a conversion without ll / l / j / z / t is its low 32 bits.
-_PRINTF_VALUE = {
-    "d": (True, "i32", "i64"),
-    "i": (True, "i32", "i64"),
-    "u": (True, "u32", "u64"),
-    "o": (True, "u32", "u64"),
-    "x": (True, "u32", "u64"),
-    "X": (True, "u32", "u64"),
-    "c": (True, "u32", "u32"),
-}
-
-
-def _names(text: str) -> str:
-    """``{cb:N}`` and ``{chip:N}`` in a failure message, as the native driver names them."""
-    if "{" not in text:
-        return text
-    run = current_run()
-    cbs = getattr(run.core, "cbs", None) or []
-
-    def cb_name(m: re.Match) -> str:
-        i = int(m.group(1))
-        cb = cbs[i] if 0 <= i < len(cbs) else None
-        return cb.name if cb is not None else f"cb {i}"
-
-    text = re.sub(r"\{cb:(\d+)\}", cb_name, text)
-    num_chips = len(run.core.device.system_desc.chip_desc_indices)
-    return re.sub(r"\{chip:(\d+)\}", lambda m: chips_with_tag(int(m.group(1)), num_chips), text)
-
-
-def _error_class(op: Op) -> type[TilewrightError]:
-    cls = _ERROR_CLASSES.get(str(op.args[0]))
-    if cls is None:
-        raise unsupported(
-            f"error class {op.args[0]!r} (ttlang/support.h has {', '.join(_ERROR_CLASSES)})",
-            "raw-ir-error-class",
-            op,
-        )
-    return cls
-
-
-def _fail(op: Op) -> OpFn:
-    cls, message, loc = _error_class(op), str(op.args[1]), op.loc
-
-    def fail(env: Env) -> None:
-        raise cls(_names(message), loc=loc)
-
-    return fail
-
-
-def _failf(op: Op) -> OpFn:
-    """``snprintf`` of the format into 512 bytes, each value a ``long long``."""
-    cls, fmt, loc = _error_class(op), str(op.args[1]), op.loc
-    values = [coerce(*compile_expr(v, op), "i64") for v in seq(op.args[2])]
-    convs: list[Callable[[Any], Any]] = []
-
-    def spec(m: re.Match) -> str:
-        if m.group(0) == "%" or m.group(3) is None:
-            raise unsupported(
-                f"failf format {fmt!r}: only integer conversions (%lld, %llu, %llx, ...) "
-                "print its long long values",
-                "raw-ir-failf-format",
-                op,
-            )
-        if m.group(3) == "%":
-            return "%%"
-        _, short, long = _PRINTF_VALUE[m.group(3)]
-        convs.append(CONVERT[long if m.group(2) in ("ll", "l", "j", "z", "t") else short])
-        return f"%{m.group(1)}{m.group(3)}"
-
-    pyfmt = _PRINTF.sub(spec, fmt)
-    if len(convs) != len(values):
-        raise unsupported(
-            f"failf format {fmt!r} with {len(values)} value(s): it converts {len(convs)}",
-            "raw-ir-failf-format",
-            op,
-        )
-
-    def failf(env: Env) -> None:
-        text = pyfmt % tuple(c(v(env)) for c, v in zip(convs, values))
-        raise cls(_names(text.encode()[:511].decode("utf-8", "replace")), loc=loc)
-
-    return failf
-
-
-def _raw_call(op: Op) -> OpFn:
-    """A call of one of the kernel's static inline functions (a raw IR function): its body
-    runs with an environment of its own -- parameters and locals -- on the caller's CBs,
-    accessors and runtime arguments, as the C++ function does."""
-    name, args, _accessors, result = op.args
-    compiled = [compile_expr(a, op) for a in seq(args)]
-
-    def call(env: Env) -> None:
-        f = env.functions.get(str(name))
-        if f is None:
-            raise unsupported(f"function {name!r} is not declared by the kernel", "raw-ir-call", op)
-        values: dict[str, int | float | bool] = {v.name: CONVERT[v.ty.value](0) for v in f.locals}
-        for p, (fn, have) in zip(f.params, compiled):
-            values[p.name] = coerce(fn, have, p.ty.value)(env)
+    @staticmethod
+    def call(fn: Function, values: dict[str, Any], env: Env) -> Any:
+        """A static inline function's body on ``env``'s CBs, accessors and runtime args,
+        with an environment of its own (``values``: its parameters and locals)."""
         sub = Env(
             values=values,
             kind=env.kind,
@@ -318,36 +132,11 @@ def _raw_call(op: Op) -> OpFn:
             fp32_dest_acc=env.fp32_dest_acc,
             functions=env.functions,
         )
-        run(f.body, sub)
-        if result and f.result is not None:
-            env.values[str(result)] = eval_expr(f.result, sub)
-
-    return call
+        run(fn.body, sub)
+        return eval_expr(fn.result, sub) if fn.result is not None else None
 
 
-def _extern(op: Op) -> OpFn:
-    raise unsupported(
-        f"a call of the C++ function {op.args[0]!r}: the Python engine has no C++ to run",
-        "raw-ir-extern",
-        op,
-    )
-
-
-HANDLERS: dict[str, Callable[[Op], OpFn | None]] = {
-    "set": _set,
-    "for": _for,
-    "while": _while,
-    "if": _if,
-    "break": lambda op: lambda env: BREAK,
-    "continue": lambda op: lambda env: CONTINUE,
-    "fail": _fail,
-    "failf": _failf,
-    "comment": lambda op: None,
-    "extern.call": _extern,
-    "raw.call": _raw_call,
-    **API_HANDLERS,
-}
-"""Op code -> compiler of one op into a closure (None: the op does nothing at run time)."""
+_RUNNER = _Runner()
 
 
 def _located(fn: OpFn, op: Op) -> OpFn:
@@ -368,11 +157,11 @@ def _located(fn: OpFn, op: Op) -> OpFn:
 
 
 def _compile_op(op: Op) -> OpFn | None:
-    make = HANDLERS.get(op.code)
-    if make is None:
-        raise unsupported("this op code: it has no interpreter handler", "raw-ir-unknown-op", op)
-    fn = make(op)
-    if fn is None or op.code in ("break", "continue"):
+    row = OPS.get(op.code)
+    if row is None:
+        raise unsupported("this op code: it is not in the op table", "raw-ir-unknown-op", op)
+    fn = row.run(op, _RUNNER)
+    if fn is None or row.jump:
         return fn
     return _located(fn, op)
 

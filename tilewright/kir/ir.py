@@ -13,9 +13,10 @@ through the same table.  :class:`Builder` constructs it from Python (the lowerin
 and raw IR functions built by hand); :mod:`.effects` computes a kernel's DFB
 protocol actions from it.
 
-Scalar semantics are Python's: integers are ``i64`` (C++ ``int64_t``), ``//`` and
-``%`` floor (emitted through helpers), floats are ``f64``.  Addresses and tile
-indices handed to the kernel API are ``u32``; NoC addresses ``u64``.
+Scalar semantics are Python's with C++'s fixed widths (:mod:`.scalar`, the one table):
+integers are ``i64`` (C++ ``int64_t``) and wrap, ``//`` and ``%`` floor (emitted through
+helpers), floats are ``f64``.  Addresses and tile indices handed to the kernel API are
+``u32``; NoC addresses ``u64``.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ class Arg:
 
 @dataclass(frozen=True, slots=True)
 class BinOp:
-    """``a <op> b`` with Python semantics (``floordiv``/``mod`` floor, ``truediv`` is float)."""
+    """``a <op> b`` (an operator of :data:`.scalar.OPERATORS`: ``floordiv``/``mod`` floor,
+    ``truediv`` is float, integers wrap)."""
 
     op: str
     a: Expr
@@ -114,7 +116,7 @@ class BinOp:
 
 @dataclass(frozen=True, slots=True)
 class UnOp:
-    """``neg`` or ``not``."""
+    """``neg`` or ``not`` (:data:`.scalar.OPERATORS`)."""
 
     op: str
     a: Expr
@@ -124,7 +126,7 @@ class UnOp:
 @dataclass(frozen=True, slots=True)
 class Intrinsic:
     """A kernel-API query returning a value (``logical_x``, ``write_ptr`` ...: see
-    :data:`.optable.INTRINSICS`)."""
+    :data:`.scalar.INTRINSICS`)."""
 
     name: str
     args: tuple[Expr, ...]

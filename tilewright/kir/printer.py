@@ -33,27 +33,9 @@ from tilewright.kir.ir import (
     Var,
 )
 from tilewright.kir.optable import OPS
+from tilewright.kir.scalar import OPERATORS
 
 __all__ = ["print_expr", "print_kernel", "print_op_line"]
-
-_SYMBOL = {
-    "add": "+",
-    "sub": "-",
-    "mul": "*",
-    "truediv": "/",
-    "floordiv": "floordiv",
-    "mod": "mod",
-    "eq": "==",
-    "ne": "!=",
-    "lt": "<",
-    "le": "<=",
-    "gt": ">",
-    "ge": ">=",
-    "and": "and",
-    "or": "or",
-    "min": "min",
-    "max": "max",
-}
 
 
 def print_expr(e: object) -> str:
@@ -68,7 +50,8 @@ def print_expr(e: object) -> str:
     if isinstance(e, Arg):
         return f"rt[{e.index}]:{e.ty}"
     if isinstance(e, BinOp):
-        return f"({print_expr(e.a)} {_SYMBOL.get(e.op, e.op)} {print_expr(e.b)})"
+        row = OPERATORS.get(e.op)
+        return f"({print_expr(e.a)} {row.symbol if row else e.op} {print_expr(e.b)})"
     if isinstance(e, UnOp):
         return f"({e.op} {print_expr(e.a)})"
     if isinstance(e, Intrinsic):
@@ -85,9 +68,8 @@ def print_expr(e: object) -> str:
 def print_op_line(op: Op) -> str:
     """The op's own line (no regions, no location)."""
     info = OPS.get(op.code)
-    if op.code == "for" and len(op.args) == 4:
-        var, start, stop, step = op.args
-        return f"for {print_expr(var)} = {print_expr(start)}, {print_expr(stop)}, {step}"
+    if info is not None and info.text is not None and len(op.args) == len(info.operands):
+        return info.text(op, print_expr)
     if info is None:
         return f"{op.code} {', '.join(print_expr(a) for a in op.args)}  <unknown op>"
     return f"{op.code} {', '.join(print_expr(a) for a in op.args)}".rstrip()

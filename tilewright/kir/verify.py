@@ -4,18 +4,22 @@ Rules (each failure is an :class:`~tilewright.errors.IRVerifyError` whose messag
 the whole kernel printed with the offending op marked ``>>>``, located at the op's
 user line):
 
-1. the op code exists (``optable.OPS``) and may run on the kernel's kind;
+Every rule reads the op's row (``optable.OPS``) and the scalar table (:mod:`.scalar`):
+
+1. the op code exists and may run on the kernel's kind;
 2. operands match the table: count, kinds, expression types; locals are declared,
    runtime arguments exist, CB indices are the kernel's, DST indices lie below its
    DST capacity, accessors are declared;
-3. regions: ``for`` / ``while`` one, ``if`` two, others none; ``break`` /
-   ``continue`` only inside a loop;
-4. the DST handshake: math and SFPU ops only between ``tile_regs.acquire`` and
-   ``tile_regs.commit``, packs only between ``tile_regs.wait`` and
+3. regions: as many as the row's ``regions`` names; a jump (``break`` /
+   ``continue``) only inside a ``loop`` region;
+4. the DST handshake: ops of the ``math`` phase only between ``tile_regs.acquire`` and
+   ``tile_regs.commit``, of the ``pack`` phase only between ``tile_regs.wait`` and
    ``tile_regs.release``; a loop body and both branches of an ``if`` leave the
    handshake where they found it;
 5. CB page counts are positive and within the CB's pages (cumulative counts, as
-   ``cb_reserve_back`` / ``cb_wait_front`` take them).
+   ``cb_reserve_back`` / ``cb_wait_front`` take them);
+6. the row's own rule (``check``): an assignment's type, a loop step, a declared
+   accessor or function, a DST range, a known tile op ...
 """
 
 from __future__ import annotations
@@ -35,38 +39,12 @@ from tilewright.kir.ir import (
     Ty,
     UnOp,
     Var,
-    seq,
 )
-from tilewright.kir.optable import INTRINSICS, OPS
+from tilewright.kir.optable import OPS
 from tilewright.kir.printer import print_kernel
+from tilewright.kir.scalar import INTRINSICS, OPERATORS, type_error
 
 __all__ = ["verify", "expr_type"]
-
-_MATH = frozenset(
-    {
-        "copy_tile",
-        "binary_tiles",
-        "binary_dest_reuse",
-        "sfpu",
-        "sfpu_binary",
-        "fill_tile",
-        "unary_bcast",
-        "matmul_tiles",
-        "matmul_block",
-        "reduce_tile",
-        "transpose_tile",
-    }
-)
-_PACK = frozenset({"pack_tile"})
-# DST handshake: op -> (state it needs, state after)
-_HANDSHAKE = {
-    "tile_regs.acquire": ("idle", "math"),
-    "tile_regs.commit": ("math", "committed"),
-    "tile_regs.wait": ("committed", "pack"),
-    "tile_regs.release": ("pack", "idle"),
-}
-_COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
-_LOGIC = frozenset({"and", "or"})
 
 
 class _Fail(Exception):
@@ -93,23 +71,16 @@ def expr_type(e: object, kernel: Kernel, op: Op) -> Ty:
                 op, f"runtime argument rt[{e.index}] does not exist ({len(kernel.args)} args)"
             )
         return e.ty
-    if isinstance(e, BinOp):
-        a, b = expr_type(e.a, kernel, op), expr_type(e.b, kernel, op)
-        if e.op in _LOGIC:
-            if a is not Ty.BOOL or b is not Ty.BOOL or e.ty is not Ty.BOOL:
-                raise _Fail(op, f"'{e.op}' takes and gives bool, got {a}, {b} -> {e.ty}")
-        elif e.op in _COMPARE:
-            if e.ty is not Ty.BOOL or (a.is_float != b.is_float):
-                raise _Fail(op, f"comparison '{e.op}' of {a} and {b} must give bool of like types")
-        elif a is not e.ty or b is not e.ty:
-            raise _Fail(op, f"'{e.op}' of {a} and {b} gives {e.ty}: operand types must equal it")
-        return e.ty
-    if isinstance(e, UnOp):
+    if isinstance(e, (BinOp, UnOp)):
+        row = OPERATORS.get(e.op)
+        arity = 2 if isinstance(e, BinOp) else 1
+        if row is None or row.arity != arity:
+            raise _Fail(op, f"unknown {'binary' if arity == 2 else 'unary'} operator '{e.op}'")
         a = expr_type(e.a, kernel, op)
-        if e.op == "not" and (a is not Ty.BOOL or e.ty is not Ty.BOOL):
-            raise _Fail(op, "'not' takes and gives bool")
-        if e.op == "neg" and a is not e.ty:
-            raise _Fail(op, "'neg' keeps its operand's type")
+        b = expr_type(e.b, kernel, op) if isinstance(e, BinOp) else None
+        problem = type_error(row, a, b, e.ty)
+        if problem is not None:
+            raise _Fail(op, problem)
         return e.ty
     if isinstance(e, Intrinsic):
         info = INTRINSICS.get(e.name)
@@ -140,6 +111,24 @@ def _locals(kernel: Kernel) -> dict[str, Ty]:
     if _CURRENT and _CURRENT[-1][0] is kernel:
         return _CURRENT[-1][1]
     return {v.name: v.ty for v in kernel.locals}
+
+
+class _Checker:
+    """What a row's verifier rule may ask (``opdef.Checker``), for one op."""
+
+    __slots__ = ("kernel", "op")
+
+    def __init__(self, kernel: Kernel, op: Op) -> None:
+        self.kernel, self.op = kernel, op
+
+    def expr_type(self, e: object) -> Ty:
+        return expr_type(e, self.kernel, self.op)
+
+    def local(self, name: str) -> Ty | None:
+        return _locals(self.kernel).get(name)
+
+    def fail(self, message: str) -> Exception:
+        return _Fail(self.op, message)
 
 
 def _check_operand(kind: str, value: object, kernel: Kernel, op: Op, name: str) -> None:
@@ -199,20 +188,20 @@ def _check_operand(kind: str, value: object, kernel: Kernel, op: Op, name: str) 
 
 
 def _check_op(op: Op, kernel: Kernel, in_loop: bool) -> None:
-    info = OPS.get(op.code)
-    if info is None:
+    row = OPS.get(op.code)
+    if row is None:
         raise _Fail(op, f"unknown op '{op.code}'")
-    if kernel.kind not in info.kinds:
+    if kernel.kind not in row.kinds:
         raise _Fail(op, f"'{op.code}' does not run on {kernel.kind} kernels")
-    if len(op.args) != len(info.operands):
-        raise _Fail(op, f"'{op.code}' takes {len(info.operands)} operand(s), got {len(op.args)}")
-    for (name, kind), value in zip(info.operands, op.args):
+    if len(op.args) != len(row.operands):
+        raise _Fail(op, f"'{op.code}' takes {len(row.operands)} operand(s), got {len(op.args)}")
+    for (name, kind), value in zip(row.operands, op.args):
         _check_operand(kind, value, kernel, op, name)
-    if len(op.regions) != info.regions:
-        raise _Fail(op, f"'{op.code}' has {info.regions} region(s), got {len(op.regions)}")
-    if op.code in ("break", "continue") and not in_loop:
+    if len(op.regions) != len(row.regions):
+        raise _Fail(op, f"'{op.code}' has {len(row.regions)} region(s), got {len(op.regions)}")
+    if row.jump and not in_loop:
         raise _Fail(op, f"'{op.code}' outside a loop")
-    if info.effect is not None:
+    if row.effect is not None:
         cb = kernel.cb(op.args[0])  # type: ignore[arg-type]
         pages = op.args[1]
         if cb is not None and (not isinstance(pages, int) or not 0 < pages <= cb.num_pages):
@@ -220,58 +209,8 @@ def _check_op(op: Op, kernel: Kernel, in_loop: bool) -> None:
                 op,
                 f"'{op.code}' of {pages!r} pages: CB {cb.index} '{cb.name}' has {cb.num_pages} pages",
             )
-    if op.code == "set":
-        var, value = op.args
-        got = expr_type(value, kernel, op)
-        if isinstance(var, Var) and got is not var.ty:
-            raise _Fail(op, f"%{var.name} is {var.ty}, assigned a {got}")
-    if op.code == "matmul_block":
-        dst, ct, rt = op.args[4], op.args[6], op.args[7]
-        last = int(dst) + int(ct) * int(rt) - 1  # type: ignore[call-overload]
-        if last >= kernel.dst_tiles:
-            raise _Fail(
-                op,
-                f"matmul_block writes DST tiles up to {last}, beyond the {kernel.dst_tiles} of one acquire",
-            )
-    if op.code == "for" and op.args[3] == 0:
-        raise _Fail(op, "a for loop's step must not be 0")
-    if op.code in ("noc.read_page", "noc.write_page"):
-        if all(a.name != op.args[0] for a in kernel.accessors):
-            raise _Fail(op, f"accessor {op.args[0]!r} is not declared")
-    if op.code == "raw.call":
-        _check_raw_call(op, kernel)
-    if op.code == "extern.call":
-        result = op.args[4]
-        if result and result not in _locals(kernel):
-            raise _Fail(op, f"result local %{result} is not declared")
-        if len(seq(op.args[2])) != len(seq(op.args[3])):
-            raise _Fail(op, "extern.call has one C++ type per argument")
-
-
-def _check_raw_call(op: Op, kernel: Kernel) -> None:
-    """A call of a static inline function: declared, scalar arguments of the parameters'
-    types, one declared accessor per accessor parameter, a result local of its type."""
-    name, args, accessors, result = op.args
-    fn = kernel.function(str(name))
-    if fn is None:
-        raise _Fail(op, f"function {name!r} is not declared by the kernel")
-    if len(seq(args)) != len(fn.params):
-        raise _Fail(op, f"{name} takes {len(fn.params)} scalar argument(s), got {len(seq(args))}")
-    for a, p in zip(seq(args), fn.params):
-        got = expr_type(a, kernel, op)
-        if got is not p.ty:
-            raise _Fail(op, f"argument for %{p.name} of {name} is {got}, expected {p.ty}")
-    if len(seq(accessors)) != len(fn.accessors):
-        raise _Fail(op, f"{name} takes {len(fn.accessors)} accessor(s)")
-    for acc in seq(accessors):
-        if all(a.name != acc for a in kernel.accessors):
-            raise _Fail(op, f"accessor {acc!r} is not declared")
-    if result:
-        ty = _locals(kernel).get(str(result))
-        if ty is None:
-            raise _Fail(op, f"result local %{result} is not declared")
-        if fn.result is None or fn.result.ty is not ty:
-            raise _Fail(op, f"result local %{result} is {ty}; {name} returns {fn.result}")
+    if row.check is not None:
+        row.check(_Checker(kernel, op), op)
 
 
 def _verify_function(kernel: Kernel, fn: Function) -> None:
@@ -292,30 +231,31 @@ def _walk(ops: tuple[Op, ...], kernel: Kernel, state: str, in_loop: bool) -> str
     """Check ``ops``; the DST handshake state after them."""
     for op in ops:
         _check_op(op, kernel, in_loop)
-        step = _HANDSHAKE.get(op.code)
-        if step is not None:
-            need, after = step
+        row = OPS[op.code]
+        if row.handshake is not None:
+            need, after = row.handshake
             if state != need:
                 raise _Fail(op, f"'{op.code}' in DST state '{state}'; it needs '{need}'")
             state = after
-        elif op.code in _MATH and state != "math":
+        elif row.phase == "math" and state != "math":
             raise _Fail(
                 op, f"'{op.code}' outside tile_regs_acquire .. tile_regs_commit (state '{state}')"
             )
-        elif op.code in _PACK and state != "pack":
+        elif row.phase == "pack" and state != "pack":
             raise _Fail(
                 op, f"'{op.code}' outside tile_regs_wait .. tile_regs_release (state '{state}')"
             )
-        if op.code in ("for", "while"):
-            end = _walk(op.regions[0], kernel, state, True)
-            if end != state:
+        ends = set()
+        for role, region in zip(row.regions, op.regions):
+            end = _walk(region, kernel, state, in_loop or role == "loop")
+            if role == "loop" and end != state:
                 raise _Fail(op, f"the loop body moves the DST handshake from '{state}' to '{end}'")
-        elif op.code == "if":
-            a = _walk(op.regions[0], kernel, state, in_loop)
-            b = _walk(op.regions[1], kernel, state, in_loop)
-            if a != b:
+            ends.add(end)
+        if "branch" in row.regions:
+            if len(ends) > 1:
+                a, b = (_walk(r, kernel, state, in_loop) for r in op.regions[:2])
                 raise _Fail(op, f"the branches leave the DST handshake in '{a}' and '{b}'")
-            state = a
+            state = ends.pop()
     return state
 
 

@@ -41,7 +41,7 @@ from tilewright.kir.ir import (
     Var,
 )
 from tilewright.kir.optable import OPS
-from tilewright.kir.verify import _HANDSHAKE, _MATH, _PACK, verify
+from tilewright.kir.verify import verify
 from tilewright.lang.raw_types import RawType, ir_type
 
 __all__ = [
@@ -330,7 +330,7 @@ class _Trace:
                 f"{_KIND_WORDS[self.kind]} kernel",
                 loc=loc,
             )
-        step = _HANDSHAKE.get(code)
+        step = info.handshake
         if step is not None:
             need, after = step
             if self.state != need:
@@ -341,13 +341,13 @@ class _Trace:
                     loc=loc,
                 )
             self.state = after
-        elif code in _MATH and self.state != "math":
+        elif info.phase == "math" and self.state != "math":
             raise RawIRError(
                 f"{_op_name()} outside tile_regs_acquire .. tile_regs_commit (DST state "
                 f"'{self.state}')",
                 loc=loc,
             )
-        elif code in _PACK and self.state != "pack":
+        elif info.phase == "pack" and self.state != "pack":
             raise RawIRError(
                 f"{_op_name()} outside tile_regs_wait .. tile_regs_release (DST state "
                 f"'{self.state}')",

@@ -27,6 +27,7 @@ from tilewright.compiler.backend.lower.values import (
     TupleV,
     Value,
 )
+from tilewright.errors import KernelError
 from tilewright.kir.ir import Arg, BinOp, Cast, Const, Expr, Intrinsic, Ty, UnOp, Var
 
 Lowering = Any  # the kernel lowering (lower/kernel.py), which imports this module
@@ -117,12 +118,12 @@ def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
         return None if known is None else known[n]
     if isinstance(e, Cast):
         v = _eval_on(lw, e.a, n, xy)
-        return None if v is None else S.PY_TYPE[e.ty](v)
+        return None if v is None else S.fold(Cast(Const(v, e.a.ty), e.ty)).value
     if isinstance(e, UnOp):
         v = _eval_on(lw, e.a, n, xy)
         if v is None:
             return None
-        return (not v) if e.op == "not" else -v
+        return S.fold(UnOp(e.op, Const(v, e.a.ty), e.ty)).value
     if isinstance(e, BinOp):
         a, b = _eval_on(lw, e.a, n, xy), _eval_on(lw, e.b, n, xy)
         if e.op == "and":
@@ -139,9 +140,9 @@ def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
             )
         if a is None or b is None:
             return None
-        try:
-            return S.FOLD[e.op](a, b)
-        except (ZeroDivisionError, KeyError):
+        try:  # the value the kernel computes (the interpreter's evaluator)
+            return S.fold(BinOp(e.op, Const(a, e.a.ty), Const(b, e.b.ty), e.ty)).value
+        except KernelError:  # a division by zero: no value
             return None
     return None
 

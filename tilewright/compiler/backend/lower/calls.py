@@ -39,7 +39,7 @@ from tilewright.compiler.backend.lower.values import (
     is_scalar_py,
     py_const,
 )
-from tilewright.kir.ir import BinOp, Const, Expr, Intrinsic, Ty
+from tilewright.kir.ir import BinOp, Cast, Const, Expr, Intrinsic, Ty
 from tilewright.lang.declare import grid_extent
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.misc import static_range
@@ -65,6 +65,11 @@ _BINOPS = {
     ast.FloorDiv: "floordiv",
     ast.Mod: "mod",
     ast.Div: "truediv",
+    ast.LShift: "shl",
+    ast.RShift: "shr",
+    ast.BitAnd: "bitand",
+    ast.BitOr: "bitor",
+    ast.BitXor: "bitxor",
 }
 _BLOCK_BINOPS = {
     ast.Add: "add",
@@ -241,6 +246,10 @@ def binop_values(lw, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Val
             return Scalar(S.binary(name, a.expr, b.expr))
         except ZeroDivisionError:
             raise lw.fail("a division by zero", node) from None
+        except TypeError:
+            raise lw.fail(f"the operator {type(op).__name__} on floats", node) from None
+        except ValueError:
+            raise lw.fail("a shift by a negative count", node) from None
     if isinstance(a, TupleV) and isinstance(b, TupleV) and isinstance(op, ast.Add):
         return TupleV(a.items + b.items)
     raise lw.fail(f"the operator {type(op).__name__} on these operands", node)
@@ -253,9 +262,9 @@ def _pow(lw, a: Expr, b: Expr, node: ast.AST) -> Expr:
         and not isinstance(b.value, bool)
         and b.value >= 0
     ):
-        if isinstance(a, Const):
-            return Const(a.value**b.value, a.ty if a.ty is not Ty.BOOL else Ty.I64)
         out: Expr = Const(1, Ty.I64) if not a.ty.is_float else Const(1.0, Ty.F64)
+        if isinstance(a, Const) and not a.ty.is_float:  # the product the kernel computes
+            return S.fold(Cast(Const(pow(int(a.value), b.value, 1 << 64), Ty.U64), Ty.I64))
         for _ in range(b.value):
             out = S.binary("mul", out, a)
         return out

@@ -540,19 +540,11 @@ class TileProgram:
         return self.ops
 
 
-_UFOLD = {
-    "add": lambda a, b: a + b,
-    "mul": lambda a, b: a * b,
-    "floordiv": lambda a, b: a // b,
-    "mod": lambda a, b: a % b,
-}
-
-
 def _uop(op: str, a: Expr, b: Expr) -> Expr:
-    """Unsigned tile-index arithmetic (u32), folded where static."""
+    """Unsigned tile-index arithmetic (u32), folded where static (as the kernel computes it)."""
     a, b = S.to_type(a, Ty.U32), S.to_type(b, Ty.U32)
     if isinstance(a, Const) and isinstance(b, Const):
-        return u32(_UFOLD[op](int(a.value), int(b.value)))
+        return S.fold(BinOp(op, a, b, Ty.U32))
     if op == "add" and isinstance(b, Const) and b.value == 0:
         return a
     if op == "add" and isinstance(a, Const) and a.value == 0:

@@ -2,16 +2,16 @@
 
 Python semantics are kept: ints are ``i64`` with floor ``//`` and ``%``, ``/`` gives
 a float, ``and`` / ``or`` on bools, comparisons give bools.  Constant operands fold
-at compile time (with Python's own operators, so folding is exact), and
+at compile time through the IR interpreter's evaluator (:func:`tilewright.kir.interp_scalar.fold`:
+the one scalar table, so a folded value is what the kernel computes -- ``i64`` wraps,
+``(1 << 62) * 4`` is 0 on every engine), and
 :func:`linear` views an integer expression as ``sum(coeff * var) + const`` so that
 ``(r0 + 2) - r0`` is known to be 2 (slice extents, reference D.5).
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
-
+from tilewright.kir.interp_scalar import fold
 from tilewright.kir.ir import (
     Arg,
     BinOp,
@@ -23,29 +23,12 @@ from tilewright.kir.ir import (
     UnOp,
     Var,
 )
+from tilewright.kir.scalar import OPERATORS
 
-__all__ = ["binary", "unary", "compare", "to_type", "linear", "is_const", "const_value", "PY_TYPE"]
+__all__ = ["binary", "unary", "compare", "to_type", "linear", "is_const", "const_value", "fold"]
 
-PY_TYPE = {Ty.I64: int, Ty.U32: int, Ty.U64: int, Ty.F64: float, Ty.F32: float, Ty.BOOL: bool}
-
-FOLD: dict[str, Callable] = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "floordiv": operator.floordiv,
-    "mod": operator.mod,
-    "truediv": operator.truediv,
-    "eq": operator.eq,
-    "ne": operator.ne,
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-    "min": min,
-    "max": max,
-}
-_ARITH = {"add", "sub", "mul", "floordiv", "mod", "truediv", "min", "max"}
 _CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
+_BITS = {"shl", "shr", "bitand", "bitor", "bitxor"}
 
 
 def expr_ty(e: Expr) -> Ty:
@@ -66,7 +49,7 @@ def to_type(e: Expr, ty: Ty) -> Expr:
     if e.ty is ty:
         return e
     if isinstance(e, Const):
-        return Const(PY_TYPE[ty](e.value), ty)
+        return fold(Cast(e, ty))
     return Cast(e, ty)
 
 
@@ -77,15 +60,20 @@ def _arith_type(a: Ty, b: Ty, op: str) -> Ty:
 
 
 def binary(op: str, a: Expr, b: Expr) -> Expr:
-    """``a <op> b`` with Python's typing (bool and u32 operands act as ints)."""
+    """``a <op> b`` with Python's typing (bool and u32 operands act as ints; the bit
+    operators take ints only: a TypeError for floats, as Python raises)."""
     if op in _CMP:
         return compare(op, a, b)
     ty = _arith_type(a.ty, b.ty, op)
+    if op in _BITS and ty.is_float:
+        raise TypeError(op)
     a, b = to_type(a, ty), to_type(b, ty)
     if isinstance(a, Const) and isinstance(b, Const):
         if op in ("floordiv", "mod", "truediv") and b.value == 0:
             raise ZeroDivisionError(op)
-        return Const(PY_TYPE[ty](FOLD[op](a.value, b.value)), ty)
+        if op in ("shl", "shr") and b.value < 0:
+            raise ValueError("negative shift count")
+        return fold(BinOp(op, a, b, ty))
     if op in ("add", "sub") and isinstance(b, Const) and b.value == 0:
         return a
     if op == "add" and isinstance(a, Const) and a.value == 0:
@@ -101,11 +89,11 @@ def compare(op: str, a: Expr, b: Expr) -> Expr:
     ty = _arith_type(a.ty, b.ty, "add")
     a, b = to_type(a, ty), to_type(b, ty)
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(bool(FOLD[op](a.value, b.value)), Ty.BOOL)
+        return fold(BinOp(op, a, b, Ty.BOOL))
     if ty is Ty.I64:
         diff = static_difference(a, b)  # (r0) < (r0 + 2) is always true
         if diff is not None:
-            return Const(bool(FOLD[op](diff, 0)), Ty.BOOL)
+            return Const(bool(OPERATORS[op].evaluate(diff, 0)), Ty.BOOL)
         # an unsigned value widened to i64 is never negative: 0 <= u is always true
         if isinstance(a, Const) and a.value <= 0 and _nonneg(b) and op in ("le", "lt"):
             if op == "le" or a.value < 0:
@@ -153,7 +141,7 @@ def unary(op: str, a: Expr) -> Expr:
     ty = Ty.F64 if a.ty.is_float else Ty.I64
     a = to_type(a, ty)
     if isinstance(a, Const):
-        return Const(-a.value, ty)
+        return fold(UnOp("neg", a, ty))
     return UnOp("neg", a, ty)
 
 
