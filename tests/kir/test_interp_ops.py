@@ -4,8 +4,8 @@ engine (emitted C++) and the IR interpreter, and their output bytes must be equa
 Compute: copy (with transpose), FPU binary ops with every broadcast, dest reuse, SFPU ops with
 parameters, SFPU binary ops, fill, unary broadcast, transpose, matmul (tiles and block),
 reduce, pack with L1 accumulation -- in fp32 and bf16 DST.  Data movement: page reads and
-writes through accessors, NoC writes, inline writes, multicast, and every semaphore op between
-two cores.
+writes through accessors, NoC reads and writes, inline writes, multicast, and every semaphore op
+between two cores.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from tests.kir.interp_harness import (
 )
 from tests.native_fixtures import device  # noqa: F401
 from tilewright import ttnn
+from tilewright.errors import IRVerifyError
 from tilewright.kir.builder import Builder
 from tilewright.kir.ir import (
     KIND_COMPUTE,
@@ -347,3 +348,59 @@ def page_words_2(t) -> list[list[int]]:
         encode_block(host[:, 32 * p : 32 * p + 32], DataFormat.Float32).view(np.uint32).tolist()
         for p in range(2)
     ]
+
+
+# -- noc.read: one node reads another's L1 ------------------------------------------------------
+
+
+def _read_kernel() -> Kernel:
+    """Core 0 writes eight words into its CB page and signals core 1, which reads them over the
+    NoC into its own page at byte 64 (``noc.read``); both push their page."""
+    page = cb(0, "page", 1, "Float32")
+    args = ("peer_x", "peer_y", "sender")
+    px, py, sender = Arg(0, "peer_x"), Arg(1, "peer_y"), Arg(2, "sender")
+    send = Builder("rd", KIND_DM, slot="ncrisc", cbs=(page,), args=args)
+    k = send.local("k", Ty.U32)
+    with send.for_(k, u32(0), u32(8)):
+        value = BinOp("add", BinOp("mul", k, u32(3), Ty.U32), u32(5), Ty.U32)
+        send.op(
+            "sem.set", BinOp("add", write_ptr(0), BinOp("mul", k, u32(4), Ty.U32), Ty.U32), value
+        )
+    send.op("sem.inc", px, py, _sem(0), u32(1))
+    send.op("noc.write_barrier")
+    receive = (
+        Op("sem.wait", (_sem(0), u32(1), "eq")),
+        Op("noc.read", (px, py, write_ptr(0), _at(64), u32(32))),
+        Op("noc.read_barrier"),
+    )
+    b = Builder("rd", KIND_DM, slot="ncrisc", cbs=(page,), args=args)
+    b.local("k", Ty.U32)
+    b.op("cb.reserve_back", 0, 1)
+    b.op("if", BinOp("ne", sender, u32(0), Ty.BOOL), regions=(send.kernel().body, receive))
+    b.op("cb.push_back", 0, 1)
+    return b.kernel()
+
+
+def test_noc_read_gives_the_compiled_kernels_bytes(device):  # noqa: F811
+    rd = _read_kernel()
+    noc = {c: device.worker_core_from_logical_core(c) for c in (SENDER, RECEIVER)}
+    results = {}
+    for engine in ENGINES:
+        out = tensor(device, torch.zeros(32, 64), dtype=ttnn.float32)
+        w = _page_writer(accessor("out", out, 0, 0))
+        rd_args = {
+            SENDER: [noc[RECEIVER].x, noc[RECEIVER].y, 1],
+            RECEIVER: [noc[SENDER].x, noc[SENDER].y, 0],
+        }
+        w_args = {SENDER: [out.buffer_address(), 0], RECEIVER: [out.buffer_address(), 1]}
+        run_ir(device, [rd, w], [rd_args, w_args], engine, semaphores=[0], cores=(SENDER, RECEIVER))
+        results[engine] = page_words_2(out)
+    assert results["native"] == results["python"]
+    assert results["python"][1][16:24] == [3 * k + 5 for k in range(8)]
+
+
+def test_noc_read_runs_on_data_movement_kernels_only():
+    b = Builder("k", KIND_COMPUTE, dst_tiles=4)
+    b.op("noc.read", u32(0), u32(0), u32(0), u32(0), u32(4))
+    with pytest.raises(IRVerifyError, match="'noc.read' does not run on compute kernels"):
+        b.kernel()

@@ -1,4 +1,4 @@
-"""Data movement: tensor pages through accessors, NoC writes and multicasts, semaphores.
+"""Data movement: tensor pages through accessors, NoC reads, writes and multicasts, semaphores.
 
 Operands are ``uint32_t`` expressions (addresses, coordinates, sizes) converted as C++
 converts them at the call; NoC addresses are built with ``get_noc_addr`` /
@@ -68,6 +68,11 @@ def _noc_addr(op: Op, first: int) -> ExprFn:
 def _mcast_addr(op: Op, first: int) -> ExprFn:
     x0, y0, x1, y1, addr = (_u32(op, first + i) for i in range(5))
     return lambda env: ka.get_noc_multicast_addr(x0(env), y0(env), x1(env), y1(env), addr(env))
+
+
+def _run_read(op: Op, rt: Runner) -> OpFn:
+    at, dst, size = _noc_addr(op, 0), _u32(op, 3), _u32(op, 4)
+    return lambda env: ka.noc_async_read(at(env), dst(env), size(env))
 
 
 def _run_write(op: Op, rt: Runner) -> OpFn:
@@ -154,6 +159,11 @@ ROWS = (
     OpDef(
         "noc.write_barrier", (), _static(ka.noc_async_write_barrier),
         "noc_async_write_barrier();", DM,
+    ),
+    OpDef(
+        "noc.read", operands(*_XY, "src:e:u32", "dst:e:u32", "size:e:u32"), _run_read,
+        "noc_async_read(get_noc_addr({x}, {y}, {src}), {dst}, {size});", DM,
+        doc="size bytes from L1 address src of node (x, y) to local L1 address dst",
     ),
     OpDef(
         "noc.write", operands("src:e:u32", *_XY, "dst:e:u32", "size:e:u32"), _run_write,
