@@ -54,8 +54,11 @@ class CommandQueue:
 
         self._check()
         self.history.append(Command("program", program.name))
+        from tilewright.device import session
+
         result = launch_program(self.device, program, place_word=place_word, tracer=self.tracer)
         self.last_launch = result
+        session.record_launch(program.name, result, self.device)
         return result
 
     def finish(self) -> None:

@@ -253,7 +253,7 @@ class MeshDevice:
     ) -> LaunchResult:
         """Run every chip's program of ``workload`` together on the shared engine."""
         from tilewright.device import session
-        from tilewright.device.launch import prepare_launch, release_launch
+        from tilewright.device.launch import prepare_launch, program_dispatch_ns, release_launch
 
         self._check_open()
         items = sorted(workload.programs.items(), key=lambda kv: tuple(kv[0]))
@@ -273,7 +273,10 @@ class MeshDevice:
         finally:
             for device in prepared:
                 release_launch(device)
-        session.record_launch(workload.name, result)
+        result.dispatch_ns = max(
+            program_dispatch_ns(self.device_at(coord), program) for coord, program in items
+        )
+        session.record_launch(workload.name, result, self.devices[0])
         return result
 
     # -- lifecycle -------------------------------------------------------------------------
