@@ -20,7 +20,7 @@ import numpy as np
 from tilewright.device.cb import CircularBuffer
 from tilewright.device.coords import CoreCoord
 from tilewright.device.engine import KernelRun, LaunchResult
-from tilewright.device.perf.dispatch import dispatch_ns
+from tilewright.device.perf import dispatch
 from tilewright.device.program import ComputeConfig, DataMovementProcessor, KernelSpec, Program
 from tilewright.errors import DeviceError
 
@@ -141,9 +141,8 @@ def launch_program(
 
 
 def program_dispatch_ns(device, program: Program) -> int:
-    """The modelled dispatch of ``program`` (device/perf/dispatch.py): by its kernel kinds."""
-    n_compute = sum(1 for k in program.kernels if isinstance(k.config, ComputeConfig))
-    return dispatch_ns(device.perf.arch, len(program.kernels) - n_compute, n_compute)
+    """The modelled dispatch of ``program`` on ``device`` (device/perf/dispatch.py)."""
+    return dispatch.program_dispatch_ns(device.perf.arch, program)
 
 
 def prepare_launch(device, program: Program, *, place_word: str = "core") -> list[KernelRun]:

@@ -57,6 +57,9 @@ class ArchPerf:
     two-point fit; streaming measures 31.1 / 62.1)."""
     read_rate: tuple[int, int]
     """Read response serialisation (bytes, cycles): WH 28.5, BH 60.4."""
+    read_window: int
+    """Read packets a RISC may have outstanding before its next read waits (the NIU's
+    response buffers; bounds how far issuing runs ahead of the data)."""
     mcast_setup: int
     """A multicast that does not follow a linked one holds its path for this long before
     its data (WH 256 non-linked 64 B multicasts to 2x2 cores: 169 cycles each, linked 24)."""
@@ -109,6 +112,7 @@ WORMHOLE_B0 = ArchPerf(
     base_read=69,
     write_rate=(297, 10),
     read_rate=(285, 10),
+    read_window=8,
     mcast_setup=93,
     mcast_setup_per_span=13,
     unpack_bytes=64,
@@ -135,10 +139,11 @@ BLACKHOLE = ArchPerf(
     issue_write=24,
     issue_read=36,
     hop=9,
-    base_write=71,
+    base_write=72,
     base_read=74,
     write_rate=(605, 10),
     read_rate=(604, 10),
+    read_window=8,
     mcast_setup=221,
     mcast_setup_per_span=8,
     unpack_bytes=128,

@@ -135,7 +135,7 @@ def pack_cycles(nbytes: int, rate: int, l1_acc: bool = False) -> int:
 
 def c_constants() -> dict[str, int]:
     """These numbers for the native runtime's generated ``twrt_costs.h`` (``TW_COST_<name>``)."""
-    from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS
+    from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS, EPOCH_SHIFT
 
     return {
         "CB_OP": CB_OP,
@@ -156,4 +156,5 @@ def c_constants() -> dict[str, int]:
         "SFPU_TRANSPOSE_DEST": SFPU_INSTRUCTIONS["transpose_dest"],
         "BUCKET_SHIFT": BUCKET_SHIFT,
         "BUCKETS": BUCKETS,
+        "EPOCH_SHIFT": EPOCH_SHIFT,
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tilewright.device.perf.arch import ArchPerf
 
-__all__ = ["dispatch_ns", "DISPATCH_MAX_NS"]
+__all__ = ["dispatch_ns", "program_dispatch_ns", "DISPATCH_MAX_NS"]
 
 DISPATCH_MAX_NS = 6000
 """The measured maximum (a program with both kinds and 12 KiB binaries)."""
@@ -31,3 +31,12 @@ def dispatch_ns(arch: ArchPerf, n_dm: int, n_compute: int) -> int:
         base = dm_only
     grow = arch.dispatch_ns_per_kernel_kib * _KERNEL_KIB * max(0, n_dm + n_compute - 1)
     return min(DISPATCH_MAX_NS, base + grow)
+
+
+def program_dispatch_ns(arch: ArchPerf, program) -> int:
+    """The dispatch of a ``device.Program`` (anything with ``kernels``), by its kernel kinds."""
+    from tilewright.device.program import ComputeConfig
+
+    kernels = getattr(program, "kernels", ())
+    n_compute = sum(1 for k in kernels if isinstance(k.config, ComputeConfig))
+    return dispatch_ns(arch, len(kernels) - n_compute, n_compute)

@@ -29,14 +29,19 @@ from typing import TYPE_CHECKING
 
 from tilewright.device.perf import costs
 from tilewright.device.perf.arch import ArchPerf, arch_perf, floorplan
-from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS, NocPerf, PerfRun, Resource
+from tilewright.device.perf.state import (
+    BUCKET_SHIFT,
+    BUCKETS,
+    EPOCH_SHIFT,
+    NocPerf,
+    PerfRun,
+    Resource,
+)
 
 if TYPE_CHECKING:
     from tilewright.device.device import Device
 
 __all__ = ["NocModel"]
-
-_MASK = 0xFFFFFFFF
 
 
 def _ceil(a: int, num: int, den: int) -> int:
@@ -62,9 +67,9 @@ class NocModel:
         self._dram = (ctypes.c_int32 * max(2, 2 * len(self.plan.dram)))(
             *[v for xy in self.plan.dram for v in xy]
         )
-        self._tags = (ctypes.c_uint32 * (n_res * BUCKETS))()
+        self._tags = (ctypes.c_uint64 * (n_res * BUCKETS))()
         self._used = (ctypes.c_uint32 * (n_res * BUCKETS))()
-        self.tags = memoryview(self._tags).cast("B").cast("I")
+        self.tags = memoryview(self._tags).cast("B").cast("Q")
         self.used = memoryview(self._used).cast("B").cast("I")
         p = self.state = NocPerf()
         p.size_x, p.size_y = sx, sy
@@ -74,6 +79,7 @@ class NocModel:
         p.write_bytes, p.write_cycles = a.write_rate
         p.read_bytes, p.read_cycles = a.read_rate
         p.mcast_setup, p.mcast_setup_per_span = a.mcast_setup, a.mcast_setup_per_span
+        p.read_ahead = a.read_window * _ceil(a.max_packet, *a.read_rate)
         p.dram_latency = a.dram_latency
         p.dram_bank_bytes, p.dram_bank_cycles = a.dram_bank_rate
         p.dram_core_bytes, p.dram_core_cycles = a.dram_core_rate
@@ -86,13 +92,15 @@ class NocModel:
         p.worker_xy = ctypes.addressof(self._workers)
         p.dram_xy = ctypes.addressof(self._dram)
         p.tags, p.used = ctypes.addressof(self._tags), ctypes.addressof(self._used)
+        self._epoch = 0
         self.size = (sx, sy)
         self.workers = self.plan.workers
         self.dram = self.plan.dram
 
     def reset(self) -> None:
-        """A launch starts with an idle NoC (its clocks start at 0)."""
-        ctypes.memset(self._tags, 0, ctypes.sizeof(self._tags))
+        """A launch starts with an idle NoC (its clocks start at 0): a new epoch."""
+        self.state.epoch += 1
+        self._epoch = self.state.epoch << EPOCH_SHIFT
 
     # -- geometry --------------------------------------------------------------------------
 
@@ -131,7 +139,7 @@ class NocModel:
         while True:
             k = t >> BUCKET_SHIFT
             slot = res * BUCKETS + k % BUCKETS
-            if tags[slot] != (k + 1) & _MASK:
+            if tags[slot] != self._epoch | (k + 1):
                 return t
             busy = (k << BUCKET_SHIFT) + used[slot]
             if busy <= t:
@@ -146,7 +154,7 @@ class NocModel:
         while need > 0:
             k = t >> BUCKET_SHIFT
             slot = res * BUCKETS + k % BUCKETS
-            tag = (k + 1) & _MASK
+            tag = self._epoch | (k + 1)
             if tags[slot] != tag:
                 tags[slot] = tag
                 used[slot] = 0
@@ -248,6 +256,8 @@ class NocModel:
             b = min(left, p.max_packet)
             left -= b
             now += p.issue_read
+            if pr.read_done[noc] > now + p.read_ahead:  # the NIU's read buffers are full
+                now = pr.read_done[noc] - p.read_ahead
             ser = _ceil(b, p.read_bytes, p.read_cycles)
             items = [(inj, ser), *((lk, ser) for lk in links), (ej, ser)]
             if dram:
@@ -280,6 +290,8 @@ class NocModel:
         sx, sy = self.size
         span = (x1 - x0) % sx + (y1 - y0) % sy
         far = self.hops(noc, src, entry) + span
+        # every destination acknowledges on the same NoC: the longest way back (around the torus)
+        back = max(self.hops(noc, c, src) for c in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)))
         setup = p.mcast_setup + p.mcast_setup_per_span * (span + 2)
         inj = Resource.niu(p, noc, src[0], src[1], 0)
         landed = 0
@@ -296,7 +308,9 @@ class NocModel:
             pr.mcast_linked[noc] = int(linked)
             now = start
             landed = end + far * p.hop + p.base_write // 2
-            _done(pr.write_done, pr.write_dram, noc, end + 2 * far * p.hop + p.base_write, False)
+            _done(
+                pr.write_done, pr.write_dram, noc, end + (far + back) * p.hop + p.base_write, False
+            )
             if left <= 0:
                 return now, landed
 

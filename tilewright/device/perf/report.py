@@ -83,12 +83,14 @@ class OpRecord:
         return self.arch.ns(self.kernel_cycles)
 
 
-def classify(kernel: int, busy: dict[str, int], dispatch_cycles: int) -> str:
-    """The bound of an op of ``kernel`` cycles whose busiest resources took ``busy``."""
+def classify(kernel: int, busy: dict[str, int], dispatch_cycles: int, fill: float = _FILL) -> str:
+    """The bound of an op of ``kernel`` cycles whose busiest resources took ``busy``: the
+    busiest if it fills at least ``fill`` of the op (a model of a program passes 0: its
+    components are the pipeline's critical path), else ``DFB wait``."""
     if kernel <= 0 or dispatch_cycles > kernel:
         return "dispatch"
     name, cycles = max(busy.items(), key=lambda kv: (kv[1], -BOUNDS.index(kv[0])))
-    return name if cycles >= _FILL * kernel else "DFB wait"
+    return name if cycles >= fill * kernel else "DFB wait"
 
 
 _SLOT_NAMES = {"brisc": "BRISC", "ncrisc": "NCRISC"}

@@ -11,9 +11,11 @@
   DRAM requester ports) -- Python and native kernels contend on the same NoC.
 
 The calendar splits time into buckets of ``1 << BUCKET_SHIFT`` cycles; each resource
-keeps ``BUCKETS`` of them in a ring, each with the cycles already taken.  A transfer at
-time t takes free cycles of the buckets from t on, so kernels that the scheduler runs out
-of time order (one runs ahead until it blocks) still share a link by time, not by turn.
+keeps ``BUCKETS`` of them in a ring, each with the cycles already taken and a tag (the
+launch's epoch and the bucket's index: a new launch starts empty without clearing).  A
+transfer at time t takes free cycles of the buckets from t on, so kernels that the
+scheduler runs out of time order (one runs ahead until it blocks) still share a link by
+time, not by turn -- within the ring's window (64 K cycles); older buckets are reused.
 """
 
 from __future__ import annotations
@@ -25,14 +27,17 @@ __all__ = [
     "NocPerf",
     "BUCKET_SHIFT",
     "BUCKETS",
+    "EPOCH_SHIFT",
     "NO_BANK",
     "Resource",
 ]
 
 BUCKET_SHIFT = 8
 """Calendar buckets of 256 cycles."""
-BUCKETS = 64
-"""Buckets per resource: a 16384-cycle window; older buckets are reused (forgotten)."""
+BUCKETS = 256
+"""Buckets per resource: a 65536-cycle window; older buckets are reused (forgotten)."""
+EPOCH_SHIFT = 40
+"""A bucket's tag: the launch's epoch above bit 40, the bucket index + 1 below."""
 NO_BANK = -1
 
 
@@ -104,9 +109,11 @@ class NocPerf(ctypes.Structure):
         ("num_dram", ctypes.c_int32),
         ("num_resources", ctypes.c_int32),
         ("dry_run", ctypes.c_int32),  # skip the numeric payload (tilewright run --dry-run)
+        ("read_ahead", ctypes.c_int32),  # cycles a RISC's reads may run ahead of their data
+        ("epoch", ctypes.c_uint32),  # the launch: tags of older launches are stale
         ("worker_xy", ctypes.c_void_p),  # int32[num_workers][2]
         ("dram_xy", ctypes.c_void_p),  # int32[num_dram][2]
-        ("tags", ctypes.c_void_p),  # uint32[num_resources * BUCKETS]: bucket index + 1, 0 free
+        ("tags", ctypes.c_void_p),  # uint64[num_resources * BUCKETS]: epoch | bucket index + 1
         ("used", ctypes.c_void_p),  # uint32[num_resources * BUCKETS]: cycles taken
     ]
 

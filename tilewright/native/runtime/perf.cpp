@@ -92,13 +92,15 @@ int32_t route(const tw_NocPerf* p, uint32_t noc, XY s, XY d, Item* out, int32_t 
     return n;
 }
 
+inline uint64_t epoch(const tw_NocPerf* p) { return uint64_t(p->epoch) << TW_COST_EPOCH_SHIFT; }
+
 uint64_t earliest(const tw_NocPerf* p, int32_t res, uint64_t t) {
-    const uint32_t* tags = static_cast<const uint32_t*>(p->tags);
+    const uint64_t* tags = static_cast<const uint64_t*>(p->tags);
     const uint32_t* used = static_cast<const uint32_t*>(p->used);
     for (;;) {
         uint64_t k = t >> TW_COST_BUCKET_SHIFT;
         size_t slot = size_t(res) * TW_COST_BUCKETS + size_t(k % TW_COST_BUCKETS);
-        if (tags[slot] != uint32_t(k + 1)) return t;
+        if (tags[slot] != (epoch(p) | (k + 1))) return t;
         uint64_t busy = (k << TW_COST_BUCKET_SHIFT) + used[slot];
         if (busy <= t) return t;
         if (busy < (k + 1) << TW_COST_BUCKET_SHIFT) return busy;
@@ -107,12 +109,12 @@ uint64_t earliest(const tw_NocPerf* p, int32_t res, uint64_t t) {
 }
 
 uint64_t take(tw_NocPerf* p, int32_t res, uint64_t t, uint64_t need) {
-    uint32_t* tags = static_cast<uint32_t*>(p->tags);
+    uint64_t* tags = static_cast<uint64_t*>(p->tags);
     uint32_t* used = static_cast<uint32_t*>(p->used);
     while (need > 0) {
         uint64_t k = t >> TW_COST_BUCKET_SHIFT;
         size_t slot = size_t(res) * TW_COST_BUCKETS + size_t(k % TW_COST_BUCKETS);
-        uint32_t tag = uint32_t(k + 1);
+        uint64_t tag = epoch(p) | (k + 1);
         if (tags[slot] != tag) {
             tags[slot] = tag;
             used[slot] = 0;
@@ -203,6 +205,7 @@ uint64_t model_read(tw_NocPerf* p, tw_PerfRun& pr, uint64_t now, uint32_t noc, X
         uint64_t b = left < uint64_t(p->max_packet) ? left : uint64_t(p->max_packet);
         left -= b;
         now += p->issue_read;
+        if (pr.read_done[noc] > now + uint64_t(p->read_ahead)) now = pr.read_done[noc] - uint64_t(p->read_ahead);
         uint64_t ser = ceil_rate(b, p->read_bytes, p->read_cycles);
         for (int32_t i = 0; i < n_ser; ++i) items[i].need = ser;
         if (dram) {
@@ -225,6 +228,13 @@ uint64_t model_mcast(tw_NocPerf* p, tw_PerfRun& pr, uint64_t now, uint32_t noc, 
     n = route(p, noc, entry, row_end, items, n);
     int32_t span = pmod(x1 - x0, p->size_x) + pmod(y1 - y0, p->size_y);
     int32_t far = hops(p, noc, src, entry) + span;
+    // every destination acknowledges on the same NoC: the longest way back (around the torus)
+    int32_t back = 0;
+    const XY corners[4] = {{x0, y0}, {x1, y0}, {x0, y1}, {x1, y1}};
+    for (const XY& c : corners) {
+        int32_t h = hops(p, noc, c, src);
+        back = h > back ? h : back;
+    }
     uint64_t setup = uint64_t(p->mcast_setup) + uint64_t(p->mcast_setup_per_span) * uint64_t(span + 2);
     uint64_t left = nbytes;
     for (;;) {
@@ -240,7 +250,7 @@ uint64_t model_mcast(tw_NocPerf* p, tw_PerfRun& pr, uint64_t now, uint32_t noc, 
         pr.mcast_linked[noc] = linked ? 1 : 0;
         now = start;
         *landed = end + uint64_t(far) * p->hop + p->base_write / 2;
-        done(pr.write_done, pr.write_dram, noc, end + 2 * uint64_t(far) * p->hop + p->base_write, false);
+        done(pr.write_done, pr.write_dram, noc, end + uint64_t(far + back) * p->hop + p->base_write, false);
         if (left == 0) return now;
     }
 }

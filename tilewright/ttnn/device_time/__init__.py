@@ -91,7 +91,7 @@ def _record(
 ) -> OpRecord:
     arch: ArchPerf = dev.perf.arch
     dispatch = dispatch_ns(arch, n_dm, n_compute)
-    bound = classify(cycles, busy, int(dispatch * arch.clock_mhz / 1000))
+    bound = classify(cycles, busy, int(dispatch * arch.clock_mhz / 1000), fill=0.0)
     return OpRecord(
         op_code=name,
         arch=arch,
