@@ -3,11 +3,12 @@
 The emulated NoC is synchronous: a transfer's bytes move when it is issued, the
 strongest legal ordering (tt-metal digest §4.2, emulation notes), so barriers only
 account time -- the device-time model (``device/perf``) says when each transfer
-completes; in a dry run (``EngineOptions.dry_run``) no bytes move at all.  What the hardware's watcher would flag is a :class:`NocError`: a
-target that is neither a worker nor a DRAM bank, an access outside L1 / the DRAM
-channel, a zero-sized transfer, source and destination with different offsets
-modulo the NoC alignment, a multicast whose ``num_dests`` does not match the cores
-it reaches.  Every write into a core's L1 wakes kernels watching that range
+completes; in a dry run (``EngineOptions.dry_run``) only flags move (transfers of at most
+``DRY_RUN_KEPT`` bytes: semaphores), no payload.  What the hardware's watcher would flag is
+a :class:`NocError`: a target that is neither a worker nor a DRAM bank, an access outside
+L1 / the DRAM channel, a zero-sized transfer, source and destination with different offsets
+modulo the NoC alignment, a multicast whose ``num_dests`` does not match the cores it
+reaches.  Every write into a core's L1 wakes kernels watching that range
 (semaphore waits).  The checks are functions of their own, so the native kernel API's
 ``noc_async_*`` calls and TT-Lang's ``ttl.copy`` (:func:`page_transfer`, whole blocks
 of tensor pages) make the same ones.
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
 
 __all__ = [
+    "DRY_RUN_KEPT",
     "alignment",
     "check_aligned",
     "check_chip",
@@ -44,6 +46,11 @@ __all__ = [
     "page_transfer",
     "multicast_targets",
 ]
+
+
+DRY_RUN_KEPT = 16
+"""A dry run still moves transfers of at most this many bytes: semaphores and flags set by
+NoC writes (``noc_semaphore_set_remote`` / ``_multicast``) are protocol, not payload."""
 
 
 # -- the checks every NoC transfer makes -------------------------------------------------------
@@ -133,7 +140,7 @@ def noc_copy(device, src: tuple, dst: tuple, size: int, what: str) -> None:
     src_mem, src_addr, src_owner = src
     dst_mem, dst_addr, dst_owner = dst
     check_aligned(src_addr, dst_addr, alignment(device, src_owner, dst_owner), what)
-    if not device.perf.state.dry_run:
+    if size <= DRY_RUN_KEPT or not device.perf.state.dry_run:
         dst_mem[dst_addr : dst_addr + size] = src_mem[src_addr : src_addr + size]
     if not isinstance(dst_owner, int) and dst_owner is not None:
         dst_owner.notify_write(dst_addr, dst_addr + size)

@@ -77,3 +77,24 @@ def _model_with(device, arch):
         perf_arch._BY_ARCH["WORMHOLE_B0"] = saved  # noqa: SLF001
     device.shared.info.perf = __import__("ctypes").addressof(model.state)
     return model
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["python", "native"])
+def test_a_dry_run_keeps_the_semaphore_protocol_and_its_times(native):
+    """Semaphore sets and multicasts are protocol, not payload: a dry run still moves them,
+    so the multicast handshake completes and takes the same modelled time; the tiles do not."""
+    from tilewright.device import session
+
+    runs = []
+    for dry in (False, True):
+        session.reset(dry_run=dry)
+        dev = ttnn.open_device(device_id=0)
+        try:
+            times, _, out, _ = _run(dev, native=native)
+            runs.append((times, out))
+        finally:
+            ttnn.close_device(dev)
+            session.reset()
+    (real, real_out), (dry, dry_out) = runs
+    assert dry == real
+    assert real_out.abs().sum() > 0 and dry_out.abs().sum() == 0

@@ -136,6 +136,7 @@ def pack_cycles(nbytes: int, rate: int, l1_acc: bool = False) -> int:
 def c_constants() -> dict[str, int]:
     """These numbers for the native runtime's generated ``twrt_costs.h`` (``TW_COST_<name>``)."""
     from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS, EPOCH_SHIFT
+    from tilewright.device.transfer import DRY_RUN_KEPT
 
     return {
         "CB_OP": CB_OP,
@@ -157,4 +158,5 @@ def c_constants() -> dict[str, int]:
         "BUCKET_SHIFT": BUCKET_SHIFT,
         "BUCKETS": BUCKETS,
         "EPOCH_SHIFT": EPOCH_SHIFT,
+        "DRY_RUN_KEPT": DRY_RUN_KEPT,
     }

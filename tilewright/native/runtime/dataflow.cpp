@@ -118,7 +118,9 @@ void copy(Run* r, const Target& src, const Target& dst, uint32_t size, const cha
              "%s: source 0x%" PRIx64 " and destination 0x%" PRIx64
              " are not aligned alike modulo %u B (the NoC moves %u-byte words)",
              what, src.local, dst.local, align, align);
-    if (!dry_run(r)) std::memmove(dst.mem + dst.local, src.mem + src.local, size);
+    // A dry run moves no payload, only flags (transfers of at most TW_COST_DRY_RUN_KEPT bytes).
+    if (size <= TW_COST_DRY_RUN_KEPT || !dry_run(r))
+        std::memmove(dst.mem + dst.local, src.mem + src.local, size);
     if (dst.owner >= 0) notify_write(r->dev, dst.owner, uint32_t(dst.local), uint32_t(dst.local + size));
 }
 
