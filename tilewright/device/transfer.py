@@ -28,6 +28,7 @@ from tilewright.device.noc import (
     decode_unicast,
     noc_chip_tag,
 )
+from tilewright.device.perf.state import DRY_RUN_KEPT
 from tilewright.errors import NocError
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
 
 __all__ = [
-    "DRY_RUN_KEPT",
     "alignment",
     "check_aligned",
     "check_chip",
@@ -46,11 +46,6 @@ __all__ = [
     "page_transfer",
     "multicast_targets",
 ]
-
-
-DRY_RUN_KEPT = 16
-"""A dry run still moves transfers of at most this many bytes: semaphores and flags set by
-NoC writes (``noc_semaphore_set_remote`` / ``_multicast``) are protocol, not payload."""
 
 
 # -- the checks every NoC transfer makes -------------------------------------------------------

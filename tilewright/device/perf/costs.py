@@ -135,8 +135,7 @@ def pack_cycles(nbytes: int, rate: int, l1_acc: bool = False) -> int:
 
 def c_constants() -> dict[str, int]:
     """These numbers for the native runtime's generated ``twrt_costs.h`` (``TW_COST_<name>``)."""
-    from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS, EPOCH_SHIFT
-    from tilewright.device.transfer import DRY_RUN_KEPT
+    from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS, DRY_RUN_KEPT, EPOCH_SHIFT
 
     return {
         "CB_OP": CB_OP,

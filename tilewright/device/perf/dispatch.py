@@ -34,9 +34,8 @@ def dispatch_ns(arch: ArchPerf, n_dm: int, n_compute: int) -> int:
 
 
 def program_dispatch_ns(arch: ArchPerf, program) -> int:
-    """The dispatch of a ``device.Program`` (anything with ``kernels``), by its kernel kinds."""
-    from tilewright.device.program import ComputeConfig
-
+    """The dispatch of a ``device.Program`` (anything with ``kernels``), by its kernels'
+    ``kind`` ("compute" or a data-movement processor)."""
     kernels = getattr(program, "kernels", ())
-    n_compute = sum(1 for k in kernels if isinstance(k.config, ComputeConfig))
+    n_compute = sum(1 for k in kernels if k.kind == "compute")
     return dispatch_ns(arch, len(kernels) - n_compute, n_compute)

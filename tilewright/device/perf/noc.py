@@ -25,7 +25,6 @@ pinned by the engine-differential tests in ``tests/device/perf``.
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING
 
 from tilewright.device.perf import costs
 from tilewright.device.perf.arch import ArchPerf, arch_perf, floorplan
@@ -38,9 +37,6 @@ from tilewright.device.perf.state import (
     Resource,
 )
 
-if TYPE_CHECKING:
-    from tilewright.device.device import Device
-
 __all__ = ["NocModel"]
 
 
@@ -52,7 +48,9 @@ def _ceil(a: int, num: int, den: int) -> int:
 class NocModel:
     """The NoC / DRAM model of one device (state in shared memory, see :class:`NocPerf`)."""
 
-    def __init__(self, device: Device) -> None:
+    def __init__(self, device) -> None:
+        # ``device``: the Device that owns the model (its arch, chip descriptor and grid);
+        # untyped because device.py creates the model (no import cycle, tests/test_layers.py).
         self.arch: ArchPerf = arch_perf(device.arch_kind)
         a = self.arch
         cd = device.chip_desc

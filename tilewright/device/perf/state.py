@@ -28,6 +28,7 @@ __all__ = [
     "BUCKET_SHIFT",
     "BUCKETS",
     "EPOCH_SHIFT",
+    "DRY_RUN_KEPT",
     "NO_BANK",
     "Resource",
 ]
@@ -39,6 +40,9 @@ BUCKETS = 256
 EPOCH_SHIFT = 40
 """A bucket's tag: the launch's epoch above bit 40, the bucket index + 1 below."""
 NO_BANK = -1
+DRY_RUN_KEPT = 16
+"""A dry run still moves transfers of at most this many bytes: semaphores and flags set by
+NoC writes (``noc_semaphore_set_remote`` / ``_multicast``) are protocol, not payload."""
 
 
 class PerfRun(ctypes.Structure):
