@@ -44,7 +44,9 @@ def test_a_run_without_operations_writes_an_empty_valid_trace_and_says_so(tmp_pa
     assert code == 0 and ran and out == "ran\n"
     assert f"trace: {trace} (empty: the program launched no operation)" in err
     data = json.loads(trace.read_text())
-    assert data["traceEvents"] == [] and data["otherData"] == {"clock": "cycles @ 1 GHz"}
+    assert data["traceEvents"] == [] and data["otherData"] == {
+        "clock": "modelled device time (AI clock 1000 MHz)"
+    }
 
 
 def test_board_and_system_desc_together_are_an_error(tmp_path):

@@ -1,8 +1,10 @@
 """``tilewright run prog.py [args]``: run a TT-Lang program on the virtual device.
 
 Options are checked before the program starts, so a bad option never costs a run: the
-trace file's folder must exist, ``--board`` and ``--system-desc`` exclude each other,
-and the descriptor passes the same check as ``tilewright sysdesc check``.
+trace and perf-report files' folders must exist, ``--board`` and ``--system-desc``
+exclude each other, and the descriptor passes the same check as ``tilewright sysdesc
+check``.  ``--stats``, ``--perf-report`` and the trace carry the modelled device time
+(``docs/performance-model.md``); ``--dry-run`` keeps it and skips the numeric payload.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import click
 from tilewright.cli.runner import run_program
 from tilewright.device import session
 from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS
+from tilewright.device.perf.report import write_csv
 from tilewright.device.requirements import check_runnable
 from tilewright.device.trace import Tracer
 from tilewright.errors import TilewrightError
@@ -28,19 +31,20 @@ isolate_module = lazy_import("tilewright.native.isolate")
 __all__ = ["run"]
 
 
-def _check_trace_path(path: str) -> None:
-    """The trace is written after the run: refuse a path that cannot be written now."""
+def _check_trace_path(path: str, option: str = "--trace") -> None:
+    """The file is written after the run: refuse a path that cannot be written now."""
+    what = "trace" if option == "--trace" else "report"
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise click.BadParameter(
-            f"{path!r}: folder {folder!r} does not exist (create it first; the trace is "
+            f"{path!r}: folder {folder!r} does not exist (create it first; the {what} is "
             "written when the program ends)",
-            param_hint="--trace",
+            param_hint=option,
         )
     if os.path.isdir(path):
-        raise click.BadParameter(f"{path!r} is a folder; give a file name", param_hint="--trace")
+        raise click.BadParameter(f"{path!r} is a folder; give a file name", param_hint=option)
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise click.BadParameter(f"{path!r}: not writable", param_hint="--trace")
+        raise click.BadParameter(f"{path!r}: not writable", param_hint=option)
 
 
 def _load_system_desc(path: str):
@@ -67,6 +71,18 @@ def _write_trace(path: str) -> None:
     click.echo(f"trace: {path}{note}", err=True)
 
 
+def _write_perf_report(path: str) -> None:
+
+    try:
+        write_csv(session.OPTIONS.ops, path)
+    except OSError as err:
+        raise click.ClickException(
+            f"cannot write the perf report {path}: {err.strerror or err}"
+        ) from None
+    n = len(session.OPTIONS.ops)
+    click.echo(f"perf report: {path} ({n} operation{'s' if n != 1 else ''})", err=True)
+
+
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -76,7 +92,28 @@ def _write_trace(path: str) -> None:
     type=click.Path(dir_okay=False),
     help="Write a Chrome/Perfetto trace (one track per node x kernel) to this JSON file.",
 )
-@click.option("--stats", is_flag=True, help="Print per-kernel operation counts and blocked time.")
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="Print per operation the modelled device time (cycles, ns) and its bound, then "
+    "per-kernel counts and blocked time.",
+)
+@click.option(
+    "--perf-report",
+    "perf_report",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.csv",
+    help="Write tt-metal's device-profiler op report (ops_perf_results columns) of the "
+    "modelled device time; `tt-perf-report FILE.csv` reads it.",
+)
+@click.option(
+    "--dry-run",
+    "dry_run",
+    is_flag=True,
+    help="Keep the protocol, block states, deadlock detection and the time model; skip the "
+    "numeric payload (results are meaningless, times are kept).",
+)
 @click.option(
     "--board",
     type=click.Choice(tuple(BOARD_PRESETS)),
@@ -116,7 +153,18 @@ def _write_trace(path: str) -> None:
 )
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
 def run(
-    program, args, trace_path, stats, board, system_desc, watchdog, isolate, engine, isolate_channel
+    program,
+    args,
+    trace_path,
+    stats,
+    perf_report,
+    dry_run,
+    board,
+    system_desc,
+    watchdog,
+    isolate,
+    engine,
+    isolate_channel,
 ):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
     if not math.isfinite(watchdog):  # FloatRange lets nan and inf through
@@ -132,11 +180,15 @@ def run(
         )
     if trace_path:
         _check_trace_path(trace_path)
+    if perf_report:
+        _check_trace_path(perf_report, "--perf-report")
     descriptor = _load_system_desc(system_desc) if system_desc else None
     if isolate:
         forwarded = [
             *(["--trace", trace_path] if trace_path else []),
             *(["--stats"] if stats else []),
+            *(["--perf-report", perf_report] if perf_report else []),
+            *(["--dry-run"] if dry_run else []),
             *(["--board", board] if board else []),
             *(["--system-desc", system_desc] if system_desc else []),
             "--watchdog",
@@ -157,10 +209,14 @@ def run(
         system_desc=descriptor,
         watchdog=watchdog or None,
         engine=engine,
+        perf_report=perf_report,
+        dry_run=dry_run,
     )
     status = run_program(program, list(args))
     if trace_path:
         _write_trace(trace_path)
+    if perf_report:
+        _write_perf_report(perf_report)
     if stats:
         click.echo(session.format_stats(), err=True)
     sys.exit(status)

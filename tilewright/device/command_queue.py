@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilewright.device import session
 from tilewright.device.engine import LaunchResult
 from tilewright.device.launch import launch_program
 from tilewright.errors import DeviceError
@@ -53,8 +54,10 @@ class CommandQueue:
     ) -> LaunchResult:
         self._check()
         self.history.append(Command("program", program.name))
+
         result = launch_program(self.device, program, place_word=place_word, tracer=self.tracer)
         self.last_launch = result
+        session.record_launch(program.name, result, self.device)
         return result
 
     def finish(self) -> None:

@@ -17,6 +17,7 @@ Per-core L1 map (local addresses)::
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from tilewright.device.kernel_config import (
     kernel_config_bytes,
 )
 from tilewright.device.memory import DramChannels, L1Arena
+from tilewright.device.perf.noc import NocModel
 from tilewright.device.requirements import check_runnable
 from tilewright.device.shared import DeviceShared
 from tilewright.errors import DeviceError
@@ -204,6 +206,10 @@ class Device:
             "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, buffer_align
         )
         self.engine = Engine(options, name=f"device {device_id}")
+        # The device-time model's NoC / DRAM state, shared with native kernels.
+        self.perf = NocModel(self)
+        self.perf.state.dry_run = int(self.engine.options.dry_run)
+        self.shared.info.perf = ctypes.addressof(self.perf.state)
         self.closed = False
         # Set by a MeshDevice that owns this chip: the root mesh (fabric routing) and the
         # prefix that names the chip in places ("chip 3 node (0, 0)").

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from greenlet import GreenletExit, greenlet
 
+from tilewright.device.perf.state import PerfRun
 from tilewright.device.shared import (
     NO_RUN,
     EngineHeader,
@@ -142,6 +143,10 @@ class EngineOptions:
     """Seconds a kernel may run without a scheduler step (a DFB, circular-buffer,
     transfer or semaphore wait, a poll) before the launch is reported as a livelock;
     None or 0 turns the watchdog off."""
+    dry_run: bool = False
+    """Keep the protocol, block states, deadlock detection and the device-time model but
+    skip the numeric payload (``tilewright run --dry-run``): NoC copies move no bytes and
+    block math computes nothing, so results are meaningless and times are kept."""
 
     def __post_init__(self) -> None:
         if self.poll_limit < 1:
@@ -361,6 +366,8 @@ class RunStats:
     blocked_cycles: int
     waits: int
     ops: int
+    perf: PerfRun | None = None
+    """The device-time model's view of the run at its end (a copy; device/perf/state.py)."""
 
 
 @dataclass(slots=True)
@@ -369,6 +376,11 @@ class LaunchResult:
 
     stats: list[RunStats] = field(default_factory=list)
     makespan: int = 0
+    """Modelled cycles from the first kernel start to the last kernel end."""
+    dispatch_ns: int = 0
+    """Modelled dispatch of the program before its kernels start (device/perf/dispatch.py)."""
+    recorded: bool = False
+    """Already kept for ``--stats`` / ``--perf-report`` (one record per launch)."""
 
 
 class Engine:
@@ -583,8 +595,9 @@ class Engine:
             else:
                 cycles, blocked_cycles, waits, ops = st.clock, st.blocked, st.waits, st.ops
                 r.clock = cycles
+            perf = PerfRun.from_buffer_copy(st.perf) if st is not None else None
             result.stats.append(
-                RunStats(r.place, r.name, r.slot, cycles, blocked_cycles, waits, ops)
+                RunStats(r.place, r.name, r.slot, cycles, blocked_cycles, waits, ops, perf)
             )
         result.makespan = max((s.cycles for s in result.stats), default=0)
         if self.tracer is not None:

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.device.noc import LOCAL_MASK, chip_tag, chips_with_tag, noc_chip_tag
-from tilewright.device.transfer import NOC_LATENCY, noc_copy, resolve
+from tilewright.device.perf.arch import WORMHOLE_B0, ArchPerf
+from tilewright.device.transfer import noc_copy, resolve
 from tilewright.errors import NocError
 
 if TYPE_CHECKING:
@@ -51,11 +52,10 @@ __all__ = [
     "fabric_hops",
 ]
 
-ETH_HOP_LATENCY = 1000
-"""Modelled cycles per Ethernet hop (router, link and the far side's forwarding); a round
-placeholder of the right order (about a microsecond per hop at 1 GHz)."""
-ETH_BYTES_PER_CYCLE = 12
-"""Payload bytes per cycle of one link: a 100 GbE Wormhole link is 12.5 GB/s at 1 GHz."""
+ETH_HOP_LATENCY = WORMHOLE_B0.eth_hop
+"""Wormhole's modelled cycles per Ethernet hop (``device/perf/arch.py``, per architecture)."""
+ETH_BYTES_PER_CYCLE = WORMHOLE_B0.eth_rate[0] // WORMHOLE_B0.eth_rate[1]
+"""Wormhole's payload bytes per cycle of one link (100 GbE, 12.5 GB/s at 1 GHz)."""
 
 
 class FabricConfig(IntEnum):
@@ -95,9 +95,12 @@ class FabricError(NocError):
     default_rule = "fabric"
 
 
-def fabric_cycles(hops: int, size: int) -> int:
-    """Modelled cycles of a fabric packet of ``size`` payload bytes over ``hops`` links."""
-    return NOC_LATENCY + hops * ETH_HOP_LATENCY + -(-size // ETH_BYTES_PER_CYCLE)
+def fabric_cycles(hops: int, size: int, arch: ArchPerf = WORMHOLE_B0) -> int:
+    """Modelled cycles of a fabric packet of ``size`` payload bytes over ``hops`` links: the
+    NoC write into the sending Ethernet core and out of the receiving one, each hop's
+    latency, and the payload at one link's rate."""
+    num, den = arch.eth_rate
+    return 2 * arch.base_write + hops * arch.eth_hop + -(-size * den // num)
 
 
 class Fabric:
@@ -259,7 +262,7 @@ def fabric_unicast_noc_unicast_write(
     noc_copy(dst, (run.core.l1, local, run.core), target, size, what)
     _charge(
         run,
-        fabric_cycles(len(hops), size),
+        fabric_cycles(len(hops), size, device.perf.arch),
         "fabric write",
         {"to": f"chip {dst.device_id}", "hops": len(hops), "bytes": size},
     )
@@ -284,7 +287,7 @@ def fabric_unicast_noc_unicast_atomic_inc(dst_device_id: int, noc_addr: int, inc
     dst, hops, owner, local = _atomic_inc(mesh, device, run, dst_device_id, noc_addr, incr, what)
     _charge(
         run,
-        fabric_cycles(len(hops), 4),
+        fabric_cycles(len(hops), 4, device.perf.arch),
         "fabric atomic inc",
         {"to": f"chip {dst.device_id}", "hops": len(hops)},
     )

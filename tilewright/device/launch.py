@@ -20,13 +20,21 @@ import numpy as np
 from tilewright.device.cb import CircularBuffer
 from tilewright.device.coords import CoreCoord
 from tilewright.device.engine import KernelRun, LaunchResult
+from tilewright.device.perf import dispatch
 from tilewright.device.program import ComputeConfig, DataMovementProcessor, KernelSpec, Program
 from tilewright.errors import DeviceError
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core, Device
 
-__all__ = ["KernelContext", "launch_program", "prepare_launch", "release_launch", "slot_of"]
+__all__ = [
+    "KernelContext",
+    "launch_program",
+    "prepare_launch",
+    "program_dispatch_ns",
+    "release_launch",
+    "slot_of",
+]
 
 
 class KernelContext:
@@ -125,9 +133,16 @@ def launch_program(
     try:
         if tracer is not None:
             tracer.begin_launch(program, runs)
-        return device.engine.run(runs)
+        result = device.engine.run(runs)
     finally:
         release_launch(device)
+    result.dispatch_ns = program_dispatch_ns(device, program)
+    return result
+
+
+def program_dispatch_ns(device, program: Program) -> int:
+    """The modelled dispatch of ``program`` on ``device`` (device/perf/dispatch.py)."""
+    return dispatch.program_dispatch_ns(device.perf.arch, program)
 
 
 def prepare_launch(device, program: Program, *, place_word: str = "core") -> list[KernelRun]:
@@ -141,6 +156,7 @@ def prepare_launch(device, program: Program, *, place_word: str = "core") -> lis
     if device.engine.running:
         raise DeviceError("a program is already running on this device")
     placements = _place_kernels(device, program)
+    device.perf.reset()  # the launch's clocks start at 0 on an idle NoC
     cores = sorted({id(p.core): p.core for p in placements}.values(), key=lambda c: c.index)
     try:
         _setup_circular_buffers(device, program)

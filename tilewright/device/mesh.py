@@ -28,7 +28,7 @@ from tilewright.device.coords import CoreCoord
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import Engine, EngineOptions, LaunchResult
 from tilewright.device.fabric import Fabric, FabricConfig
-from tilewright.device.launch import prepare_launch, release_launch
+from tilewright.device.launch import prepare_launch, program_dispatch_ns, release_launch
 from tilewright.device.topology import Layout, MeshCoordinate, MeshError, MeshShape, SystemMesh
 
 if TYPE_CHECKING:
@@ -271,7 +271,10 @@ class MeshDevice:
         finally:
             for device in prepared:
                 release_launch(device)
-        session.record_launch(workload.name, result)
+        result.dispatch_ns = max(
+            program_dispatch_ns(self.device_at(coord), program) for coord, program in items
+        )
+        session.record_launch(workload.name, result, self.devices[0])
         return result
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 
+from tilewright.device.perf.state import NocPerf, PerfRun
 from tilewright.errors import KernelError
 
 __all__ = [
@@ -148,6 +149,7 @@ class RunState(ctypes.Structure):
         ("src_file", ctypes.c_void_p),  # const char* of the C++ call that blocked
         ("src_line", ctypes.c_int32),
         ("woken", ctypes.c_int32),  # set by a native wake of a Python run
+        ("perf", PerfRun),  # the device-time model's state of this run (device/perf)
     ]
 
 
@@ -193,6 +195,7 @@ class DeviceInfo(ctypes.Structure):
         ("cbs", ctypes.c_void_p),  # CBState[num_cores * num_cbs]
         ("cores", ctypes.c_void_p),  # CoreState[num_cores]
         ("noc_map", ctypes.c_int16 * (NOC_GRID * NOC_GRID)),  # (y*64+x) -> core, -2-bank, -1
+        ("perf", ctypes.c_void_p),  # NocPerf of the device (device/perf/state.py)
     ]
 
 
@@ -263,7 +266,17 @@ _C_TYPES = {
     ctypes.c_void_p: "void*",
 }
 
-_STRUCTS = (WaitList, CBState, WatchEntry, CoreState, RunState, EngineHeader, DeviceInfo)
+_STRUCTS = (
+    WaitList,
+    CBState,
+    WatchEntry,
+    CoreState,
+    PerfRun,
+    RunState,
+    EngineHeader,
+    DeviceInfo,
+    NocPerf,
+)
 _ENUMS = {"RunKind": RunKind, "RunPhase": RunPhase, "WaitKind": WaitKind}
 
 

@@ -4,19 +4,20 @@ One track per (node, kernel).  On a single device ``pid`` is the node (core) and
 ``tid`` the kernel.  On the chips of a mesh device every chip is one process (a
 process group in Perfetto, named ``chip N (mesh (r, c))`` and sorted by device id) and
 every (node, kernel) a thread in it.  Events are tuples recorded during the run and
-formatted afterwards; timestamps are the kernels' logical clocks (cycles, shown as
-microseconds at 1 GHz), so the same program gives the same trace.  Launches are laid end
-to end, except the per-chip launches of one SPMD step (``begin_step``/``end_step``),
-which start together, as the chips run in parallel.
+formatted afterwards; timestamps are the kernels' modelled clocks (device/perf: cycles of
+the chip's AI clock, shown in microseconds of modelled device time), so the same program
+gives the same trace.  Launches are laid end to end with each program's modelled
+dispatch before it, except the per-chip launches of one SPMD step
+(``begin_step``/``end_step``), which start together, as the chips run in parallel.
 """
 
 from __future__ import annotations
 
 import json
 
-__all__ = ["Tracer"]
+from tilewright.device.perf.dispatch import program_dispatch_ns
 
-_CYCLES_PER_US = 1000.0
+__all__ = ["Tracer"]
 
 
 class Tracer:
@@ -33,6 +34,7 @@ class Tracer:
         self._threads: dict[int, int] = {}  # pid -> threads so far
         self._launch_name = ""
         self._step: tuple[int, int] | None = None  # (base, longest launch) of an SPMD step
+        self.clock_mhz = 0  # the AI clock of the first traced device (cycles -> time)
 
     def _track(self, run) -> tuple[int, int]:
         key = (run.place, f"{run.name} ({run.slot})")
@@ -66,6 +68,11 @@ class Tracer:
     def begin_launch(self, program, runs) -> None:
         self.launches += 1
         self._launch_name = getattr(program, "name", "program")
+        if runs:
+            arch = runs[0].core.device.perf.arch
+            self.clock_mhz = self.clock_mhz or arch.clock_mhz
+            if self._step is None:  # the program's dispatch comes before its kernels
+                self.base += program_dispatch_ns(arch, program) * self.clock_mhz // 1000
         for run in runs:
             run.clock = 0
             self._track(run)
@@ -111,10 +118,11 @@ class Tracer:
                     "args": {"name": self._names[track]},
                 }
             )
+        per_us = float(self.clock_mhz or 1000)
         for ph, pid, tid, name, ts, dur, args in self.events:
-            ev = {"ph": ph, "pid": pid, "tid": tid, "name": name, "ts": ts / _CYCLES_PER_US}
+            ev = {"ph": ph, "pid": pid, "tid": tid, "name": name, "ts": ts / per_us}
             if ph == "X":
-                ev["dur"] = dur / _CYCLES_PER_US
+                ev["dur"] = dur / per_us
             else:
                 ev["s"] = "g" if pid == 0 and tid == 0 and name.startswith("end of") else "t"
             if args:
@@ -123,7 +131,9 @@ class Tracer:
         return {
             "traceEvents": out,
             "displayTimeUnit": "ns",
-            "otherData": {"clock": "cycles @ 1 GHz"},
+            "otherData": {
+                "clock": f"modelled device time (AI clock {int(per_us)} MHz)",
+            },
         }
 
     def write(self, path) -> None:

@@ -2,11 +2,13 @@
 
 The emulated NoC is synchronous: a transfer's bytes move when it is issued, the
 strongest legal ordering (tt-metal digest §4.2, emulation notes), so barriers only
-account time.  What the hardware's watcher would flag is a :class:`NocError`: a
-target that is neither a worker nor a DRAM bank, an access outside L1 / the DRAM
-channel, a zero-sized transfer, source and destination with different offsets
-modulo the NoC alignment, a multicast whose ``num_dests`` does not match the cores
-it reaches.  Every write into a core's L1 wakes kernels watching that range
+account time -- the device-time model (``device/perf``) says when each transfer
+completes; in a dry run (``EngineOptions.dry_run``) only flags move (transfers of at most
+``DRY_RUN_KEPT`` bytes: semaphores), no payload.  What the hardware's watcher would flag is
+a :class:`NocError`: a target that is neither a worker nor a DRAM bank, an access outside
+L1 / the DRAM channel, a zero-sized transfer, source and destination with different offsets
+modulo the NoC alignment, a multicast whose ``num_dests`` does not match the cores it
+reaches.  Every write into a core's L1 wakes kernels watching that range
 (semaphore waits).  The checks are functions of their own, so the native kernel API's
 ``noc_async_*`` calls and TT-Lang's ``ttl.copy`` (:func:`page_transfer`, whole blocks
 of tensor pages) make the same ones.
@@ -26,11 +28,14 @@ from tilewright.device.noc import (
     decode_unicast,
     noc_chip_tag,
 )
+from tilewright.device.perf import kernel as noc_time
+from tilewright.device.perf.state import DRY_RUN_KEPT
 from tilewright.errors import NocError
 
 if TYPE_CHECKING:
     from tilewright.device.buffer import Buffer
     from tilewright.device.device import Core, Device
+    from tilewright.device.engine import KernelRun
 
 __all__ = [
     "alignment",
@@ -41,19 +46,7 @@ __all__ = [
     "noc_copy",
     "page_transfer",
     "multicast_targets",
-    "NOC_LATENCY",
-    "NOC_BYTES_PER_CYCLE",
-    "transfer_cycles",
 ]
-
-NOC_LATENCY = 100
-"""Modelled cycles from issue to completion of one NoC transaction (hop + NIU latency)."""
-NOC_BYTES_PER_CYCLE = 32
-"""Wormhole NoC link width: one 32-byte flit per cycle."""
-
-
-def transfer_cycles(size: int) -> int:
-    return NOC_LATENCY + -(-size // NOC_BYTES_PER_CYCLE)
 
 
 # -- the checks every NoC transfer makes -------------------------------------------------------
@@ -143,7 +136,8 @@ def noc_copy(device, src: tuple, dst: tuple, size: int, what: str) -> None:
     src_mem, src_addr, src_owner = src
     dst_mem, dst_addr, dst_owner = dst
     check_aligned(src_addr, dst_addr, alignment(device, src_owner, dst_owner), what)
-    dst_mem[dst_addr : dst_addr + size] = src_mem[src_addr : src_addr + size]
+    if size <= DRY_RUN_KEPT or not device.perf.state.dry_run:
+        dst_mem[dst_addr : dst_addr + size] = src_mem[src_addr : src_addr + size]
     if not isinstance(dst_owner, int) and dst_owner is not None:
         dst_owner.notify_write(dst_addr, dst_addr + size)
 
@@ -158,14 +152,16 @@ def page_transfer(
     what: str,
     offset: int = 0,
     length: int | None = None,
+    run: KernelRun | None = None,
 ) -> int:
     """Move bytes ``[offset, offset + length)`` of each page of ``buffer`` to (``to_l1``) or
     from consecutive ``length``-byte runs of ``core``'s L1 starting at ``l1_addr``.
 
     The transfer a kernel makes with one ``noc_async_read`` / ``noc_async_write`` per
     page, with the same checks (the chip, the bounds of both ranges, alignment of
-    source and destination), done per bank on whole blocks of pages.  Returns the
-    bytes moved.
+    source and destination), done per bank on whole blocks of pages, and -- for the
+    issuing ``run`` -- the same modelled time, page after page on the kernel's NoC.
+    Returns the bytes moved.
     """
     device = core.device
     check_chip(device, buffer.device.chip, "the tensor's buffer", what)
@@ -177,6 +173,13 @@ def page_transfer(
         raise NocError(f"{what}: transfer size must be positive, got {length * ids.size}")
     total = ids.size * length
     check_range(device, core, l1_addr, l1_addr + total, what)
+    if run is not None:
+        _time_pages(run, core, buffer, ids, length, to_l1)
+    if device.perf.state.dry_run:
+        _check_pages(device, core, buffer, ids, l1_addr, offset, length, what)
+        if to_l1:
+            core.notify_write(l1_addr, l1_addr + total)
+        return total
     l1 = core.l1
     if ids.size <= FEW_PAGES:  # a block's worth: per-page slices beat grouping
         for i, (owner, addr) in enumerate(buffer.page_slots(ids)):
@@ -210,6 +213,28 @@ def page_transfer(
     if to_l1:
         core.notify_write(l1_addr, l1_addr + total)
     return total
+
+
+def _time_pages(run, core: Core, buffer: Buffer, ids: np.ndarray, length: int, to_l1: bool):
+    """The modelled time of one NoC read / write per page, in page order."""
+
+    owners = [owner for owner, _ in buffer.page_slots(ids)]
+    noc = run.kernel_context().noc
+    if to_l1:
+        noc_time.reads(run, core, owners, length, noc)
+    else:
+        noc_time.writes(run, core, owners, length, noc)
+
+
+def _check_pages(device, core, buffer, ids, l1_addr: int, offset: int, length: int, what: str):
+    """A dry run's page transfer: the far ranges and alignment checked, no bytes moved."""
+    for owner, pos, addrs in buffer.page_groups(ids):
+        far, near = addrs + offset, l1_addr + pos * length
+        check_range(device, owner, int(far.min()), int(far.max()) + length, what)
+        align = alignment(device, owner, core)
+        bad = np.nonzero(far % align != near % align)[0]
+        if bad.size:
+            check_aligned(int(far[bad[0]]), int(near[bad[0]]), align, what)
 
 
 def _notify(owner: Core | int, start: int, end: int) -> None:

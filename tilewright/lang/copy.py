@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 import numpy as np
 
 from tilewright.device.formats import data_type_name
-from tilewright.device.transfer import page_transfer, transfer_cycles
+from tilewright.device.perf import kernel as noc_time
+from tilewright.device.transfer import page_transfer
 from tilewright.errors import DFBContractError, KernelError
 from tilewright.lang.blockstate import Op, check_and_apply
 from tilewright.lang.dfb import TensorBlock, current_kernel
@@ -69,8 +70,9 @@ class CopyTransferHandler:
             )
         run = current_kernel("transfer.wait()")
         self.waited = True
-        if run.clock < self.done_at:
-            run.clock = self.done_at
+        # A NoC barrier, as the compiled kernel's: every outstanding transfer of the kernel.
+        noc_time.barrier(run, run.core, run.kernel_context().noc)
+        self.done_at = run.clock
         block = self.block
         if block is not None:
             if self in block.pending:
@@ -230,11 +232,9 @@ def _row_pages(sl: TensorSlice) -> tuple[np.ndarray, slice]:
     return ids, slice(last.start * es, last.stop * es)
 
 
-def _issue(run, blk: TensorBlock, nbytes: int, direction: str, sl) -> CopyTransferHandler:
-    start = run.clock
-    run.clock += 16  # issue cost; completion is modelled by the handle
-    run.stats_ops += 1
-    handle = CopyTransferHandler(blk, start + transfer_cycles(nbytes), direction, sl, start)
+def _issue(run, blk: TensorBlock, start: int, direction: str, sl) -> CopyTransferHandler:
+    # The pages were issued (and timed) by the move; the handle's wait is the barrier.
+    handle = CopyTransferHandler(blk, run.clock, direction, sl, start)
     blk.pending.append(handle)
     return handle
 
@@ -247,13 +247,17 @@ def _tensor_to_block(run, sl: TensorSlice, blk: TensorBlock) -> CopyTransferHand
         )
     _check_pair(sl, blk)
     check_and_apply(blk, Op.COPY_DST)
-    return _issue(run, blk, _move(run, sl, blk, to_block=True), "read", sl)
+    start = run.clock
+    _move(run, sl, blk, to_block=True)
+    return _issue(run, blk, start, "read", sl)
 
 
 def _block_to_tensor(run, blk: TensorBlock, sl: TensorSlice) -> CopyTransferHandler:
     _check_pair(sl, blk)
     check_and_apply(blk, Op.COPY_SRC)
-    return _issue(run, blk, _move(run, sl, blk, to_block=False), "write", sl)
+    start = run.clock
+    _move(run, sl, blk, to_block=False)
+    return _issue(run, blk, start, "write", sl)
 
 
 def _move(run, sl: TensorSlice, blk: TensorBlock, *, to_block: bool) -> int:
@@ -262,7 +266,7 @@ def _move(run, sl: TensorSlice, blk: TensorBlock, *, to_block: bool) -> int:
     buf = sl.tensor.buffer
     if blk.dfb.tiled:
         return page_transfer(
-            run.core, buf, _tile_pages(sl), blk.addr, to_l1=to_block, what="ttl.copy"
+            run.core, buf, _tile_pages(sl), blk.addr, to_l1=to_block, what="ttl.copy", run=run
         )
     ids, cols = _row_pages(sl)
     return page_transfer(
@@ -274,4 +278,5 @@ def _move(run, sl: TensorSlice, blk: TensorBlock, *, to_block: bool) -> int:
         what="ttl.copy",
         offset=cols.start,
         length=cols.stop - cols.start,
+        run=run,
     )

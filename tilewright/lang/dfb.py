@@ -35,6 +35,7 @@ from tilewright.device.formats import (
     encode_block,
     encode_elements,
 )
+from tilewright.device.perf import pipeline
 from tilewright.errors import (
     BlockStateError,
     DFBContractError,
@@ -211,7 +212,8 @@ class DataflowBuffer:
                 f"{self.name}.{side.method}(): kernel '{run.name}' already holds all "
                 f"{self.block_count} blocks of the DFB; {side.release} one before acquiring another"
             )
-        run.clock += 8
+        stage = pipeline.PACK if side.producer else pipeline.UNPACK
+        pr = pipeline.enter(run, stage)  # a cb_reserve_back / cb_wait_front's time
         engine = ACTIVE.engine
         if engine is None:  # `run` is running, so its engine is active
             raise KernelError(f"{self.name}.{side.method}() runs outside a launch")
@@ -223,6 +225,7 @@ class DataflowBuffer:
             while cb.pages_filled < need:
                 engine.block(cb.front_q, self, ("wait", need))
             addr = cb.rd_ptr
+        pipeline.leave(run, pr, stage)
         addr += len(held) * self.block_bytes
         if addr >= cb.fifo_limit:
             addr -= cb.fifo_limit - cb.fifo_addr
@@ -246,11 +249,13 @@ class DataflowBuffer:
         check_and_apply(block, op)
         held.popleft()
         cb = self._circular()
+        stage = pipeline.PACK if op == Op.PUSH else pipeline.UNPACK
+        pr = pipeline.enter(block.run, stage)  # a cb_push_back / cb_pop_front's time
         if op == Op.PUSH:
             cb.push_back(self.block_pages)
         else:
             cb.pop_front(self.block_pages)
-        block.run.clock += 8
+        pipeline.leave(block.run, pr, stage)
 
     def push(self) -> None:
         """Legacy buffer-level push (spec < 0.7): push the oldest reserved block."""
@@ -422,13 +427,13 @@ class TensorBlock(BlockOperators):
 
     def as_block_value(self) -> BlockExpr:
         """The block as an operand of an expression: a read (state transition STORE_SRC)."""
-        return BlockExpr(self.read(), self.shape, self.tile)
+        page = self.dfb.block_bytes // max(1, self.dfb.block_pages)
+        return BlockExpr(self.read(), self.shape, self.tile, leaf_bytes=page)
 
     def read(self) -> np.ndarray:
         """Read the block as an operand (state transition STORE_SRC)."""
         self._compute_only("reading a block in a block expression")
         check_and_apply(self, Op.STORE_SRC)
-        self.run.clock += 2 * self.dfb.block_pages
         return self.values()
 
     def store(self, expr: BlockOperators, acc: bool = False) -> None:
@@ -453,7 +458,8 @@ class TensorBlock(BlockOperators):
             )
         check_and_apply(self, Op.STORE_DST)
         self.write_values(value.data)
-        self.run.clock += 2 * self.dfb.block_pages
+        page = self.dfb.block_bytes // max(1, self.dfb.block_pages)
+        pipeline.store_block(self.run, value.work, value.leaf_bytes, self.dfb.block_pages, page)
 
     def __iadd__(self, expr):
         """``block += expr``: read, add, write back (packer accumulation on reserved blocks)."""

@@ -10,15 +10,14 @@ rounded until ``store`` writes the value into a block in the DFB's format.
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Callable
 
 import numpy as np
 
-from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import TILE_32x32, TileShape
 from tilewright.device.ops import OpError, bind_params, get_op, result_shape
+from tilewright.device.perf import pipeline
 from tilewright.errors import KernelError, user_location
 
 __all__ = [
@@ -113,14 +112,32 @@ class BlockOperators(abc.ABC):
 
 
 class BlockExpr(BlockOperators):
-    """The value of a block expression: float32 data, its block shape (tiles) and tile."""
+    """The value of a block expression: float32 data, its block shape (tiles) and tile.
 
-    __slots__ = ("data", "shape", "tile")
+    ``work`` is the modelled (unpack, math) cycles of computing it so far, charged when
+    it is stored (device/perf/pipeline.py); ``leaf_bytes`` the bytes per tile of a value
+    read straight from a block (0 for computed values, which are in DST)."""
 
-    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile: TileShape) -> None:
+    __slots__ = ("data", "shape", "tile", "work", "leaf_bytes")
+
+    def __init__(
+        self,
+        data: np.ndarray,
+        shape: tuple[int, ...],
+        tile: TileShape,
+        work: tuple[int, int] = (0, 0),
+        leaf_bytes: int = 0,
+    ) -> None:
         self.data = data
         self.shape = tuple(shape)
         self.tile = tile
+        self.work = work
+        self.leaf_bytes = leaf_bytes
+
+    @property
+    def tiles(self) -> int:
+        """The value's size in 32x32 tiles (what the compute engine works on)."""
+        return max(1, -(-int(self.data.size) // 1024))
 
     def as_block_value(self) -> BlockExpr:
         return self
@@ -217,9 +234,12 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
         data = spec.impl(*arrays, **bound)
     except OpError as exc:
         raise KernelError(str(exc)) from None
-    run.clock += costs.TILE_SFPU * max(1, math.prod(shape) if shape else 1)
-    run.stats_ops += 1
-    return BlockExpr(np.asarray(data, dtype=np.float32), shape, tile)
+    value = np.asarray(data, dtype=np.float32)
+    blocks = [(v.tiles, v.leaf_bytes, v.work) for v in vals if isinstance(v, BlockExpr)]
+    inner = shapes[0][-1] if spec.kind.value == "matmul" and shapes[0] else 1
+    out_tiles = max(1, -(-int(value.size) // 1024))
+    work = pipeline.block_op(run, spec.kind.value, name, blocks, out_tiles, inner)
+    return BlockExpr(value, shape, tile, work)
 
 
 _TAKES_TILE: dict[str, bool] = {}

@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable
 
 from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.formats import data_type_name
-from tilewright.device.transfer import transfer_cycles
+from tilewright.device.perf import costs, pipeline
+from tilewright.device.perf import kernel as noc_time
 from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
 from tilewright.lang import state
 from tilewright.lang.blockstate import Op, check_and_apply
@@ -476,7 +477,8 @@ def send(run, block: TensorBlock, ident) -> PipeSendHandle:
     for d in ident.pipe.dst_nodes():
         _channel((ident.net.key, ident.index, d)).sends.append(s)
     _try_deliver(s, ident.net.key, ident.index)
-    run.clock += 16
+    run.clock += costs.SEMAPHORE_OP  # the handshake with the receivers' ready signals
+    run.stats_ops += 1
     return handle
 
 
@@ -505,7 +507,8 @@ def receive(run, ident, block: TensorBlock) -> ReceiveRequest:
     ch.recvs.append(r)
     if ch.sends:
         _try_deliver(ch.sends[0], ident.net.key, ident.index)
-    run.clock += 16
+    run.clock += costs.SEMAPHORE_OP  # the ready signal to the sender
+    run.stats_ops += 1
     return req
 
 
@@ -519,7 +522,7 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
     data = src.memory()
     nbytes = data.size
     start = max([s.run.clock] + [ch.recvs[0].run.clock for _, ch in chans])
-    done_at = start + transfer_cycles(nbytes)
+    done_at = _transfer_time(s, [ch.recvs[0].run.core for _, ch in chans], nbytes, start)
     for node, ch in chans:
         r = ch.recvs[0]
         dst = r.block
@@ -552,6 +555,24 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
             done_at,
             {"pipe": repr(s.pipe), "bytes": nbytes, "destinations": len(chans)},
         )
+
+
+def _transfer_time(s: _Send, dests: list, nbytes: int, start: int) -> int:
+    """When the sent block has landed at every destination: a NoC write (one destination)
+    or multicast issued by the sender at ``start`` (device/perf/noc.py)."""
+    core = s.run.core
+    model = noc_time.model_of(core)
+    pr = pipeline.perf_of(s.run)
+    noc = s.run.kernel_context().noc
+    here = model.workers[core.index]
+    if len(dests) == 1:
+        _, landed = model.write(pr, start, noc, here, model.workers[dests[0].index], nbytes)
+        return landed
+    xs = [model.workers[c.index][0] for c in dests]
+    ys = [model.workers[c.index][1] for c in dests]
+    rect = (min(xs), min(ys), max(xs), max(ys))
+    _, landed = model.multicast(pr, start, noc, here, rect, nbytes, False)
+    return landed
 
 
 def wait_any(requests: tuple[ReceiveRequest, ...], start: int = 0) -> ReadyReceive:

@@ -16,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tilewright.device import costs
 from tilewright.device.kernel_api.dataflow import wait_word
 from tilewright.device.noc import noc_multicast_addr
-from tilewright.device.transfer import multicast_targets, transfer_cycles
+from tilewright.device.perf import costs
+from tilewright.device.perf import kernel as noc_time
+from tilewright.device.transfer import multicast_targets
 from tilewright.errors import InterfaceError, KernelError, NocError, user_location
 from tilewright.lang.dfb import current_kernel
 from tilewright.lang.node import current_setup
@@ -138,6 +139,7 @@ class Semaphore:
         if run.core is not self.core:  # pragma: no cover - closures are per node
             raise KernelError(f"{what}: this semaphore belongs to node {self.core.logical}")
         run.clock += costs.SEMAPHORE_OP
+        run.stats_ops += 1
         return run
 
     def set(self, value: int) -> None:
@@ -197,8 +199,8 @@ class UnicastRemoteSemaphore:
         core = self._target()
         addr = self.sem.bound_address()
         core.l1_words(addr)[0] = v
-        core.notify_write(addr, addr + 4)
-        run.clock += transfer_cycles(4)
+        landed = noc_time.write(run, run.core, core, 4, run.kernel_context().noc)
+        noc_time.wake_at(run, landed, lambda: core.notify_write(addr, addr + 4))
 
     def inc(self, value: int = 1) -> None:
         """Atomic 32-bit add (wrapping) on the target node's value."""
@@ -208,8 +210,8 @@ class UnicastRemoteSemaphore:
         addr = self.sem.bound_address()
         word = core.l1_words(addr)
         word[0] = (int(word[0]) + v) % _U32
-        core.notify_write(addr, addr + 4)
-        run.clock += transfer_cycles(4)
+        landed = noc_time.write(run, run.core, core, 4, run.kernel_context().noc)
+        noc_time.wake_at(run, landed, lambda: core.notify_write(addr, addr + 4))
 
     def __repr__(self) -> str:
         return f"<UnicastRemoteSemaphore node {self.node}>"
@@ -238,10 +240,14 @@ class MulticastRemoteSemaphore:
                 f"MulticastRemoteSemaphore.set on node {run.core.logical}: {exc.message} "
                 "(a semaphore multicast reaches every node of the range except the sender)"
             ) from None
-        for core in cores:
-            core.l1_words(local)[0] = v
-            core.notify_write(local, local + 4)
-        run.clock += transfer_cycles(4)
+        landed = noc_time.multicast(run, run.core, cores, 4, run.kernel_context().noc, False)
+
+        def deliver() -> None:
+            for core in cores:
+                core.l1_words(local)[0] = v
+                core.notify_write(local, local + 4)
+
+        noc_time.wake_at(run, landed, deliver)
 
     def __repr__(self) -> str:
         return f"<MulticastRemoteSemaphore nodes {self.lo}..{self.hi}>"

@@ -3,7 +3,7 @@
 ``libtwrt.so`` implements the tt-metal kernel API for native kernels (sources in
 ``runtime/``).  It is built once per build cache, keyed by the hash of its sources,
 of the headers generated here from the Python tables that are the single source of
-truth (``device/shared.py`` layouts, ``device/costs.py`` cycle costs, the SFPU op
+truth (``device/shared.py`` layouts, ``device/perf`` model constants, the SFPU op
 list) and of the compiler; every kernel object links against it.
 
 :func:`library` builds (or finds) and loads it and returns a :class:`Runtime` with
@@ -23,12 +23,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilewright.device import costs
 from tilewright.device.blas import numpy_sgemm
 from tilewright.device.device import NUM_SEMAPHORES
 from tilewright.device.ops import special
+from tilewright.device.perf import costs
 from tilewright.device.shared import DeviceInfo, EngineHeader, c_header
-from tilewright.device.transfer import NOC_BYTES_PER_CYCLE, NOC_LATENCY
 from tilewright.errors import NativeBuildError
 from tilewright.native import toolchain
 from tilewright.native.cachefs import file_hash, make_dir, remove_stale_builds, unusable_cache
@@ -47,6 +46,7 @@ SOURCES = (
     "layout.cpp",
     "interrupt.cpp",
     "exits.cpp",
+    "perf.cpp",
 )
 
 SFPU_OPS = (
@@ -77,20 +77,15 @@ _FLAGS = (
 
 
 def _costs_header() -> str:
-    names = {
-        "CB_OP": costs.CB_OP,
-        "SEMAPHORE_OP": costs.SEMAPHORE_OP,
-        "TILE_COPY": costs.TILE_COPY,
-        "TILE_ELTWISE": costs.TILE_ELTWISE,
-        "TILE_SFPU": costs.TILE_SFPU,
-        "TILE_MATMUL": costs.TILE_MATMUL,
-        "TILE_REDUCE": costs.TILE_REDUCE,
-        "NOC_LATENCY": NOC_LATENCY,
-        "NOC_BYTES_PER_CYCLE": NOC_BYTES_PER_CYCLE,
-    }
-    lines = ["// Generated from tilewright/device/costs.py -- do not edit.", "#pragma once"]
-    lines += [f"#define TW_COST_{k} {v}" for k, v in names.items()]
+    """The device-time model's constants (device/perf/costs.py) and, per SFPU op of
+    ``SFPU_OPS``, its instruction count (the cost table's, keyed by the same names)."""
+    lines = ["// Generated from tilewright/device/perf/costs.py -- do not edit.", "#pragma once"]
+    lines += [f"#define TW_COST_{k} {v}" for k, v in costs.c_constants().items()]
     lines.append(f"#define TW_NUM_SEMAPHORES {NUM_SEMAPHORES}")
+    counts = [costs.SFPU_INSTRUCTIONS.get(name, costs.SFPU_DEFAULT) for name in SFPU_OPS]
+    lines.append(
+        f"static const int kSfpuInstructions[{len(counts)}] = {{{', '.join(map(str, counts))}}};"
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -84,6 +84,16 @@ from tilewright.ttnn.mesh_device import (  # noqa: F401
 )
 from tilewright.ttnn.operations import *  # noqa: F401,F403
 from tilewright.ttnn.operations import __all__ as _ops_all
+from tilewright.ttnn.program_config import (  # noqa: F401
+    BlackholeComputeKernelConfig,
+    GrayskullComputeKernelConfig,
+    MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
+    MatmulMultiCoreReuseMultiCastProgramConfig,
+    MatmulMultiCoreReuseProgramConfig,
+    WormholeComputeKernelConfig,
+    init_device_compute_kernel_config,
+)
 from tilewright.ttnn.tensor import Tensor, TensorSlice  # noqa: F401
 from tilewright.ttnn.types import *  # noqa: F401,F403
 from tilewright.ttnn.types import __all__ as _types_all
@@ -131,6 +141,14 @@ __all__ = [
     "RuntimeArgs",
     "TensorAccessorArgs",
     "MathFidelity",
+    "MatmulMultiCoreReuseProgramConfig",
+    "MatmulMultiCoreReuseMultiCastProgramConfig",
+    "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+    "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig",
+    "WormholeComputeKernelConfig",
+    "BlackholeComputeKernelConfig",
+    "GrayskullComputeKernelConfig",
+    "init_device_compute_kernel_config",
     "cb_descriptor_from_sharded_tensor",
     "split_work_to_cores",
     "GetNumAvailableDevices",

@@ -16,7 +16,6 @@ from enum import IntEnum
 
 import numpy as np
 
-from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.device.formats import (
     TILE_32x32,
@@ -33,6 +32,7 @@ from tilewright.device.formats.dataformat import as_data_format, format_name
 from tilewright.device.kernel_api.dataflow import api_state, circular_buffer
 from tilewright.device.ops import get_op
 from tilewright.device.ops.special import erf as _erf
+from tilewright.device.perf import pipeline
 from tilewright.errors import KernelError
 
 __all__ = [
@@ -154,12 +154,16 @@ def _ctx():
     return ctx
 
 
-def _tick(cycles: int) -> None:
+def _run():
     run = ACTIVE.run
     if run is None:  # checked inline: every kernel API call ticks
         raise KernelError("the compute API can only be called from inside a running kernel")
-    run.clock += cycles
-    run.stats_ops += 1
+    return run
+
+
+def _bytes(cb_id: int) -> int:
+    """Bytes of one tile of a CB (what unpacking or packing it moves)."""
+    return circular_buffer(cb_id).page_size
 
 
 def _dst(ctx) -> np.ndarray:
@@ -219,19 +223,23 @@ def tile_regs_acquire() -> None:
     """MATH takes a DST half; it is zero (the previous release cleared it)."""
     ctx = _ctx()
     _dst(ctx)[:] = 0.0
+    pipeline.acquire(_run())
 
 
 def tile_regs_commit() -> None:
     _ctx()
+    pipeline.handoff(_run())
 
 
 def tile_regs_wait() -> None:
     _ctx()
+    pipeline.handoff(_run())
 
 
 def tile_regs_release() -> None:
     ctx = _ctx()
     _dst(ctx)[:] = 0.0
+    pipeline.release(_run())
 
 
 acquire_dst = tile_regs_acquire
@@ -360,7 +368,7 @@ def copy_tile(cb_id: int, itile: int, idst: int) -> None:
     if ctx.api is not None and ctx.api.get("unpack_transpose"):
         tile = tile.T
     _write_dst(ctx, idst, tile)
-    _tick(costs.TILE_COPY)
+    pipeline.tile_copy(_run(), _bytes(cb_id))
 
 
 def _binary(
@@ -377,7 +385,7 @@ def _binary(
         b = np.full_like(b, b[0, 0])
     result = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](a, b)
     _write_dst(ctx, idst, result)
-    _tick(costs.TILE_ELTWISE)
+    pipeline.tile_binary(_run(), _bytes(icb0), _bytes(icb1), op == "mul")
 
 
 def add_tiles(icb0: int, icb1: int, itile0: int, itile1: int, idst: int) -> None:
@@ -423,7 +431,7 @@ def matmul_tiles(
         b = b.T
     dst = _dst(ctx)
     _write_dst(ctx, idst, dst[idst] + a @ b)
-    _tick(costs.TILE_MATMUL)
+    pipeline.tile_matmul(_run(), _bytes(in0_cb), _bytes(in1_cb))
 
 
 def matmul_block(
@@ -476,7 +484,7 @@ def matmul_block(
         for c in range(ct_dim):
             d = idst + r * ct_dim + c
             _write_dst(ctx, d, dst[d] + a @ b_tiles[c])
-    _tick(costs.TILE_MATMUL * n)
+    pipeline.tile_matmul(_run(), rt_dim * _bytes(in0_cb), ct_dim * _bytes(in1_cb), n)
 
 
 def binary_dest_reuse_tiles_init(
@@ -525,7 +533,7 @@ def binary_dest_reuse_tiles(
     else:
         result = fn(cb_tile, dst_tile)
     _write_dst(ctx, idst, result)
-    _tick(costs.TILE_ELTWISE)
+    pipeline.tile_dest_reuse(_run(), _bytes(in_cb), op == EltwiseBinaryType.ELWMUL)
 
 
 def transpose_wh_init(icb: int, ocb: int = 16) -> None:
@@ -541,7 +549,7 @@ def transpose_wh_tile(icb: int, itile: int, idst: int) -> None:
     """``DST[idst] = CB[itile]`` transposed (rows become columns)."""
     ctx = _ctx()
     _write_dst(ctx, idst, _unpack(icb, itile).T)
-    _tick(costs.TILE_COPY)
+    pipeline.tile_transpose(_run(), _bytes(icb))
 
 
 def transpose_wh_dest_init_short(*_args) -> None:
@@ -553,7 +561,7 @@ def transpose_wh_dest(idst: int) -> None:
     ctx = _ctx()
     _check_dst(ctx, idst)
     _write_dst(ctx, idst, _dst(ctx)[idst].T.copy())
-    _tick(costs.TILE_SFPU)
+    pipeline.tile_sfpu(_run(), "transpose_dest")
 
 
 def reduce_init(*_args, **_kwargs) -> None:
@@ -605,7 +613,7 @@ def reduce_tile(
     else:
         dst[0, 0] = combine(dst[0, 0], red)
     _write_dst(ctx, idst, dst)
-    _tick(costs.TILE_REDUCE)
+    pipeline.tile_reduce(_run(), _bytes(icb), _bytes(icb_scaler), pool == PoolType.MAX)
 
 
 # -- pack -------------------------------------------------------------------------------------
@@ -651,7 +659,8 @@ def pack_tile(idst: int, ocb: int, out_idx: int = 0, out_of_order: bool = False)
     _pack_values(ctx, cb, slot, _dst(ctx)[idst], "pack_tile")
     if not out_of_order:
         cb.pack_counter += 1
-    _tick(costs.TILE_COPY)
+    l1_acc = bool(ctx.api is not None and ctx.api.get("l1_acc"))
+    pipeline.tile_pack(_run(), cb.page_size, l1_acc)
 
 
 def pack_tile_block(ifrom_dst: int, ocb: int, ntiles: int) -> None:
@@ -757,7 +766,7 @@ def tilize_block(
         _pack_values(
             ctx, dst, output_tile_index + t, tile if exact else _round_dst(ctx, tile), what
         )
-    _tick(costs.TILE_COPY * block)
+    pipeline.tile_through(_run(), block * src.page_size, block * dst.page_size, block)
 
 
 def _write_row_major(
@@ -821,7 +830,9 @@ def untilize_block(icb: int, full_ct_dim: int, ocb: int, block_ct_dim: int = 1) 
     tiles = [[_through_dst(ctx, src, t) for t in range(full_ct_dim)]]
     _write_row_major(ctx, dst, dst.pack_counter, tiles, 0, full_ct_dim * 32, what)
     dst.pack_counter += full_ct_dim
-    _tick(costs.TILE_COPY * full_ct_dim)
+    pipeline.tile_through(
+        _run(), full_ct_dim * src.page_size, full_ct_dim * dst.page_size, full_ct_dim
+    )
 
 
 def pack_untilize_block(
@@ -859,7 +870,7 @@ def pack_untilize_block(
         for r in range(block_rt_dim)
     ]
     _write_row_major(ctx, dst, 0, tiles, block_c_index * block_ct_dim * 32, full * 32, what)
-    _tick(costs.TILE_COPY * n)
+    pipeline.tile_through(_run(), n * src.page_size, n * dst.page_size, n)
 
 
 def pack_untilize_dest(
@@ -884,7 +895,7 @@ def pack_untilize_dest(
     regs = _dst(ctx)
     tiles = [[regs[r * block_ct_dim + c] for c in range(block_ct_dim)] for r in range(block_rt_dim)]
     _write_row_major(ctx, dst, 0, tiles, block_c_index * block_ct_dim * 32, full * 32, what)
-    _tick(costs.TILE_COPY * n)
+    pipeline.tile_pack(_run(), n * dst.page_size)
 
 
 def read_dst(idst: int) -> np.ndarray:
@@ -897,20 +908,21 @@ def read_dst(idst: int) -> np.ndarray:
 # -- SFPU unary ops (in place on DST), bound explicitly from the op registry -----------
 
 
-def _sfpu_apply(idst: int, compute) -> None:
+def _sfpu_apply(idst: int, compute, cost: str) -> None:
+    """An SFPU function on DST[idst]; ``cost`` names it in the cost table (C++ name)."""
     ctx = _ctx()
     _check_dst(ctx, idst)
     with np.errstate(all="ignore"):
         result = np.asarray(compute(_dst(ctx)[idst]), dtype=np.float32)
     _write_dst(ctx, idst, result)
-    _tick(costs.TILE_SFPU)
+    pipeline.tile_sfpu(_run(), cost)
 
 
-def _sfpu(op_name: str):
+def _sfpu(op_name: str, cost: str):
     spec = get_op(op_name)
 
     def fn(idst: int, *args, **kwargs) -> None:
-        _sfpu_apply(idst, spec.impl)
+        _sfpu_apply(idst, spec.impl, cost)
 
     fn.__name__ = f"{op_name}_tile"
     return fn
@@ -960,14 +972,18 @@ SFPU_UNARY_SPECIAL = {
 """SFPU ops without a ``ttl.math`` registry entry (float64 reference, rounded to float32)."""
 
 for _cpp, _op_name in SFPU_UNARY.items():
-    globals()[_cpp] = _sfpu(_op_name)
+    globals()[_cpp] = _sfpu(_op_name, _cpp.removesuffix("_tile"))
     globals()[_cpp].__name__ = _cpp
     globals()[_cpp + "_init"] = sfpu_init
 
 
 def _special(name: str, compute):
     def fn(idst: int, *args, **kwargs) -> None:
-        _sfpu_apply(idst, lambda x: compute(x.astype(np.float64)).astype(np.float32))
+        _sfpu_apply(
+            idst,
+            lambda x: compute(x.astype(np.float64)).astype(np.float32),
+            name.removesuffix("_tile"),
+        )
 
     fn.__name__ = name
     return fn
@@ -1046,7 +1062,7 @@ def _sfpu_param(name: str, kinds: tuple[str, ...], compute):
                 f"{name} takes {len(kinds)} parameter(s) after idst, got {len(params)}"
             )
         values = [_float_param(p) if k == "f" else _int_param(p) for k, p in zip(kinds, params)]
-        _sfpu_apply(idst, lambda x: compute(x, *values))
+        _sfpu_apply(idst, lambda x: compute(x, *values), name.removesuffix("_tile"))
 
     fn.__name__ = name
     return fn
@@ -1085,7 +1101,7 @@ def fill_tile(idst: int, value: float) -> None:
     """Every element of DST[idst] = ``value`` (a float32)."""
     ctx = _ctx()
     _write_dst(ctx, idst, np.full((32, 32), np.float32(value), dtype=np.float32))
-    _tick(costs.TILE_SFPU)
+    pipeline.tile_sfpu(_run(), "fill")
 
 
 def fill_tile_bitcast(idst: int, bits: int) -> None:
@@ -1127,7 +1143,7 @@ def unary_bcast(icb: int, itile: int, idst: int, bcast_type: BroadcastType) -> N
         BroadcastType.SCALAR: t[0:1, 0:1],
     }[kind]
     _write_dst(ctx, idst, np.broadcast_to(pick, (32, 32)))
-    _tick(costs.TILE_COPY)
+    pipeline.tile_copy(_run(), _bytes(icb))
 
 
 def _sfpu_binary(name: str, fn):
@@ -1138,7 +1154,7 @@ def _sfpu_binary(name: str, fn):
         dst = _dst(ctx)
         with np.errstate(all="ignore"):
             _write_dst(ctx, odst, fn(dst[idst0], dst[idst1]))
-        _tick(costs.TILE_SFPU)
+        pipeline.tile_sfpu(_run(), "binary")
 
     op.__name__ = name
     return op

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, current_engine
 from tilewright.device.formats import TILE_32x32, tile_size_bytes
 from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
-from tilewright.device.transfer import multicast_targets, noc_copy, resolve, transfer_cycles
+from tilewright.device.perf import costs, pipeline
+from tilewright.device.perf import kernel as noc_time
+from tilewright.device.transfer import multicast_targets, noc_copy, resolve
 from tilewright.errors import DFBContractError, FormatError, KernelError, NocError
 
 if TYPE_CHECKING:
@@ -108,12 +109,23 @@ def _ctx():
     return run.context
 
 
-def _tick(cycles: int) -> None:
+def _run():
     run = ACTIVE.run
     if run is None:  # checked inline: every kernel API call ticks
         raise KernelError("the kernel API can only be called from inside a running kernel")
+    return run
+
+
+def _tick(cycles: int) -> None:
+    run = _run()
     run.clock += cycles
     run.stats_ops += 1
+
+
+def _noc(ctx, noc: int) -> int:
+    """The NoC a transfer uses: the argument, or the kernel's own (tt-metal's default
+    ``noc = noc_index``; 0 is also the argument's default here)."""
+    return noc or ctx.noc
 
 
 # -- args and identity -----------------------------------------------------------------------
@@ -199,24 +211,29 @@ def circular_buffer(cb_id: int):
     return cb
 
 
+def _cb_call(cb_id: int, num_pages: int, stage: int, method: str) -> None:
+    """A CB call on the processor that makes it (compute kernels: unpack waits and pops,
+    pack reserves and pushes), which blocks and wakes at that processor's clock."""
+    run = _run()
+    pr = pipeline.enter(run, stage)
+    getattr(circular_buffer(cb_id), method)(num_pages)
+    pipeline.leave(run, pr, stage)
+
+
 def cb_reserve_back(cb_id: int, num_pages: int) -> None:
-    _tick(costs.CB_OP)
-    circular_buffer(cb_id).reserve_back(num_pages)
+    _cb_call(cb_id, num_pages, pipeline.PACK, "reserve_back")
 
 
 def cb_push_back(cb_id: int, num_pages: int) -> None:
-    _tick(costs.CB_OP)
-    circular_buffer(cb_id).push_back(num_pages)
+    _cb_call(cb_id, num_pages, pipeline.PACK, "push_back")
 
 
 def cb_wait_front(cb_id: int, num_pages: int) -> None:
-    _tick(costs.CB_OP)
-    circular_buffer(cb_id).wait_front(num_pages)
+    _cb_call(cb_id, num_pages, pipeline.UNPACK, "wait_front")
 
 
 def cb_pop_front(cb_id: int, num_pages: int) -> None:
-    _tick(costs.CB_OP)
-    circular_buffer(cb_id).pop_front(num_pages)
+    _cb_call(cb_id, num_pages, pipeline.UNPACK, "pop_front")
 
 
 def get_write_ptr(cb_id: int) -> int:
@@ -339,7 +356,7 @@ def noc_async_read(src_noc_addr: int, dst_local_l1_addr: int, size: int, noc: in
     src = resolve(ctx.device, src_noc_addr, size, what)
     dst = _local(ctx, dst_local_l1_addr, size, what)
     noc_copy(ctx.device, src, dst, size, what)
-    _tick(transfer_cycles(size))
+    noc_time.read(_run(), ctx.core, src[2], size, _noc(ctx, noc))
 
 
 noc_async_read_one_packet = noc_async_read
@@ -351,8 +368,9 @@ def noc_async_write(src_local_l1_addr: int, dst_noc_addr: int, size: int, noc: i
     what = "noc_async_write"
     src = _local(ctx, src_local_l1_addr, size, what)
     dst = resolve(ctx.device, dst_noc_addr, size, what)
-    noc_copy(ctx.device, src, dst, size, what)
-    _tick(transfer_cycles(size))
+    run = _run()
+    landed = noc_time.write(run, ctx.core, dst[2], size, _noc(ctx, noc))
+    noc_time.wake_at(run, landed, lambda: noc_copy(ctx.device, src, dst, size, what))
 
 
 noc_async_write_one_packet = noc_async_write
@@ -410,7 +428,7 @@ def api_state(ctx) -> dict:
 
 def _set_state(kind: str, noc_addr: int, size: int, noc: int) -> None:
     api_state(_ctx()).setdefault("noc", {})[(kind, noc)] = (int(noc_addr), int(size))
-    _tick(costs.CB_OP)
+    _tick(costs.SET_STATE_OP)
 
 
 def _state_addr(kind: str, local_addr: int, noc: int) -> tuple[int, int]:
@@ -490,13 +508,13 @@ def _check_trid(trid: int, what: str) -> int:
 def noc_async_read_set_trid(trid: int, noc: int = 0) -> None:
     """Tag the following reads with transaction id ``trid`` (0..15)."""
     api_state(_ctx())[("read_trid", noc)] = _check_trid(trid, "noc_async_read_set_trid")
-    _tick(costs.CB_OP)
+    _tick(costs.SET_STATE_OP)
 
 
 def noc_async_write_set_trid(trid: int, noc: int = 0) -> None:
     """Tag the following writes with transaction id ``trid`` (0..15)."""
     api_state(_ctx())[("write_trid", noc)] = _check_trid(trid, "noc_async_write_set_trid")
-    _tick(costs.CB_OP)
+    _tick(costs.SET_STATE_OP)
 
 
 def noc_async_read_barrier_with_trid(trid: int, noc: int = 0) -> None:
@@ -540,7 +558,9 @@ def noc_async_write_one_packet_with_trid_with_state(
     noc_async_write(src_local_l1_addr, dst, size, noc)
 
 
-def _multicast(src_local_l1_addr, mcast_addr, size, num_dests, include_self, what) -> None:
+def _multicast(
+    src_local_l1_addr, mcast_addr, size, num_dests, include_self, what, linked=False, noc=0
+) -> None:
     ctx = _ctx()
     src = _local(ctx, src_local_l1_addr, size, what)
     cores, local = multicast_targets(ctx.device, ctx.core, mcast_addr, include_self, what)
@@ -549,10 +569,15 @@ def _multicast(src_local_l1_addr, mcast_addr, size, num_dests, include_self, wha
             f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores "
             f"({'including' if include_self else 'excluding'} the sender)"
         )
-    for core in cores:
-        dst_local = ctx.device.resolve_local(core, local)
-        noc_copy(ctx.device, src, (core.l1, dst_local, core), size, what)
-    _tick(transfer_cycles(size))
+    run = _run()
+    landed = noc_time.multicast(run, ctx.core, cores, size, _noc(ctx, noc), bool(linked))
+
+    def deliver() -> None:
+        for core in cores:
+            dst_local = ctx.device.resolve_local(core, local)
+            noc_copy(ctx.device, src, (core.l1, dst_local, core), size, what)
+
+    noc_time.wake_at(run, landed, deliver)
 
 
 def noc_async_write_multicast(
@@ -571,6 +596,8 @@ def noc_async_write_multicast(
         num_dests,
         False,
         "noc_async_write_multicast",
+        linked,
+        noc,
     )
 
 
@@ -590,15 +617,21 @@ def noc_async_write_multicast_loopback_src(
         num_dests,
         True,
         "noc_async_write_multicast_loopback_src",
+        linked,
+        noc,
     )
 
 
 def noc_async_read_barrier(noc: int = 0) -> None:
-    _tick(costs.CB_OP)
+    """Wait for the kernel's transfers on its NoC to complete.  Reads and writes alike: the
+    native runtime sees one barrier call (kernels that read do not also write, as a rule)."""
+    ctx = _ctx()
+    noc_time.barrier(_run(), ctx.core, _noc(ctx, noc))
 
 
 def noc_async_write_barrier(noc: int = 0) -> None:
-    _tick(costs.CB_OP)
+    ctx = _ctx()
+    noc_time.barrier(_run(), ctx.core, _noc(ctx, noc))
 
 
 noc_async_writes_flushed = noc_async_write_barrier
@@ -619,8 +652,9 @@ def noc_inline_dw_write(noc_addr: int, value: int, be: int = 0xF, noc: int = 0) 
         if be >> i & 1:
             mask |= 0xFF << (8 * i)
     word[0] = (old & ~mask) | (value & mask)
-    owner.notify_write(local, local + 4)
-    _tick(transfer_cycles(4))
+    run = _run()
+    landed = noc_time.write(run, ctx.core, owner, 4, _noc(ctx, noc))
+    noc_time.wake_at(run, landed, lambda: owner.notify_write(local, local + 4))
 
 
 # -- semaphores -------------------------------------------------------------------------------
@@ -702,8 +736,9 @@ def noc_semaphore_inc(noc_addr: int, incr: int, noc: int = 0, posted: bool = Fal
         raise NocError("noc_semaphore_inc cannot target DRAM")
     if local % 4:
         raise NocError(f"noc_semaphore_inc: address {local:#x} is not word aligned")
-    _atomic_add(owner, local, incr)
-    _tick(transfer_cycles(4))
+    run = _run()
+    landed = noc_time.write(run, ctx.core, owner, 4, _noc(ctx, noc))
+    noc_time.wake_at(run, landed, lambda: _atomic_add(owner, local, incr))
 
 
 def noc_semaphore_inc_multicast(
@@ -717,9 +752,14 @@ def noc_semaphore_inc_multicast(
         raise NocError(
             f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores"
         )
-    for core in cores:
-        _atomic_add(core, ctx.device.resolve_local(core, local), incr)
-    _tick(transfer_cycles(4))
+    run = _run()
+    landed = noc_time.multicast(run, ctx.core, cores, 4, _noc(ctx, noc), False)
+
+    def deliver() -> None:
+        for core in cores:
+            _atomic_add(core, ctx.device.resolve_local(core, local), incr)
+
+    noc_time.wake_at(run, landed, deliver)
 
 
 def noc_semaphore_set_remote(src_local_l1_addr: int, dst_noc_addr: int, noc: int = 0) -> None:
@@ -741,6 +781,8 @@ def noc_semaphore_set_multicast(
         num_dests,
         False,
         "noc_semaphore_set_multicast",
+        linked,
+        noc,
     )
 
 
@@ -758,6 +800,8 @@ def noc_semaphore_set_multicast_loopback_src(
         num_dests,
         True,
         "noc_semaphore_set_multicast_loopback_src",
+        linked,
+        noc,
     )
 
 

@@ -205,11 +205,20 @@ TW_EXPORT void twrt_set_sgemm(void* fn, int32_t ilp64) {
     g_sgemm_ilp64 = ilp64;
 }
 
-TW_EXPORT void twrt_dst_acquire(tw::Loc loc) { clear_dst(compute_run(loc)); }
+TW_EXPORT void twrt_dst_acquire(tw::Loc loc) {
+    Run* r = compute_run(loc);
+    clear_dst(r);
+    pipe_acquire(r);
+}
 
-TW_EXPORT void twrt_dst_release(tw::Loc loc) { clear_dst(compute_run(loc)); }
+TW_EXPORT void twrt_dst_release(tw::Loc loc) {
+    Run* r = compute_run(loc);
+    clear_dst(r);
+    pipe_release(r);
+}
 
-TW_EXPORT void twrt_dst_check(tw::Loc loc) { compute_run(loc); }
+// tile_regs_commit and tile_regs_wait: the DST hand-off from MATH to PACK.
+TW_EXPORT void twrt_dst_check(tw::Loc loc) { pipe_handoff(compute_run(loc)); }
 
 TW_EXPORT void twrt_check_cb(int32_t cb, tw::Loc loc) { cb_of(cur(), cb, loc); }
 
@@ -253,7 +262,7 @@ TW_EXPORT void twrt_copy_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Lo
     } else {
         write_dst(r, idst, t, loc);
     }
-    tick(r, TW_COST_TILE_COPY);
+    tile_copy(r, cb_of(r, int32_t(cb), loc)->page_size, 1);
 }
 
 namespace {
@@ -300,7 +309,7 @@ TW_EXPORT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1
     else if (op == 1) binary_dispatch<1>(bcast, a, b, out);
     else binary_dispatch<2>(bcast, a, b, out);
     write_dst(r, idst, out, loc);
-    tick(r, TW_COST_TILE_ELTWISE);
+    tile_binary(r, cb_of(r, int32_t(cb0), loc)->page_size, cb_of(r, int32_t(cb1), loc)->page_size, op == 2);
 }
 
 TW_EXPORT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
@@ -324,7 +333,7 @@ TW_EXPORT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t 
     else if (code == 1) binary_loop<1, 0>(x, y, out);
     else binary_loop<2, 0>(x, y, out);
     write_dst(r, idst, out, loc);
-    tick(r, TW_COST_TILE_ELTWISE);
+    tile_dest_reuse(r, cb_of(r, int32_t(cb), loc)->page_size, code == 2);
 }
 
 TW_EXPORT void twrt_matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
@@ -339,7 +348,7 @@ TW_EXPORT void twrt_matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
     const float* d = dst_tile(r, idst);
     for (int i = 0; i < kTile; ++i) out[i] = d[i] + p[i];
     write_dst(r, idst, out, loc);
-    tick(r, TW_COST_TILE_MATMUL);
+    tile_matmul(r, cb_of(r, int32_t(cb0), loc)->page_size, cb_of(r, int32_t(cb1), loc)->page_size, 1);
 }
 
 TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
@@ -378,7 +387,8 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
             write_dst(r, d, out, loc);
         }
     }
-    tick(r, uint64_t(TW_COST_TILE_MATMUL) * n);
+    tile_matmul(r, uint64_t(rt) * cb_of(r, int32_t(cb0), loc)->page_size,
+                uint64_t(ct) * cb_of(r, int32_t(cb1), loc)->page_size, n);
 }
 
 TW_EXPORT void twrt_reduce_tile(int32_t pool, int32_t dim, uint32_t cb, uint32_t cbs, uint32_t t, uint32_t ts,
@@ -420,7 +430,7 @@ TW_EXPORT void twrt_reduce_tile(int32_t pool, int32_t dim, uint32_t cb, uint32_t
         d[0] = combine(d[0], red * scale);
     }
     write_dst(r, idst, d, loc);
-    tick(r, TW_COST_TILE_REDUCE);
+    tile_reduce(r, cb_of(r, int32_t(cb), loc)->page_size, cb_of(r, int32_t(cbs), loc)->page_size, mx);
 }
 
 TW_EXPORT void twrt_transpose_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
@@ -429,7 +439,7 @@ TW_EXPORT void twrt_transpose_tile(uint32_t cb, uint32_t itile, uint32_t idst, t
     unpack(r, int32_t(cb), itile, t, loc);
     transpose(t, u);
     write_dst(r, idst, u, loc);
-    tick(r, TW_COST_TILE_COPY);
+    tile_transpose(r, cb_of(r, int32_t(cb), loc)->page_size);
 }
 
 TW_EXPORT void twrt_transpose_dest(uint32_t idst, tw::Loc loc) {
@@ -438,7 +448,7 @@ TW_EXPORT void twrt_transpose_dest(uint32_t idst, tw::Loc loc) {
     float u[kTile];
     transpose(dst_tile(r, idst), u);
     write_dst(r, idst, u, loc);
-    tick(r, TW_COST_TILE_SFPU);
+    tile_sfpu(r, TW_COST_SFPU_TRANSPOSE_DEST);
 }
 
 TW_EXPORT void twrt_pack_tile(uint32_t idst, uint32_t cb, uint32_t out_idx, bool out_of_order, tw::Loc loc) {
@@ -448,7 +458,7 @@ TW_EXPORT void twrt_pack_tile(uint32_t idst, uint32_t cb, uint32_t out_idx, bool
     uint32_t slot = out_of_order ? out_idx : c->pack_counter;
     pack_values(r, int32_t(cb), slot, dst_tile(r, idst), "pack_tile", loc);
     if (!out_of_order) c->pack_counter += 1;
-    tick(r, TW_COST_TILE_COPY);
+    tile_pack(r, c->page_size, r->l1_acc != 0);
 }
 
 TW_EXPORT void twrt_pack_l1_acc(uint32_t enable, tw::Loc loc) {
@@ -581,7 +591,7 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
         for (int i = 0; i < kTile; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2);
         write_dst(r, idst, out, loc);
     }
-    tick(r, TW_COST_TILE_SFPU);
+    tile_sfpu(r, kSfpuInstructions[op]);
 }
 
 // -- SFPU binary ops on two DST tiles, fill, unary broadcast -------------------------------------
@@ -611,7 +621,7 @@ TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint
             break;
     }
     write_dst(r, odst, out, loc);
-    tick(r, TW_COST_TILE_SFPU);
+    tile_sfpu(r, TW_COST_SFPU_BINARY);
 }
 
 TW_EXPORT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc) {
@@ -621,7 +631,7 @@ TW_EXPORT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc) {
     float out[kTile];
     for (int i = 0; i < kTile; ++i) out[i] = v;
     write_dst(r, idst, out, loc);
-    tick(r, TW_COST_TILE_SFPU);
+    tile_sfpu(r, TW_COST_SFPU_FILL);
 }
 
 // dim: 1 rows (row 0 down the tile), 2 cols (column 0 across), 3 scalar ([0, 0] everywhere).
@@ -634,6 +644,6 @@ TW_EXPORT void twrt_unary_bcast(int32_t dim, uint32_t cb, uint32_t itile, uint32
         out[i] = dim == 1 ? t[col] : dim == 2 ? t[row * 32] : t[0];
     }
     write_dst(r, idst, out, loc);
-    tick(r, TW_COST_TILE_COPY);
+    tile_copy(r, cb_of(r, int32_t(cb), loc)->page_size, 1);
 }
 

@@ -118,7 +118,9 @@ void copy(Run* r, const Target& src, const Target& dst, uint32_t size, const cha
              "%s: source 0x%" PRIx64 " and destination 0x%" PRIx64
              " are not aligned alike modulo %u B (the NoC moves %u-byte words)",
              what, src.local, dst.local, align, align);
-    std::memmove(dst.mem + dst.local, src.mem + src.local, size);
+    // A dry run moves no payload, only flags (transfers of at most TW_COST_DRY_RUN_KEPT bytes).
+    if (size <= TW_COST_DRY_RUN_KEPT || !dry_run(r))
+        std::memmove(dst.mem + dst.local, src.mem + src.local, size);
     if (dst.owner >= 0) notify_write(r->dev, dst.owner, uint32_t(dst.local), uint32_t(dst.local + size));
 }
 
@@ -216,17 +218,18 @@ TW_EXPORT uint32_t twrt_compile_time_arg(int32_t index, tw::Loc loc) {
 TW_EXPORT void twrt_cb_reserve_back(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
-    tick(r, TW_COST_CB_OP);
+    tw_PerfRun& pr = pipe_enter(r, kPack);
     if (r->observed) observe(r, 0, cb, n, loc);
     if (uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 1, n, 0, loc);
     while (c->num_pages - ((c->received - c->acked) & 0xFFFF) < uint32_t(n))
         wait_on(r, &c->back_waiters, TW_WAITKIND_CB_RESERVE, cb, n, loc);
+    pipe_leave(r, pr, kPack);
 }
 
 TW_EXPORT void twrt_cb_push_back(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
-    tick(r, TW_COST_CB_OP);
+    tw_PerfRun& pr = pipe_enter(r, kPack);
     if (r->observed) observe(r, 1, cb, n, loc);
     uint32_t filled = (c->received - c->acked) & 0xFFFF;
     if (filled + uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 2, n, 0, loc);
@@ -240,22 +243,24 @@ TW_EXPORT void twrt_cb_push_back(int32_t cb, int32_t n, tw::Loc loc) {
     c->received = (c->received + uint32_t(n)) & 0xFFFF;
     c->pack_counter = 0;
     if (c->front_waiters.head != TW_NO_RUN) wake_all(r, &c->front_waiters);
+    pipe_leave(r, pr, kPack);
 }
 
 TW_EXPORT void twrt_cb_wait_front(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
-    tick(r, TW_COST_CB_OP);
+    tw_PerfRun& pr = pipe_enter(r, kUnpack);
     if (r->observed) observe(r, 2, cb, n, loc);
     if (uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 4, n, 0, loc);
     while (((c->received - c->acked) & 0xFFFF) < uint32_t(n))
         wait_on(r, &c->front_waiters, TW_WAITKIND_CB_WAIT, cb, n, loc);
+    pipe_leave(r, pr, kUnpack);
 }
 
 TW_EXPORT void twrt_cb_pop_front(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
-    tick(r, TW_COST_CB_OP);
+    tw_PerfRun& pr = pipe_enter(r, kUnpack);
     if (r->observed) observe(r, 3, cb, n, loc);
     uint32_t filled = (c->received - c->acked) & 0xFFFF;
     if (uint32_t(n) > filled) cb_protocol_error(r, cb, 5, n, 0, loc);
@@ -268,6 +273,7 @@ TW_EXPORT void twrt_cb_pop_front(int32_t cb, int32_t n, tw::Loc loc) {
     c->rd_ptr = rd;
     c->acked = (c->acked + uint32_t(n)) & 0xFFFF;
     if (c->back_waiters.head != TW_NO_RUN) wake_all(r, &c->back_waiters);
+    pipe_leave(r, pr, kUnpack);
 }
 
 TW_EXPORT bool twrt_cb_pages_reservable_at_back(int32_t cb, int32_t n, tw::Loc loc) {
@@ -356,30 +362,33 @@ TW_EXPORT uint64_t twrt_noc_bank_page_addr(bool dram, uint32_t base, uint32_t al
 
 // -- NoC transfers ----------------------------------------------------------------------------------
 
-TW_EXPORT void twrt_noc_read(uint64_t src, uint32_t dst, uint32_t size, uint32_t, tw::Loc loc) {
+TW_EXPORT void twrt_noc_read(uint64_t src, uint32_t dst, uint32_t size, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     note(r, loc);
     const char* what = "noc_async_read";
     Target s = resolve(r, src, size, what, loc);
     Target d = local_target(r, dst, size, what, loc);
     copy(r, s, d, size, what, loc);
-    tick(r, transfer_cycles(size));
+    perf_read(r, s.owner, size, noc);
 }
 
-TW_EXPORT void twrt_noc_write(uint32_t src, uint64_t dst, uint32_t size, uint32_t, tw::Loc loc) {
+TW_EXPORT void twrt_noc_write(uint32_t src, uint64_t dst, uint32_t size, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     note(r, loc);
     const char* what = "noc_async_write";
     Target s = local_target(r, src, size, what, loc);
     Target d = resolve(r, dst, size, what, loc);
-    copy(r, s, d, size, what, loc);
-    tick(r, transfer_cycles(size));
+    uint64_t landed = perf_write(r, d.owner, size, noc, false);
+    wake_at(r, landed, [&] { copy(r, s, d, size, what, loc); });
 }
 
-TW_EXPORT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback,
-                                    uint32_t, tw::Loc loc) {
+// flags: bit 0 loopback (the sender is a destination), bit 1 linked (the next multicast
+// reuses the path).
+TW_EXPORT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests, uint32_t flags,
+                                    uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     note(r, loc);
+    bool loopback = (flags & 1) != 0, linked = (flags & 2) != 0;
     const char* what = loopback ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
     Target s = local_target(r, src, size, what, loc);
     int32_t cores[TW_NOC_GRID * TW_NOC_GRID / 4];
@@ -390,16 +399,19 @@ TW_EXPORT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, u
              num_dests, n, loopback ? "including" : "excluding");
     if (uint64_t(local) + size > r->dev->l1_size)
         fail(r, ERR_NOC, loc, "%s: [0x%x, 0x%" PRIx64 ") is outside L1", what, local, uint64_t(local) + size);
-    for (int32_t i = 0; i < n; ++i) {
-        Target d{static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot, local, cores[i]};
-        copy(r, s, d, size, what, loc);
-    }
-    tick(r, transfer_cycles(size));
+    uint64_t landed = perf_mcast(r, cores, n, size, noc, linked);
+    wake_at(r, landed, [&] {
+        for (int32_t i = 0; i < n; ++i) {
+            Target d{static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot, local, cores[i]};
+            copy(r, s, d, size, what, loc);
+        }
+    });
 }
 
-TW_EXPORT void twrt_noc_barrier(uint32_t) { tick(cur(), TW_COST_CB_OP); }
+// One barrier for reads and writes alike (the headers make every barrier this call).
+TW_EXPORT void twrt_noc_barrier(uint32_t noc) { perf_barrier(cur(), noc); }
 
-TW_EXPORT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t be, tw::Loc loc) {
+TW_EXPORT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t be, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     Target t = resolve(r, addr, 4, "noc_inline_dw_write", loc);
     if (t.owner < 0) fail(r, ERR_NOC, loc, "noc_inline_dw_write cannot target DRAM");
@@ -410,8 +422,8 @@ TW_EXPORT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t 
         if (be >> i & 1) mask |= 0xFFu << (8 * i);
     uint32_t v = (old & ~mask) | (value & mask);
     std::memcpy(t.mem + t.local, &v, 4);
-    notify_write(r->dev, t.owner, uint32_t(t.local), uint32_t(t.local + 4));
-    tick(r, transfer_cycles(4));
+    uint64_t landed = perf_write(r, t.owner, 4, noc, false);
+    wake_at(r, landed, [&] { notify_write(r->dev, t.owner, uint32_t(t.local), uint32_t(t.local + 4)); });
 }
 
 TW_EXPORT void twrt_noc_set_state(int32_t kind, uint64_t addr, uint32_t size, uint32_t noc, tw::Loc) {
@@ -419,7 +431,7 @@ TW_EXPORT void twrt_noc_set_state(int32_t kind, uint64_t addr, uint32_t size, ui
     r->noc_state_addr[kind][noc & 1] = addr;
     r->noc_state_size[kind][noc & 1] = size;
     r->noc_state_set[kind][noc & 1] = 1;
-    tick(r, TW_COST_CB_OP);
+    tick(r, TW_COST_SET_STATE_OP);
 }
 
 TW_EXPORT uint64_t twrt_noc_state_addr(int32_t kind, uint32_t local, uint32_t noc, uint32_t* size, tw::Loc loc) {
@@ -467,20 +479,22 @@ TW_EXPORT void twrt_sem_wait(uint32_t addr, uint32_t value, bool at_least, tw::L
     }
 }
 
-TW_EXPORT void twrt_sem_inc(uint64_t addr, uint32_t incr, tw::Loc loc) {
+TW_EXPORT void twrt_sem_inc(uint64_t addr, uint32_t incr, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     Target t = resolve(r, addr, 4, "noc_semaphore_inc", loc);
     if (t.owner < 0) fail(r, ERR_NOC, loc, "noc_semaphore_inc cannot target DRAM");
     if (t.local % 4) fail(r, ERR_NOC, loc, "noc_semaphore_inc: address 0x%" PRIx64 " is not word aligned", t.local);
-    uint32_t v;
-    std::memcpy(&v, t.mem + t.local, 4);
-    v += incr;
-    std::memcpy(t.mem + t.local, &v, 4);
-    notify_write(r->dev, t.owner, uint32_t(t.local), uint32_t(t.local + 4));
-    tick(r, transfer_cycles(4));
+    uint64_t landed = perf_write(r, t.owner, 4, noc, false);
+    wake_at(r, landed, [&] {
+        uint32_t v;
+        std::memcpy(&v, t.mem + t.local, 4);
+        v += incr;
+        std::memcpy(t.mem + t.local, &v, 4);
+        notify_write(r->dev, t.owner, uint32_t(t.local), uint32_t(t.local + 4));
+    });
 }
 
-TW_EXPORT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_dests, tw::Loc loc) {
+TW_EXPORT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_dests, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     const char* what = "noc_semaphore_inc_multicast";
     int32_t cores[TW_NOC_GRID * TW_NOC_GRID / 4];
@@ -490,15 +504,17 @@ TW_EXPORT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_des
         fail(r, ERR_NOC, loc, "%s: num_dests is %u but the rectangle reaches %d cores", what, num_dests, n);
     if (local % 4 || uint64_t(local) + 4 > r->dev->l1_size)
         fail(r, ERR_NOC, loc, "%s: address 0x%x is not a valid L1 word", what, local);
-    for (int32_t i = 0; i < n; ++i) {
-        uint8_t* mem = static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot;
-        uint32_t v;
-        std::memcpy(&v, mem + local, 4);
-        v += incr;
-        std::memcpy(mem + local, &v, 4);
-        notify_write(r->dev, cores[i], local, local + 4);
-    }
-    tick(r, transfer_cycles(4));
+    uint64_t landed = perf_mcast(r, cores, n, 4, noc, false);
+    wake_at(r, landed, [&] {
+        for (int32_t i = 0; i < n; ++i) {
+            uint8_t* mem = static_cast<uint8_t*>(r->dev->l1_base) + size_t(cores[i]) * r->dev->l1_slot;
+            uint32_t v;
+            std::memcpy(&v, mem + local, 4);
+            v += incr;
+            std::memcpy(mem + local, &v, 4);
+            notify_write(r->dev, cores[i], local, local + 4);
+        }
+    });
 }
 
 TW_EXPORT void twrt_l1_written(uint32_t addr, uint32_t size) {

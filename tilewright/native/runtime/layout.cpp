@@ -178,7 +178,7 @@ TW_EXPORT void twrt_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uin
                 t[i * 32 + j] = through_dst(r, read_elem(src->format_code, base + (i * width + col0 + j) * es), integer);
         pack_tile_values(r, int32_t(ocb), out_idx + k, t, what, loc);
     }
-    tick(r, uint64_t(TW_COST_TILE_COPY) * block);
+    tile_through(r, uint64_t(block) * src->page_size, uint64_t(block) * dst->page_size, block);
 }
 
 TW_EXPORT void twrt_untilize_block(uint32_t icb, uint32_t full_ct, uint32_t ocb, uint32_t block_ct, tw::Loc loc) {
@@ -197,7 +197,7 @@ TW_EXPORT void twrt_untilize_block(uint32_t icb, uint32_t full_ct, uint32_t ocb,
     write_row_major(r, int32_t(ocb), dst, dst->pack_counter, tiles, 1, full_ct, 0, full_ct * 32, what, loc);
     delete[] tiles;
     dst->pack_counter += full_ct;
-    tick(r, uint64_t(TW_COST_TILE_COPY) * full_ct);
+    tile_through(r, uint64_t(full_ct) * src->page_size, uint64_t(full_ct) * dst->page_size, full_ct);
 }
 
 TW_EXPORT void twrt_pack_untilize_block(uint32_t icb, uint32_t block_rt, uint32_t ocb, uint32_t block_c,
@@ -221,7 +221,7 @@ TW_EXPORT void twrt_pack_untilize_block(uint32_t icb, uint32_t block_rt, uint32_
     write_row_major(r, int32_t(ocb), dst, 0, tiles, block_rt, block_ct, block_c * block_ct * 32, full_ct * 32, what,
                     loc);
     delete[] tiles;
-    tick(r, uint64_t(TW_COST_TILE_COPY) * n);
+    tile_through(r, uint64_t(n) * src->page_size, uint64_t(n) * dst->page_size, n);
 }
 
 TW_EXPORT void twrt_pack_untilize_dest(uint32_t ocb, uint32_t block_rt, uint32_t block_c, uint32_t block_ct,
@@ -241,7 +241,7 @@ TW_EXPORT void twrt_pack_untilize_dest(uint32_t ocb, uint32_t block_rt, uint32_t
              n - 1, capacity(r), r->fp32_dest_acc ? "True" : "False", r->dst_full_sync ? "True" : "False");
     write_row_major(r, int32_t(ocb), dst, 0, r->dst, block_rt, block_ct, block_c * block_ct * 32, full_ct * 32, what,
                     loc);
-    tick(r, uint64_t(TW_COST_TILE_COPY) * n);
+    tile_pack(r, uint64_t(n) * dst->page_size, false);
 }
 
 TW_EXPORT void twrt_pack_rows(uint32_t idst, uint32_t ocb, uint32_t num_rows, tw::Loc loc) {
@@ -274,5 +274,5 @@ TW_EXPORT void twrt_pack_rows(uint32_t idst, uint32_t ocb, uint32_t num_rows, tw
                  ocb);
     }
     c->pack_counter += 1;
-    tick(r, TW_COST_TILE_COPY);
+    tile_pack(r, c->page_size, false);
 }

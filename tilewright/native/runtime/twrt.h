@@ -187,7 +187,39 @@ inline void note(Run* r, tw::Loc loc) {
     r->last_file = loc.file;
     r->last_line = loc.line;
 }
-inline uint32_t transfer_cycles(uint32_t size) { return TW_COST_NOC_LATENCY + (size + TW_COST_NOC_BYTES_PER_CYCLE - 1) / TW_COST_NOC_BYTES_PER_CYCLE; }
+
+// perf.cpp: the device-time model (tilewright/device/perf; the same arithmetic)
+constexpr int32_t kUnpack = 0, kPack = 2;  // the processor of a compute kernel's CB call
+tw_PerfRun& perf_of(Run* r);
+uint32_t perf_noc(Run* r, uint32_t noc);
+void perf_read(Run* r, int32_t owner, uint32_t size, uint32_t noc);
+uint64_t perf_write(Run* r, int32_t owner, uint32_t size, uint32_t noc, bool posted);
+uint64_t perf_mcast(Run* r, const int32_t* cores, int32_t n, uint32_t size, uint32_t noc, bool linked);
+void perf_barrier(Run* r, uint32_t noc);
+tw_PerfRun& pipe_enter(Run* r, int32_t stage);
+void pipe_leave(Run* r, tw_PerfRun& pr, int32_t stage);
+void pipe_acquire(Run* r);
+void pipe_handoff(Run* r);
+void pipe_release(Run* r);
+void tile_copy(Run* r, uint64_t nbytes, uint64_t tiles);
+void tile_transpose(Run* r, uint64_t nbytes);
+void tile_binary(Run* r, uint64_t nbytes0, uint64_t nbytes1, bool mul);
+void tile_dest_reuse(Run* r, uint64_t nbytes, bool mul);
+void tile_matmul(Run* r, uint64_t in0_bytes, uint64_t in1_bytes, uint64_t tiles);
+void tile_reduce(Run* r, uint64_t nbytes, uint64_t scaler_bytes, bool is_max);
+void tile_sfpu(Run* r, int32_t instructions);
+void tile_pack(Run* r, uint64_t nbytes, bool l1_acc);
+void tile_through(Run* r, uint64_t in_bytes, uint64_t out_bytes, uint64_t tiles);
+bool dry_run(Run* r);  // tilewright run --dry-run: no bytes move
+
+/** Run notify() as if at time `when`: a write wakes its waiters when it lands. */
+template <class F>
+inline void wake_at(Run* r, uint64_t when, F notify) {
+    uint64_t now = r->st->clock;
+    if (when > now) r->st->clock = when;
+    notify();
+    r->st->clock = now;
+}
 
 // dataflow.cpp (used by compute.cpp too)
 tw_CBState* cb_of(Run* r, int32_t cb, tw::Loc loc);

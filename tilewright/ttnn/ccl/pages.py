@@ -1,7 +1,7 @@
 """What collective kernels do to memory: move tensor pages to and from L1, add pieces.
 
-Kernels move whole pieces -- many pages -- per call, vectorised per DRAM bank, and charge
-the NoC cost model; the reduction decodes two pieces, adds them in float32 and encodes
+Kernels move whole pieces -- many pages -- per call, vectorised per DRAM bank, and time
+them as one NoC transfer per page followed by a barrier (``device/perf``); the reduction decodes two pieces, adds them in float32 and encodes
 the sum in the tensor's format (rounding once per addition, as the packer does when the
 compute kernel packs each partial sum).
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilewright.device import costs
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.device.formats import decode_tiles, encode_tiles, tile_size_bytes
 from tilewright.device.ops import get_op
-from tilewright.device.transfer import transfer_cycles
+from tilewright.device.perf import costs
+from tilewright.device.perf import kernel as noc_time
 from tilewright.errors import KernelError
 
 __all__ = ["page_spans", "pages_to_l1", "l1_to_pages", "l1_copy", "add_pieces"]
@@ -63,8 +63,7 @@ def pages_to_l1(buf, ids, addr: int) -> int:
     buf.read_pages(ids, out=core.l1[addr : addr + n].reshape(count, buf.page_size))
     core.notify_write(addr, addr + n)
     start = run.clock
-    run.clock += transfer_cycles(n)
-    run.stats_ops += 1
+    _time_pages(run, buf, ids, to_l1=True)
     _span(run, "read pages", start, {"pages": int(len(ids)), "bytes": int(n)})
     return n
 
@@ -76,8 +75,7 @@ def l1_to_pages(buf, ids, addr: int) -> None:
     n = len(ids) * buf.page_size
     buf.write_pages(ids, run.core.l1[addr : addr + n].reshape(len(ids), buf.page_size))
     start = run.clock
-    run.clock += transfer_cycles(n)
-    run.stats_ops += 1
+    _time_pages(run, buf, ids, to_l1=False)
     _span(run, "write pages", start, {"pages": int(len(ids)), "bytes": int(n)})
 
 
@@ -87,8 +85,9 @@ def l1_copy(src: int, dst: int, size: int) -> None:
     l1 = run.core.l1
     l1[dst : dst + size] = l1[src : src + size]
     run.core.notify_write(dst, dst + size)
-    run.clock += transfer_cycles(size)
-    run.stats_ops += 1
+    noc = run.kernel_context().noc
+    noc_time.write(run, run.core, run.core, size, noc)
+    noc_time.barrier(run, run.core, noc)
 
 
 def add_pieces(a: int, b: int, out: int, pages: int, fmt, tile, dram_alignment: int) -> None:
@@ -103,5 +102,20 @@ def add_pieces(a: int, b: int, out: int, pages: int, fmt, tile, dram_alignment: 
     total = _ADD(x, y)
     l1[out : out + n] = encode_tiles(total, fmt, tile, dram_alignment=dram_alignment).reshape(-1)
     run.core.notify_write(out, out + n)
-    run.clock += pages * costs.TILE_ELTWISE
+    # unpack both pieces, add on the FPU, pack the sum (one tile at a time, back to back)
+    arch = run.core.device.perf.arch
+    unpack = costs.unpack_cycles(2 * n, arch.unpack_pair_bytes)
+    pack = costs.pack_cycles(n, arch.pack_bytes)
+    run.clock += max(unpack, costs.eltwise_cycles(False, 1, pages), pack)
     run.stats_ops += 1
+
+
+def _time_pages(run, buf, ids, *, to_l1: bool) -> None:
+    """One NoC read / write per page, then the barrier the kernel's next step needs."""
+    owners = [owner for owner, _ in buf.page_slots(np.asarray(ids, dtype=np.int64))]
+    noc = run.kernel_context().noc
+    if to_l1:
+        noc_time.reads(run, run.core, owners, buf.page_size, noc)
+    else:
+        noc_time.writes(run, run.core, owners, buf.page_size, noc)
+    noc_time.barrier(run, run.core, noc)

@@ -9,8 +9,9 @@ on store; ``linear``'s bias and any ``activation`` are applied in float32 before
 rounding (fused, as on the device).  Not modelled: lower fidelities (LoFi..HiFi3 drop
 low mantissa bits), TF32 truncation of float32 operands in the matrix unit, bfloat16
 accumulation without ``fp32_dest_acc_en``, and the accumulation order of the hardware
-(tile by tile along K); ``compute_kernel_config``, ``program_config`` and ``core_grid``
-are accepted and ignored.
+(tile by tile along K).  ``program_config`` is checked as tt-metal checks it; it,
+``compute_kernel_config`` and ``core_grid`` shape the modelled device time
+(``ttnn/device_time``), not the numerics.
 
 Shapes follow torch.matmul: ``[..., M, K] @ [..., K, N] -> [..., M, N]`` with batch
 dims broadcast; a 1-D operand is a row (left) or column (right) vector.
@@ -24,6 +25,7 @@ import numpy as np
 
 from tilewright.device.ops import OpShapeError, get_op
 from tilewright.lazy import torch
+from tilewright.ttnn.device_time import check_matmul_config
 from tilewright.ttnn.operations.eltwise_rules import activation_rule, apply_activations
 from tilewright.ttnn.operations.io import (
     FLOAT_DTYPES,
@@ -65,6 +67,17 @@ def _product_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int
     return out
 
 
+def _dry_run(t: Tensor) -> bool:
+    dev = t.device()
+    perf = getattr(dev, "perf", None)
+    return bool(perf is not None and perf.state.dry_run)
+
+
+def _t(shape, transpose: bool) -> tuple[int, ...]:
+    s = tuple(shape)
+    return (*s[:-2], s[-1], s[-2]) if transpose and len(s) >= 2 else s
+
+
 def _operand(values: np.ndarray, transpose: bool) -> np.ndarray:
     return np.swapaxes(values, -1, -2) if transpose and values.ndim >= 2 else values
 
@@ -82,6 +95,8 @@ def _run(
     activation: Any,
     output_tile: Any,
     optional_output_tensor: Any,
+    program_config: Any = None,
+    compute_kernel_config: Any = None,
 ) -> Tensor:
     a = tensor_arg(op, "input_tensor_a", input_tensor_a)
     b = tensor_arg(op, "input_tensor_b", input_tensor_b)
@@ -95,21 +110,29 @@ def _run(
         )
     common_device(op, placed)
     integer_mode(op, operands, FLOAT_DTYPES)
+    check_matmul_config(op, a, b, program_config, compute_kernel_config, transpose_a, transpose_b)
     if activation is not None:
         activation_rule(op, activation)
-    va = _operand(read(a, False), transpose_a)
-    vb = _operand(read(b, False), transpose_b)
-    shape = _product_shape(op, va.shape, vb.shape)
-    lhs = va[np.newaxis, :] if va.ndim == 1 else va
-    rhs = vb[:, np.newaxis] if vb.ndim == 1 else vb
-    result = _MATMUL.impl(lhs, rhs).reshape(shape)
+    if _dry_run(a):  # tilewright run --dry-run: the shapes, no product (the time is modelled)
+        sa = _t(a.shape, transpose_a)
+        sb = _t(b.shape, transpose_b)
+        shape = _product_shape(op, sa, sb)
+        result = np.zeros(shape, dtype=np.float32)
+    else:
+        va = _operand(read(a, False), transpose_a)
+        vb = _operand(read(b, False), transpose_b)
+        shape = _product_shape(op, va.shape, vb.shape)
+        lhs = va[np.newaxis, :] if va.ndim == 1 else va
+        rhs = vb[:, np.newaxis] if vb.ndim == 1 else vb
+        result = _MATMUL.impl(lhs, rhs).reshape(shape)
     if bias is not None:
         if not broadcasts_to(bias.shape, shape):
             raise OpShapeError(
                 f"{op}: bias of shape {list(bias.shape)} does not broadcast to the product's "
                 f"shape {list(shape)}"
             )
-        result = result + read(bias, False)
+        if not _dry_run(a):
+            result = result + read(bias, False)
     result = apply_activations(op, activation, result, integer=False)
     return store(
         op,
@@ -216,6 +239,8 @@ def matmul(
         activation=activation,
         output_tile=output_tile,
         optional_output_tensor=optional_output_tensor,
+        program_config=program_config,
+        compute_kernel_config=compute_kernel_config,
     )
 
 
@@ -259,4 +284,6 @@ def linear(
         activation=activation,
         output_tile=output_tile,
         optional_output_tensor=optional_output_tensor,
+        program_config=program_config,
+        compute_kernel_config=compute_kernel_config,
     )

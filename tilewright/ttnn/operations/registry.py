@@ -31,9 +31,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tilewright.device import session
 from tilewright.device.ops import OpError, OpParamError
 from tilewright.errors import TilewrightError, user_location
 from tilewright.lazy import torch
+from tilewright.ttnn import device_time
 from tilewright.ttnn.convert import from_torch
 from tilewright.ttnn.distributed import to_torch
 from tilewright.ttnn.operations.io import guard_layout
@@ -177,7 +179,15 @@ class Operation:
             mesh = mesh_of_arguments(function_args, function_kwargs, param_names(self.function))
             if mesh is not None:  # mesh tensors: the operation runs on every chip
                 return call_per_chip(self.function, mesh, function_args, function_kwargs)
-            return self.function(*function_args, **function_kwargs)
+            if not session.recording_ops():
+                return self.function(*function_args, **function_kwargs)
+            launched = len(session.OPTIONS.ops)
+            result = self.function(*function_args, **function_kwargs)
+            if len(session.OPTIONS.ops) == launched:  # no device program ran: model its own
+                device_time.record(
+                    self.python_fully_qualified_name, function_args, function_kwargs, result
+                )
+            return result
         except TilewrightError as exc:
             if exc.loc is None:  # resolved only when raising: point at the user's call
                 exc.loc = user_location()

@@ -83,10 +83,11 @@ TW_RT uint32_t twrt_bank_count(bool dram);
 TW_RT uint32_t twrt_align(bool dram);
 TW_RT void twrt_noc_read(uint64_t src, uint32_t dst, uint32_t size, uint32_t noc, tw::Loc loc);
 TW_RT void twrt_noc_write(uint32_t src, uint64_t dst, uint32_t size, uint32_t noc, tw::Loc loc);
-TW_RT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests, bool loopback,
+/** flags: bit 0 loopback (the sender is a destination), bit 1 linked (device-time model). */
+TW_RT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, uint32_t num_dests, uint32_t flags,
                                 uint32_t noc, tw::Loc loc);
 TW_RT void twrt_noc_barrier(uint32_t noc);
-TW_RT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t be, tw::Loc loc);
+TW_RT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t be, uint32_t noc, tw::Loc loc);
 /** Stateful forms: kind 0 read, 1 read one packet, 2 write, 3 write one packet, 4 write trid. */
 TW_RT void twrt_noc_set_state(int32_t kind, uint64_t addr, uint32_t size, uint32_t noc, tw::Loc loc);
 TW_RT uint64_t twrt_noc_state_addr(int32_t kind, uint32_t local, uint32_t noc, uint32_t* size, tw::Loc loc);
@@ -97,8 +98,8 @@ TW_RT void twrt_noc_check_trid(uint32_t trid, const char* what, tw::Loc loc);
 TW_RT uint32_t twrt_semaphore(uint32_t id, tw::Loc loc);
 TW_RT void twrt_sem_set(uint32_t addr, uint32_t value, tw::Loc loc);
 TW_RT void twrt_sem_wait(uint32_t addr, uint32_t value, bool at_least, tw::Loc loc);
-TW_RT void twrt_sem_inc(uint64_t addr, uint32_t incr, tw::Loc loc);
-TW_RT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_dests, tw::Loc loc);
+TW_RT void twrt_sem_inc(uint64_t addr, uint32_t incr, uint32_t noc, tw::Loc loc);
+TW_RT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_dests, uint32_t noc, tw::Loc loc);
 /** A plain store into this core's L1 by pointer that other kernels may wait on. */
 TW_RT void twrt_l1_written(uint32_t addr, uint32_t size);
 

@@ -211,16 +211,14 @@ inline void noc_async_write_shard(uint32_t shard_id, const TensorAccessor<DSpec>
 /** Write to every worker in the rectangle except the sender (num_dests excludes it). */
 inline void noc_async_write_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast, uint32_t size,
                                       uint32_t num_dests, bool linked = false, uint8_t noc = noc_index, TW_LOC) {
-    (void)linked;
-    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, false, noc, loc);
+    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, linked ? 2 : 0, noc, loc);
 }
 
 /** Write to every worker in the rectangle including the sender (num_dests includes it). */
 inline void noc_async_write_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
                                                    uint32_t size, uint32_t num_dests, bool linked = false,
                                                    uint8_t noc = noc_index, TW_LOC) {
-    (void)linked;
-    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, true, noc, loc);
+    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, size, num_dests, linked ? 3 : 1, noc, loc);
 }
 
 inline void noc_async_read_barrier(uint8_t noc = noc_index) { twrt_noc_barrier(noc); }
@@ -347,8 +345,7 @@ inline void noc_async_write_one_packet_with_trid_with_state(uint32_t src_local_l
 
 /** 32-bit immediate write (byte-enable mask `be`); not to DRAM. */
 inline void noc_inline_dw_write(uint64_t addr, uint32_t val, uint8_t be = 0xF, uint8_t noc = noc_index, TW_LOC) {
-    (void)noc;
-    twrt_noc_inline_dw_write(addr, val, be, loc);
+    twrt_noc_inline_dw_write(addr, val, be, noc, loc);
 }
 
 // -- semaphores -------------------------------------------------------------------------------
@@ -376,14 +373,12 @@ inline void noc_semaphore_wait_min(volatile tt_l1_ptr uint32_t* sem_addr, uint32
 /** Atomic 32-bit add at a (remote or local) L1 word. */
 template <bool posted = false>
 inline void noc_semaphore_inc(uint64_t addr, uint32_t incr, uint8_t noc_id = noc_index, TW_LOC) {
-    (void)noc_id;
-    twrt_sem_inc(addr, incr, loc);
+    twrt_sem_inc(addr, incr, noc_id, loc);
 }
 
 inline void noc_semaphore_inc_multicast(uint64_t addr, uint32_t incr, uint32_t num_dests, uint8_t noc = noc_index,
                                         TW_LOC) {
-    (void)noc;
-    twrt_sem_inc_mcast(addr, incr, num_dests, loc);
+    twrt_sem_inc_mcast(addr, incr, num_dests, noc, loc);
 }
 
 /** Write the local word at src_local_l1_addr to a remote address. */
@@ -394,15 +389,13 @@ inline void noc_semaphore_set_remote(uint32_t src_local_l1_addr, uint64_t dst_no
 
 inline void noc_semaphore_set_multicast(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
                                         uint32_t num_dests, bool linked = false, uint8_t noc = noc_index, TW_LOC) {
-    (void)linked;
-    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, false, noc, loc);
+    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, linked ? 2 : 0, noc, loc);
 }
 
 inline void noc_semaphore_set_multicast_loopback_src(uint32_t src_local_l1_addr, uint64_t dst_noc_addr_multicast,
                                                      uint32_t num_dests, bool linked = false,
                                                      uint8_t noc = noc_index, TW_LOC) {
-    (void)linked;
-    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, true, noc, loc);
+    twrt_noc_write_mcast(src_local_l1_addr, dst_noc_addr_multicast, 4, num_dests, linked ? 3 : 1, noc, loc);
 }
 
 #include "api/dataflow/objects.h"

@@ -115,7 +115,7 @@ public:
             twrt_noc_write_mcast(local,
                                  get_noc_multicast_addr(dst_args.noc_x_start, dst_args.noc_y_start, dst_args.noc_x_end,
                                                         dst_args.noc_y_end, dst_args.addr),
-                                 size, dst_args.num_dests, false, noc_, loc);
+                                 size, dst_args.num_dests, 0, noc_, loc);
         } else {
             twrt_noc_write(local, noc_traits_t<Dst>::noc_addr(dst, dst_args, loc), size, noc_, loc);
         }
