@@ -119,14 +119,6 @@ void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) {
     fiber_exit(r, ST_FAILED);
 }
 
-void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(r, cls, cb, loc, fmt, ap);
-    va_end(ap);
-    fiber_exit(r, ST_FAILED);
-}
-
 void fail_msg(Run* r, int32_t cls, int32_t msg, tw::Loc loc, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

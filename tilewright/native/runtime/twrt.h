@@ -153,8 +153,6 @@ void wake_all(Run* waker, tw_WaitList* q);
 void poll_yield(Run* r, int32_t kind, int32_t obj, int64_t a, tw::Loc loc);
 int64_t request(Run* r, const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
 [[noreturn]] void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
-[[noreturn]] void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...)
-    __attribute__((format(printf, 5, 6)));
 /** A kernel-API diagnostic `msg` of the message table (twrt_messages.h's fail_<name>). */
 [[noreturn]] void fail_msg(Run* r, int32_t cls, int32_t msg, tw::Loc loc, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
