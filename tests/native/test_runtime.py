@@ -1,19 +1,20 @@
-"""The native runtime library: its interface tables, its codecs (bit-identical to the Python
-codecs) and its SFPU ops (against the Python compute API)."""
+"""The native runtime library: its interface tables, its generated headers, its codecs
+(bit-identical to the Python codecs) and its SFPU ops (against the Python compute API, op by
+op of the op registry's table)."""
 
 from __future__ import annotations
 
 import re
-import struct
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tilewright.device.coords import CoreCoord
+from tilewright import device
+from tilewright.device import kernel_api
 from tilewright.device.formats import DataFormat, TILE_32x32, decode_block, encode_block
-from tilewright.device.kernel_api import compute as compute_api
-from tilewright.native import include_dir, requests
+from tilewright.device.ops.tile_ops import SFPU_OPS as SFPU_TABLE
+from tilewright.native import headers, include_dir, requests
 from tilewright.native.runtime import SFPU_OPS, SOURCE_DIR, library
 
 INCLUDE = Path(include_dir())
@@ -44,15 +45,35 @@ def test_every_request_native_code_makes_has_a_handler():
     assert {n.encode() for n in names} <= set(requests.HANDLERS), sorted(names)
 
 
-def test_sfpu_ops_of_headers_runtime_and_python_kernels_agree():
-    text = (INCLUDE / "api/compute/eltwise_unary/sfpu.h").read_text()
-    header = set(re.findall(r"^\s*[XP]\((\w+)\)", text, re.M)) | {"softplus", "round"}
-    assert header == set(SFPU_OPS)
-    python = {
-        n[: -len("_tile")] for n in (*compute_api.SFPU_UNARY, *compute_api.SFPU_UNARY_SPECIAL)
-    }
-    python |= {n[: -len("_tile")] for n in compute_api.SFPU_UNARY_PARAM}
-    assert python == set(SFPU_OPS)
+def test_every_sfpu_op_of_the_table_is_declared_in_cpp_and_bound_in_python(rt):
+    """One list (device/ops/tile_ops.py): the runtime's op codes, the generated C++ functions
+    and the Python kernel API's functions are all made from it."""
+    assert SFPU_OPS == tuple(SFPU_TABLE)
+    api = (rt.directory / "twrt_sfpu_api.h").read_text()
+    for op in SFPU_TABLE.values():
+        assert f" {op.function}(uint32_t idst" in api, op.name
+        assert f" {op.init}(" in api, op.name
+        assert getattr(kernel_api, op.function).__name__ == op.function
+        assert callable(getattr(kernel_api, op.init))
+
+
+def test_the_generated_headers_are_the_ones_the_runtime_was_built_with(rt):
+    for name, text in headers.generated().items():
+        assert (rt.directory / name).read_text() == text, name
+
+
+def test_no_hand_kept_copy_of_the_generated_tables_is_left():
+    """The error classes, tt::DataFormat and the SFPU op lists exist only as generated headers."""
+    common = (INCLUDE / "tilewright/common.h").read_text()
+    assert "Float16_b = 5" not in common and '#include "twrt_dataformat.h"' in common
+    twrt = (SOURCE_DIR / "twrt.h").read_text()
+    assert "ERR_KERNEL = 1" not in twrt
+    sfpu = (INCLUDE / "api/compute/eltwise_unary/sfpu.h").read_text()
+    assert "X(exp)" not in sfpu and '#include "twrt_sfpu_api.h"' in sfpu
+    support = (
+        Path(device.__file__).parents[1] / "compiler/backend/include/ttlang/support.h"
+    ).read_text()
+    assert "KernelError = 1" not in support
 
 
 # -- codecs ----------------------------------------------------------------------------------------
@@ -159,160 +180,3 @@ def test_bf16_rounding_matches_python_on_every_upper_half(rt):
             m = x[chunk : chunk + 1024].reshape(32, 32)
             py = encode_block(m, DataFormat.Float16_b, TILE_32x32)
             assert np.array_equal(c_encode(rt, DataFormat.Float16_b, m)[:2048], py)
-
-
-# -- SFPU ops: native vs the Python compute API ------------------------------------------------------
-
-SFPU_SOURCE = r"""
-#include <cstdint>
-#include "api/compute/eltwise_unary/sfpu.h"
-void kernel_main() {
-    const int32_t op = get_arg_val<int32_t>(0);
-    cb_wait_front(0, 1);
-    cb_reserve_back(16, 1);
-    tile_regs_acquire();
-    copy_tile(0, 0, 0);
-    twrt_sfpu(op, 0, get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2), get_arg_val<uint32_t>(3), TW_HERE);
-    tile_regs_commit();
-    tile_regs_wait();
-    pack_tile(0, 16);
-    tile_regs_release();
-    cb_push_back(16, 1);
-    cb_pop_front(0, 1);
-}
-"""
-
-# Parameters (float values, or an int for power_iterative / round) per op with parameters.
-SFPU_PARAMS = {
-    "leaky_relu": (0.1,),
-    "elu": (0.5,),
-    "prelu": (0.25,),
-    "relu_max": (0.7,),
-    "relu_min": (-0.3,),
-    "rsub": (2.5,),
-    "power": (1.5,),
-    "power_iterative": (3,),
-    "round": (1,),
-    "add_unary": (0.75,),
-    "sub_unary": (0.75,),
-    "mul_unary": (1.25,),
-    "div_unary": (0.5,),
-    "rsub_unary": (1.0,),
-    "softplus": (1.5, 1 / 1.5, 5.0),
-    "hardtanh": (-0.5, 0.8),
-    "clamp": (-0.2, 0.3),
-    "threshold": (0.1, -7.0),
-    "selu": (1.05, 1.67),
-    "celu": (0.8, 1.25),
-}
-INT_PARAMS = {"power_iterative", "round"}
-# Exact in float32 (a handful of IEEE operations): the engines agree bit for bit.
-EXACT = {
-    "sqrt", "rsqrt", "recip", "relu", "abs", "negative", "square", "floor", "ceil", "sign",
-    "hardsigmoid", "softsign", "signbit", "trunc", "frac", "leaky_relu", "prelu", "relu_max",
-    "relu_min", "rsub", "add_unary", "sub_unary", "mul_unary", "div_unary", "rsub_unary",
-    "hardtanh", "clamp", "threshold", "round", "gelu", "erf", "erfc",
-}  # fmt: skip
-# Transcendental float32 ops: the native runtime rounds the double-precision result once;
-# numpy's float32 loops (SIMD exp / log, ...) are within ~2.5 ulp of that.
-TRANSCENDENTAL_ULPS = 3
-
-
-def _param_bits(op: str) -> list[int]:
-    values = SFPU_PARAMS.get(op, ())
-    out = [v if op in INT_PARAMS else struct.unpack("<I", struct.pack("<f", v))[0] for v in values]
-    return (out + [0, 0, 0])[:3]
-
-
-def _sfpu_inputs() -> np.ndarray:
-    rng = np.random.default_rng(11)
-    x = (rng.standard_normal(1024) * 2).astype(np.float32)
-    x[:8] = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 3.0, -3.0]
-    x[8:12] = [np.nan, np.inf, -np.inf, 0.999]
-    return x.reshape(32, 32)
-
-
-def _run_sfpu(device, compute, op_args) -> np.ndarray:
-    from tilewright.device.formats import DataFormat as DF
-    from tilewright.device.kernel_api import (
-        cb_pop_front,
-        cb_push_back,
-        cb_reserve_back,
-        cb_wait_front,
-        get_read_ptr,
-        get_write_ptr,
-        read_l1,
-        write_l1,
-    )
-    from tilewright.device.program import (
-        CircularBufferConfig,
-        ComputeConfig,
-        Program,
-        ReaderDataMovementConfig,
-        WriterDataMovementConfig,
-    )
-
-    core = CoreCoord(0, 0)
-    program = Program("sfpu")
-    for index in (0, 16):
-        program.create_circular_buffer(
-            core, CircularBufferConfig(4096, {index: DF.Float32}).set_page_size(index, 4096)
-        )
-    data = encode_block(_sfpu_inputs(), DF.Float32, TILE_32x32)
-    out: list[np.ndarray] = []
-
-    def reader():
-        cb_reserve_back(0, 1)
-        write_l1(get_write_ptr(0), data)
-        cb_push_back(0, 1)
-
-    def writer():
-        cb_wait_front(16, 1)
-        out.append(read_l1(get_read_ptr(16), 4096))
-        cb_pop_front(16, 1)
-
-    program.create_kernel(reader, core, ReaderDataMovementConfig())
-    k = program.create_kernel(compute, core, ComputeConfig(fp32_dest_acc_en=True), name="sfpu")
-    if op_args is not None:
-        program.set_runtime_args(k, core, op_args)
-    program.create_kernel(writer, core, WriterDataMovementConfig())
-    device.command_queue.enqueue_program(program)
-    return decode_block(out[0], DF.Float32, TILE_32x32, 1, 1)
-
-
-@pytest.mark.parametrize("op", SFPU_OPS)
-def test_native_sfpu_ops_match_the_python_engine(device, op):
-    """Exact ops (and erf-based ones) bit for bit; transcendental ops within 3 float32 ulps."""
-    from tilewright.device.kernel_api import compute as api
-    from tilewright.native.kernels import NativeKernel
-
-    native = _run_sfpu(
-        device,
-        NativeKernel(source=SFPU_SOURCE, name="sfpu"),
-        [SFPU_OPS.index(op), *_param_bits(op)],
-    )
-    fn = getattr(api, f"{op}_tile")
-    params = SFPU_PARAMS.get(op, ())
-
-    from tilewright.device import kernel_api as k
-
-    def python_kernel():
-        k.cb_wait_front(0, 1)
-        k.cb_reserve_back(16, 1)
-        api.tile_regs_acquire()
-        api.copy_tile(0, 0, 0)
-        fn(0, *params)
-        api.pack_tile(0, 16)
-        api.tile_regs_release()
-        k.cb_push_back(16, 1)
-        k.cb_pop_front(0, 1)
-
-    python = _run_sfpu(device, python_kernel, None)
-    a, b = native.view(np.int32), python.view(np.int32)
-    both_nan = np.isnan(native) & np.isnan(python)
-    if op in EXACT:
-        assert np.array_equal(a[~both_nan], b[~both_nan]), op
-    else:
-        diff = np.abs(a.astype(np.int64) - b.astype(np.int64))
-        assert (diff[~both_nan] <= TRANSCENDENTAL_ULPS).all(), (op, int(diff[~both_nan].max()))
-    assert np.array_equal(np.isnan(native), np.isnan(python)), op

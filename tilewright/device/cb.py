@@ -16,45 +16,74 @@ exist (would block forever), pushing or popping past the FIFO's end (pushes in o
 cycle must sum to the page count), pushing more pages than are free, popping pages
 that were never pushed.
 
+The kernel API also follows the pages its own ``cb_reserve_back`` / ``cb_wait_front``
+calls open (``reserved`` / ``waited``, cumulative as the calls are: ``reserve_back(n)``
+guarantees ``n`` free pages from the write pointer) and holds the calls after them to
+those pages -- what a race on hardware, or garbage in the output, would otherwise be:
+
+* ``cb_push_back(cb, n)`` with fewer than ``n`` pages reserved;
+* ``cb_pop_front(cb, n)`` with fewer than ``n`` pages waited for;
+* packing (``pack_tile``, ``tilize_block`` ...) into a tile slot outside the reservation;
+* reading a tile (``copy_tile``, ``add_tiles`` ...) outside the waited pages.
+
+A kernel that opened nothing -- a sharded CB whose pages are already in L1 and are
+pushed without a reserve (tt-metal's sharded readers do that), a TT-Lang block the
+language layer holds -- is checked against the buffer's occupancy instead (free pages
+to write, filled pages to read).  The rules are functions (:func:`push_limit`, ...) the
+compiler also applies ahead of time to raw IR functions.
+
 The state is a :class:`~tilewright.device.shared.CBState` in shared memory: native
 kernels (``tilewright/native/runtime``) run the same protocol on the same fields and
-wait on the same lists, with the same messages (:data:`CB_ERRORS`).
+wait on the same lists, with the same messages (:mod:`tilewright.device.api_messages`).
 """
 
 from __future__ import annotations
 
+from tilewright.device import api_messages as M
 from tilewright.device.engine import ACTIVE, SharedQueue
 from tilewright.device.shared import NO_RUN, CBState
-from tilewright.errors import DFBContractError, KernelError
+from tilewright.errors import KernelError
 
-__all__ = ["CircularBuffer", "CB_ERRORS", "cb_error"]
+__all__ = [
+    "CircularBuffer",
+    "check_pop",
+    "check_push",
+    "read_limit",
+    "write_limit",
+]
 
 _MASK16 = 0xFFFF
 _NO_FORMAT = 0xFF
 
 
-CB_ERRORS: dict[int, str] = {
-    1: "cb_reserve_back({cb}, {n}) can never succeed: the buffer has only {pages} pages",
-    2: (
-        "cb_push_back({cb}, {n}) overflows the buffer: {filled} of {pages} pages are already filled"
-    ),
-    3: (
-        "cb_push_back({cb}, {n}) crosses the end of the FIFO: pushes must sum to exactly "
-        "{pages} pages per cycle (write pointer {ptr:#x}, limit {limit:#x})"
-    ),
-    4: "cb_wait_front({cb}, {n}) can never succeed: the buffer has only {pages} pages",
-    5: "cb_pop_front({cb}, {n}) pops pages that were never pushed: only {filled} pages are filled",
-    6: (
-        "cb_pop_front({cb}, {n}) crosses the end of the FIFO: pops must sum to exactly "
-        "{pages} pages per cycle (read pointer {ptr:#x}, limit {limit:#x})"
-    ),
-}
-"""Protocol errors by code (the native runtime reports the same codes)."""
+def check_push(cb: object, n: int, reserved: int) -> int:
+    """``cb_push_back(cb, n)`` with ``reserved`` pages reserved: the reservation after it.
+
+    Raises the push-beyond-reservation error when the kernel reserved some pages but
+    fewer than ``n`` (a push with nothing reserved is an unreserved push: sharded CBs).
+    """
+    if 0 < reserved < n:
+        raise M.CB_PUSH_UNRESERVED(cb=cb, n=n, reserved=reserved)
+    return max(reserved - n, 0)
 
 
-def cb_error(code: int, cb: str, n: int, pages: int, filled: int, ptr: int, limit: int) -> str:
-    """The message of protocol error ``code`` on the CB named ``cb``."""
-    return CB_ERRORS[code].format(cb=cb, n=n, pages=pages, filled=filled, ptr=ptr, limit=limit)
+def check_pop(cb: object, n: int, waited: int) -> int:
+    """``cb_pop_front(cb, n)`` with ``waited`` pages waited for: the waited pages after it."""
+    if 0 < waited < n:
+        raise M.CB_POP_UNWAITED(cb=cb, n=n, waited=waited)
+    return max(waited - n, 0)
+
+
+def read_limit(cb: CBState) -> int:
+    """Pages at the front a kernel may read: the waited ones (filled ones if it waited
+    for none)."""
+    return cb.waited or (cb.received - cb.acked) & _MASK16
+
+
+def write_limit(cb: CBState) -> int:
+    """Pages at the back a kernel may write: the reserved ones (free ones if it reserved
+    none)."""
+    return cb.reserved or cb.num_pages - ((cb.received - cb.acked) & _MASK16)
 
 
 class CircularBuffer(CBState):
@@ -128,7 +157,7 @@ class CircularBuffer(CBState):
             self.tile_h, self.tile_w, self.tile_faces = 32, 32, 4
         self.received = self.acked = 0
         self.wr_ptr = self.rd_ptr = fifo_addr
-        self.pack_counter = 0
+        self.pack_counter = self.reserved = self.waited = 0
         self._front = self.front_waiters  # cached views: a nested field access builds one
         self._back = self.back_waiters
         self._front.head = self._front.tail = self._back.head = self._back.tail = NO_RUN
@@ -146,33 +175,44 @@ class CircularBuffer(CBState):
     def pages_free(self) -> int:
         return self.num_pages - ((self.received - self.acked) & _MASK16)
 
-    def _error(self, code: int, n: int, ptr: int = 0) -> DFBContractError:
-        return DFBContractError(
-            cb_error(code, self.name, n, self.num_pages, self.pages_filled, ptr, self.fifo_limit)
-        )
-
     # -- producer ------------------------------------------------------------------------
 
     def reserve_back(self, n: int) -> None:
+        """``cb_reserve_back``: block until ``n`` pages are free; they are then reserved."""
         num_pages = self._pages
         if n > num_pages:
-            raise self._error(1, n)
+            raise M.CB_RESERVE_NEVER(cb=self, n=n, pages=num_pages)
         while num_pages - ((self.received - self.acked) & _MASK16) < n:
             engine = ACTIVE.engine  # not current_engine(): a call less on the hot path
             if engine is None:
                 raise KernelError(f"cb_reserve_back({self.name}, {n}) waits outside a kernel")
             engine.block(self.back_q, self, ("reserve", n))
+        if n > self.reserved:
+            self.reserved = n
 
-    def push_back(self, n: int) -> None:
+    def push_reserved(self, n: int) -> None:
+        """``cb_push_back``: hand over ``n`` pages the kernel API reserved (or, with nothing
+        reserved, ``n`` pages filled another way)."""
         filled = (self.received - self.acked) & _MASK16
         if filled + n > self._pages:
-            raise self._error(2, n)
+            raise M.CB_PUSH_OVERFLOW(cb=self, n=n, filled=filled, pages=self._pages)
+        self.reserved = check_push(self, n, self.reserved)
+        self._advance_write(n)
+
+    def push_back(self, n: int) -> None:
+        """Hand ``n`` pages to the consumer (the FIFO mechanics; TT-Lang blocks push here)."""
+        filled = (self.received - self.acked) & _MASK16
+        if filled + n > self._pages:
+            raise M.CB_PUSH_OVERFLOW(cb=self, n=n, filled=filled, pages=self._pages)
+        self._advance_write(n)
+
+    def _advance_write(self, n: int) -> None:
         wr = self.wr_ptr + n * self._page_size
         limit = self._limit
         if wr == limit:
             wr = self._base
         elif wr > limit:
-            raise self._error(3, n, self.wr_ptr)
+            raise M.CB_PUSH_WRAP(cb=self, n=n, pages=self._pages, ptr=self.wr_ptr, limit=limit)
         self.wr_ptr = wr
         self.received = (self.received + n) & _MASK16
         self.pack_counter = 0
@@ -182,28 +222,50 @@ class CircularBuffer(CBState):
     # -- consumer ------------------------------------------------------------------------
 
     def wait_front(self, n: int) -> None:
+        """``cb_wait_front``: block until ``n`` pages are filled; they are then waited."""
         if n > self._pages:
-            raise self._error(4, n)
+            raise M.CB_WAIT_NEVER(cb=self, n=n, pages=self._pages)
         while ((self.received - self.acked) & _MASK16) < n:
             engine = ACTIVE.engine  # not current_engine(): a call less on the hot path
             if engine is None:
                 raise KernelError(f"cb_wait_front({self.name}, {n}) waits outside a kernel")
             engine.block(self.front_q, self, ("wait", n))
+        if n > self.waited:
+            self.waited = n
 
-    def pop_front(self, n: int) -> None:
+    def pop_waited(self, n: int) -> None:
+        """``cb_pop_front``: release ``n`` pages the kernel API waited for (or, with nothing
+        waited, ``n`` filled pages)."""
         filled = (self.received - self.acked) & _MASK16
         if n > filled:
-            raise self._error(5, n)
+            raise M.CB_POP_UNPUSHED(cb=self, n=n, filled=filled)
+        self.waited = check_pop(self, n, self.waited)
+        self._advance_read(n)
+
+    def pop_front(self, n: int) -> None:
+        """Release ``n`` pages to the producer (the FIFO mechanics; TT-Lang blocks pop here)."""
+        filled = (self.received - self.acked) & _MASK16
+        if n > filled:
+            raise M.CB_POP_UNPUSHED(cb=self, n=n, filled=filled)
+        self._advance_read(n)
+
+    def _advance_read(self, n: int) -> None:
         rd = self.rd_ptr + n * self._page_size
         limit = self._limit
         if rd == limit:
             rd = self._base
         elif rd > limit:
-            raise self._error(6, n, self.rd_ptr)
+            raise M.CB_POP_WRAP(cb=self, n=n, pages=self._pages, ptr=self.rd_ptr, limit=limit)
         self.rd_ptr = rd
         self.acked = (self.acked + n) & _MASK16
         if self._back.head != NO_RUN:
             self.back_q.wake()
+
+    def reset_interface(self) -> None:
+        """Empty the interface: pointers to the base, counters and the protocol state to 0."""
+        self.wr_ptr = self.rd_ptr = self.fifo_addr
+        self.received = self.acked = 0
+        self.pack_counter = self.reserved = self.waited = 0
 
     # -- diagnostics ---------------------------------------------------------------------
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import ctypes
 
+from tilewright.device.api_messages import WATCH_FULL
 from tilewright.device.perf.state import NocPerf, PerfRun
-from tilewright.errors import KernelError
 
 __all__ = [
     "WaitList",
@@ -107,6 +107,10 @@ class CBState(ctypes.Structure):
         ("tile_w", ctypes.c_uint32),
         ("tile_faces", ctypes.c_uint32),
         ("tile_bytes", ctypes.c_uint32),  # unpack tile size (get_tile_size)
+        # The pages the kernel API's own cb_reserve_back / cb_wait_front calls opened and
+        # the pushes / pops have not closed yet (device/cb.py: the protocol checks).
+        ("reserved", ctypes.c_uint32),
+        ("waited", ctypes.c_uint32),
         ("front_waiters", WaitList),  # cb_wait_front
         ("back_waiters", WaitList),  # cb_reserve_back
     ]
@@ -235,9 +239,7 @@ class DeviceShared:
             elif free is None:
                 free = entry
         if free is None:
-            raise KernelError(
-                f"more than {MAX_WATCH} distinct L1 words are waited on at once on one core"
-            )
+            raise WATCH_FULL(count=MAX_WATCH)
         free.addr, free.active = addr, 1
         free.waiters.head = free.waiters.tail = NO_RUN
         state.n_watch += 1

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tilewright.device import api_messages as M
 from tilewright.device.buffer import FEW_PAGES
 from tilewright.device.noc import (
     chip_tag,
@@ -30,7 +31,7 @@ from tilewright.device.noc import (
 )
 from tilewright.device.perf import kernel as noc_time
 from tilewright.device.perf.state import DRY_RUN_KEPT
-from tilewright.errors import NocError
+from tilewright.errors import NocError, TilewrightError
 
 if TYPE_CHECKING:
     from tilewright.device.buffer import Buffer
@@ -58,28 +59,19 @@ def check_chip(device: Device, chip: int | None, target: str, what: str) -> None
         raise _cross_chip(device, target, f"chip {chip}", what)
 
 
-def _cross_chip(device: Device, target: str, chips: str, what: str) -> NocError:
-    return NocError(
-        f"{what}: {target} targets {chips} from chip {device.chip}; a NoC "
-        "transaction stays on its chip",
-        hint="reach another chip over the fabric (tilewright.device.fabric: "
-        "fabric_unicast_noc_unicast_write / fabric_unicast_noc_unicast_atomic_inc)",
-    )
+def _cross_chip(device: Device, target: str, chips: str, what: str) -> TilewrightError:
+    return M.NOC_CROSS_CHIP(what=what, target=target, chips=chips, chip=device.chip)
 
 
 def check_range(device: Device, owner: Core | int, start: int, end: int, what: str) -> None:
     """``[start, end)`` lies inside the owner's memory: a core's L1 or a DRAM bank."""
     if isinstance(owner, int):
         if end > device.dram.size:
-            raise NocError(
-                f"{what}: [{start:#x}, {end:#x}) is outside DRAM bank {owner} "
-                f"({device.dram.size} B)"
+            raise M.NOC_DRAM_RANGE(
+                what=what, start=start, end=end, bank=owner, size=device.dram.size
             )
     elif start < 0 or end > device.l1_size:
-        raise NocError(
-            f"{what}: [{start:#x}, {end:#x}) is outside the {device.l1_size} B L1 "
-            f"of core {owner.logical}"
-        )
+        raise M.NOC_L1_RANGE(what=what, start=start, end=end, l1=device.l1_size, core=owner.logical)
 
 
 def alignment(device: Device, owner_a: object, owner_b: object) -> int:
@@ -92,10 +84,7 @@ def alignment(device: Device, owner_a: object, owner_b: object) -> int:
 def check_aligned(src_addr: int, dst_addr: int, align: int, what: str) -> None:
     """Source and destination have the same offset modulo the NoC word."""
     if src_addr % align != dst_addr % align:
-        raise NocError(
-            f"{what}: source {src_addr:#x} and destination {dst_addr:#x} are not aligned alike "
-            f"modulo {align} B (the NoC moves {align}-byte words)"
-        )
+        raise M.NOC_ALIGN(what=what, src=src_addr, dst=dst_addr, align=align)
 
 
 # -- transfers ------------------------------------------------------------------------------
@@ -107,12 +96,12 @@ def resolve(
     """(memory view, local address, owning Core or DRAM bank index) of a unicast address."""
     x, y, local = decode_unicast(noc_addr)
     if size <= 0:
-        raise NocError(f"{what}: transfer size must be positive, got {size}")
+        raise M.NOC_SIZE(what=what, size=size)
     tag = noc_chip_tag(noc_addr)
     if tag and tag != chip_tag(device.chip):
         raise _cross_chip(
             device,
-            f"NoC address {noc_addr:#x}",
+            M.NOC_ADDRESS_WHAT.text(addr=noc_addr),
             chips_with_tag(tag, len(device.system_desc.chip_desc_indices)),
             what,
         )
@@ -125,10 +114,7 @@ def resolve(
     if bank is not None:
         check_range(device, bank, local, local + size, what)
         return device.dram.channel(bank), local, bank
-    raise NocError(
-        f"{what}: NoC address {noc_addr:#x} targets ({x}, {y}), which is neither a worker "
-        "core nor a DRAM bank"
-    )
+    raise M.NOC_TARGET(what=what, addr=noc_addr, x=x, y=y)
 
 
 def noc_copy(device, src: tuple, dst: tuple, size: int, what: str) -> None:
@@ -170,7 +156,7 @@ def page_transfer(
     length = buffer.page_size - offset if length is None else length
     ids = np.asarray(page_ids, dtype=np.int64).reshape(-1)
     if length <= 0 or ids.size == 0:
-        raise NocError(f"{what}: transfer size must be positive, got {length * ids.size}")
+        raise M.NOC_SIZE(what=what, size=length * ids.size)
     total = ids.size * length
     check_range(device, core, l1_addr, l1_addr + total, what)
     if run is not None:
@@ -255,13 +241,10 @@ def multicast_targets(device, issuer, mcast_addr: int, include_self: bool, what:
         for x in range(x0, x1 + 1):
             core = device.core_at_noc(x, y)
             if core is None:
-                raise NocError(
-                    f"{what}: multicast rectangle ({x0}, {y0})..({x1}, {y1}) includes ({x}, {y}), "
-                    "which is not a worker core"
-                )
+                raise M.MCAST_NOT_WORKER(what=what, x0=x0, y0=y0, x1=x1, y1=y1, x=x, y=y)
             if core is issuer and not include_self:
                 continue
             cores.append(core)
     if not cores:
-        raise NocError(f"{what}: the multicast rectangle contains only the sender")
+        raise M.MCAST_ONLY_SENDER(what=what)
     return cores, local

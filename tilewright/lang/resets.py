@@ -254,9 +254,7 @@ def reset_interface(dfb, what: str) -> None:
             f"{what}: DFB '{dfb.name}' is reset while {held}; release blocks before the reset"
         )
     cb = dfb.circular_buffer()
-    cb.wr_ptr = cb.rd_ptr = cb.fifo_addr
-    cb.received = cb.acked = 0
-    cb.pack_counter = 0
+    cb.reset_interface()
     guard = getattr(dfb, "share_guard", None)
     if guard is not None:
         guard.reset(dfb)

@@ -24,25 +24,18 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-import re
 import signal
 import threading
 import weakref
 from typing import TYPE_CHECKING
 
-from tilewright.device.cb import cb_error
+from tilewright.device.api_messages import ERROR_CLASSES, MESSAGES, render_placeholders
 from tilewright.device.engine import NativeDriver
 from tilewright.device.noc import chips_with_tag
 from tilewright.device.shared import DeviceInfo, WaitKind
 from tilewright.errors import (
-    BlockStateError,
-    DeadlockError,
-    DeviceError,
-    DFBContractError,
-    FormatError,
     KernelError,
     NativeCrashError,
-    NocError,
     SourceLoc,
     TilewrightError,
 )
@@ -67,20 +60,14 @@ class Status:
     FAILED = 4
 
 
-ERR_FAULT, ERR_INTERRUPT, ERR_EXIT, ERR_ASSERT, ERR_L1 = 5, 8, 9, 10, 11
-"""Error classes of a failed run that are not exceptions of the kernel API (twrt.h)."""
+_CODES = {c.name: c.code for c in ERROR_CLASSES}
+ERR_DEADLOCK, ERR_CPP = _CODES["DEADLOCK"], _CODES["CPP"]
+ERR_FAULT, ERR_INTERRUPT, ERR_EXIT = _CODES["FAULT"], _CODES["INTERRUPT"], _CODES["EXIT"]
+ERR_ASSERT, ERR_L1 = _CODES["ASSERT"], _CODES["L1"]
+"""Error classes of a failed run that build their own report (device/api_messages.py)."""
 
-_ERROR_CLASSES: dict[int, type[TilewrightError]] = {
-    1: KernelError,
-    2: DFBContractError,
-    3: NocError,
-    4: DeadlockError,
-    5: NativeCrashError,
-    6: FormatError,
-    7: KernelError,
-    12: BlockStateError,  # ttlang/support.h (compiled TT-Lang)
-    13: DeviceError,
-}
+_ERROR_CLASSES: dict[int, type[TilewrightError]] = {c.code: c.exception for c in ERROR_CLASSES}
+_MESSAGES = list(MESSAGES.values())  # by id - 1 (native/headers.py message_ids)
 
 
 _SERIALS = itertools.count(1)
@@ -261,11 +248,16 @@ def _cb_name(run: KernelRun, index: int) -> str:
 
 
 def _names(text: str, run: KernelRun, cb: int) -> str:
+    """The placeholders of a C++ message, named as the Python kernel API names them."""
     if cb >= 0:
         text = text.replace("{cb}", _cb_name(run, cb))
-    text = re.sub(r"\{cb:(\d+)\}", lambda m: _cb_name(run, int(m.group(1))), text)
     num_chips = len(run.core.device.system_desc.chip_desc_indices)
-    return re.sub(r"\{chip:(\d+)\}", lambda m: chips_with_tag(int(m.group(1)), num_chips), text)
+    return render_placeholders(
+        text,
+        cb=lambda i: _cb_name(run, i),
+        chip=lambda tag: chips_with_tag(tag, num_chips),
+        kernel=run.name,
+    )
 
 
 def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None) -> BaseException:
@@ -302,21 +294,17 @@ def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None
             hint="an L1 address names memory of the core it is used on; check the address "
             "arithmetic and the circular buffer's page count",
         )
-    if text.startswith("#cb "):
-        code, n, ptr = (int(v) for v in text.split()[1:4])
-        state = run.core.cbs[cb.value] if run.core.cbs[cb.value] is not None else None
-        pages = state.num_pages if state is not None else 0
-        filled = state.pages_filled if state is not None else 0
-        limit = state.fifo_limit if state is not None else 0
-        text = cb_error(code, _cb_name(run, cb.value), n, pages, filled, ptr, limit)
-    else:
-        text = _names(text, run, cb.value)
-    if kind == 4:
+    text = _names(text, run, cb.value)
+    if kind == ERR_DEADLOCK:
         text = f"deadlock: {run.label} {text}: {describe_native_wait(run)[0]}"
-    if kind == 7:
+    if kind == ERR_CPP:
         text = f"a C++ exception escaped native kernel {run.name}: {text}"
-    err = _ERROR_CLASSES.get(kind, KernelError)(text, loc=loc)
-    return err
+    message = int(rt.run_error_message(handle))
+    msg = _MESSAGES[message - 1] if 0 < message <= len(_MESSAGES) else None
+    error = _ERROR_CLASSES.get(kind, KernelError)
+    if msg is not None:  # a kernel-API diagnostic: its rule and hint, as Python raises it
+        return error(text, loc=loc, rule=msg.rule, hint=msg.hint)
+    return error(text, loc=loc)
 
 
 _WAIT_VERBS = {WaitKind.CB_RESERVE: "reserve", WaitKind.CB_WAIT: "wait"}

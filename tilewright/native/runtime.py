@@ -2,9 +2,10 @@
 
 ``libtwrt.so`` implements the tt-metal kernel API for native kernels (sources in
 ``runtime/``).  It is built once per build cache, keyed by the hash of its sources,
-of the headers generated here from the Python tables that are the single source of
-truth (``device/shared.py`` layouts, ``device/perf`` model constants, the SFPU op
-list) and of the compiler; every kernel object links against it.
+of the headers generated from the Python tables that are the single source of truth
+(``device/shared.py`` layouts, ``device/perf`` model constants, and in
+:mod:`.headers` the error classes, the kernel-API messages, the data formats and the
+op registry's SFPU table) and of the compiler; every kernel object links against it.
 
 :func:`library` builds (or finds) and loads it and returns a :class:`Runtime` with
 the C functions bound; the first call also tells it which BLAS ``sgemm`` numpy uses,
@@ -26,10 +27,11 @@ from typing import Any
 from tilewright.device.blas import numpy_sgemm
 from tilewright.device.device import NUM_SEMAPHORES
 from tilewright.device.ops import special
+from tilewright.device.ops.tile_ops import SFPU_OPS as _SFPU_TABLE
 from tilewright.device.perf import costs
 from tilewright.device.shared import DeviceInfo, EngineHeader, c_header
 from tilewright.errors import NativeBuildError
-from tilewright.native import toolchain
+from tilewright.native import headers, toolchain
 from tilewright.native.cachefs import file_hash, make_dir, remove_stale_builds, unusable_cache
 from tilewright.native.toolchain import compiler_identity, include_dir
 
@@ -49,18 +51,9 @@ SOURCES = (
     "perf.cpp",
 )
 
-SFPU_OPS = (
-    # no parameters
-    "exp", "log", "sqrt", "rsqrt", "recip", "relu", "gelu", "sigmoid", "tanh", "sin", "cos",
-    "tan", "abs", "negative", "square", "exp2", "expm1", "log1p", "floor", "ceil", "sign",
-    "silu", "asin", "acos", "atan", "asinh", "acosh", "atanh", "hardsigmoid", "softsign",
-    "signbit", "trunc", "frac", "erf", "erfc",
-    # parameters (float bits, or an int)
-    "leaky_relu", "elu", "prelu", "relu_max", "relu_min", "rsub", "power", "power_iterative",
-    "round", "add_unary", "sub_unary", "mul_unary", "div_unary", "rsub_unary", "softplus",
-    "hardtanh", "clamp", "threshold", "selu", "celu",
-)  # fmt: skip
-"""SFPU unary ops the native runtime implements (``<name>_tile`` in the kernel API)."""
+SFPU_OPS: tuple[str, ...] = tuple(_SFPU_TABLE)
+"""SFPU unary ops the native runtime implements (``<name>_tile`` in the kernel API), in the
+order of their op codes: the op registry's table (``device/ops/tile_ops.py``)."""
 
 _FLAGS = (
     "-std=c++20",
@@ -89,17 +82,6 @@ def _costs_header() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _sfpu_header() -> str:
-    lines = [
-        "// Generated from tilewright/native/runtime.py SFPU_OPS -- do not edit.",
-        "#pragma once",
-    ]
-    lines.append("enum tw_sfpu_op : int {")
-    lines += [f"    TW_SFPU_{name} = {i}," for i, name in enumerate(SFPU_OPS)]
-    lines.append("};")
-    return "\n".join(lines) + "\n"
-
-
 def _erf_header() -> str:
     """The coefficients of device/ops/special.py's erf (float64, exact repr)."""
     coeffs = special._COEFFS  # noqa: SLF001 - the one table both engines evaluate
@@ -121,8 +103,8 @@ def _generated() -> dict[str, str]:
     return {
         "twrt_layout.h": c_header(),
         "twrt_costs.h": _costs_header(),
-        "twrt_sfpu_ops.h": _sfpu_header(),
         "twrt_erf.h": _erf_header(),
+        **headers.generated(),
     }
 
 
@@ -197,6 +179,7 @@ class Runtime:
                 ],
             ),
             "twrt_run_rc": (i32, [vp]),
+            "twrt_run_error_message": (i32, [vp]),
             "twrt_run_guard": (ctypes.c_uint64, [vp, ctypes.POINTER(ctypes.c_uint64)]),
             "twrt_run_dst": (ctypes.POINTER(ctypes.c_float), [vp]),
             "twrt_set_sgemm": (None, [vp, i32]),

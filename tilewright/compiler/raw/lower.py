@@ -26,6 +26,7 @@ from tilewright.compiler.backend.lower.values import DFBRef, Scalar, Static, Ten
 from tilewright.compiler.raw.frontend import RawCallSite
 from tilewright.compiler.raw.site import current_binds
 from tilewright.compiler.raw.trace import Bind, trace
+from tilewright.device.cb import check_pop, check_push
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import AccessorDecl, Arg, BinOp, CBDecl, Const, Function, Op, Ty
 from tilewright.kir.optable import OPS
@@ -139,6 +140,7 @@ def raw_call(lw, node: ast.Call) -> Value:
     except TilewrightError as exc:
         exc.add_note(f"while tracing {site.title} at {site.loc} for kernel '{lw.kin.name}'")
         raise
+    _check_protocol(traced.body, names)
     _check_balanced(lw, site, traced.body, names, node)
     used = lw.extra.setdefault("cbs", set())
     roles = lw.extra.setdefault("roles", {})
@@ -200,6 +202,36 @@ def _note_roles(ops: tuple[Op, ...], used: set, roles: dict) -> None:
                     used.add(int(a))  # type: ignore[call-overload]
         for region in op.regions:
             _note_roles(region, used, roles)
+
+
+def _check_protocol(ops: tuple[Op, ...], names: dict[int, str]) -> None:
+    """The kernel-API protocol rules (``device/cb.py``: a push within the reservation, a pop
+    within the waited pages) on the function's straight-line start, ahead of time: the error
+    the Python engine raises when it runs the call, at the same op.  The function starts
+    with nothing reserved or waited (a raw call never runs while its kernel holds a block);
+    ops after the first conditional or loop are left to the run (and to the balance rule)."""
+    reserved: dict[int, int] = {}
+    waited: dict[int, int] = {}
+    for op in ops:
+        info = OPS.get(op.code)
+        if info is None or info.effect is None:
+            if op.regions:
+                return
+            continue
+        cb, n = int(op.args[0]), int(op.args[1])  # type: ignore[call-overload]
+        name = names.get(cb, f"cb {cb}")
+        try:
+            if info.effect == "reserve":
+                reserved[cb] = max(reserved.get(cb, 0), n)
+            elif info.effect == "wait":
+                waited[cb] = max(waited.get(cb, 0), n)
+            elif info.effect == "push":
+                reserved[cb] = check_push(name, n, reserved.get(cb, 0))
+            else:
+                waited[cb] = check_pop(name, n, waited.get(cb, 0))
+        except TilewrightError as err:
+            err.loc = op.loc
+            raise
 
 
 def _check_balanced(lw, site, ops: tuple[Op, ...], names: dict[int, str], node) -> None:

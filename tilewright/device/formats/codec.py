@@ -44,6 +44,7 @@ from .tile import TILE_32x32, TileShape, tile_size_bytes
 from .tilize import row_major_view, tilize
 
 __all__ = [
+    "ELEMENT_CODEC_FORMATS",
     "decode_block",
     "decode_elements",
     "decode_tiles",
@@ -78,6 +79,10 @@ _ELEMENT_CODECS: dict[DataFormat, _ElementCodec] = {
     **{fmt: _plain_codec(fmt) for fmt in PLAIN_STORAGE},
 }
 """Every format with a per-element byte form."""
+
+ELEMENT_CODEC_FORMATS: frozenset[DataFormat] = frozenset(_ELEMENT_CODECS)
+"""Formats with a per-element codec (row-major pages); with ``BLOCK_FLOAT``, every format
+that has a tile codec (the native runtime's format table is generated from both)."""
 
 _ROW_MAJOR_BFP_HINT = (
     "block-float formats exist only as tiles; ttnn stores ROW_MAJOR bfloat8_b/bfloat4_b "

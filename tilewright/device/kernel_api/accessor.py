@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 
+from tilewright.device import api_messages as M
 from tilewright.device.engine import ACTIVE
 from tilewright.device.noc import noc_xy_addr
-from tilewright.errors import KernelError, NocError
+from tilewright.errors import KernelError
 
 __all__ = [
     "ARGS_SHARDED",
@@ -132,10 +133,7 @@ class TensorAccessorArgs:
             if len(self.tensor_shape) != rank or len(self.bank_coords) != nb:
                 raise IndexError
         except IndexError:
-            raise KernelError(
-                f"TensorAccessorArgs<{cta_offset}>: the kernel's compile-time args do not hold a "
-                "complete tensor-accessor description"
-            ) from None
+            raise M.ACCESSOR_ARGS(offset=cta_offset) from None
         self.aligned_page_size = 0
 
     def next_compile_time_args_offset(self) -> int:
@@ -153,7 +151,7 @@ class TensorAccessor:
         self.bank_base_address = bank_base_address
         if args.sharded:
             if page_size <= 0:
-                raise KernelError("a sharded TensorAccessor needs its page size")
+                raise M.ACCESSOR_PAGE_SIZE()
             self.page_size = page_size
             self.aligned_page_size = _round_up(page_size, self.device.l1_alignment)
             self._gen = None
@@ -172,9 +170,7 @@ class TensorAccessor:
         a = self.args
         (tr, tc), (sr, sc) = a.tensor_shape, a.shard_shape
         if not 0 <= page_id < tr * tc:
-            raise NocError(
-                f"TensorAccessor: page {page_id} is outside the tensor ({tr * tc} pages)"
-            )
+            raise M.ACCESSOR_PAGE(page=page_id, count=tr * tc)
         pr, pc = divmod(page_id, tc)
         shards_per_row = math.ceil(tc / sc)
         shard_id = (pr // sr) * shards_per_row + pc // sc
@@ -194,9 +190,7 @@ class TensorAccessor:
 
     def _sharded(self, what: str) -> TensorAccessorArgs:
         if not self.args.sharded:
-            raise KernelError(
-                f"{what}: the tensor accessor is interleaved; shards exist only for sharded tensors"
-            )
+            raise M.ACCESSOR_INTERLEAVED(what=what)
         return self.args
 
     def shard_volume(self) -> int:
@@ -215,9 +209,7 @@ class TensorAccessor:
         """NoC address of shard ``shard_id``: bank ``shard_id % banks``, round-robin (§3.3)."""
         a = self._sharded("get_shard_noc_addr")
         if not 0 <= shard_id < self.num_shards():
-            raise NocError(
-                f"TensorAccessor: shard {shard_id} is outside the tensor ({self.num_shards()} shards)"
-            )
+            raise M.ACCESSOR_SHARD(shard=shard_id, count=self.num_shards())
         nb = len(a.bank_coords)
         x, y = a.bank_coords[shard_id % nb]
         page_off = (shard_id // nb) * self.shard_volume()

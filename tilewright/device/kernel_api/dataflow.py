@@ -14,13 +14,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tilewright.device import api_messages as M
 from tilewright.device.engine import ACTIVE, current_engine
 from tilewright.device.formats import TILE_32x32, tile_size_bytes
+from tilewright.device.kernel_config import NUM_SEMAPHORES
 from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
 from tilewright.device.perf import costs, pipeline
 from tilewright.device.perf import kernel as noc_time
-from tilewright.device.transfer import multicast_targets, noc_copy, resolve
-from tilewright.errors import DFBContractError, FormatError, KernelError, NocError
+from tilewright.device.transfer import (
+    check_range,
+    multicast_targets,
+    noc_copy,
+    resolve,
+)
+from tilewright.errors import DeviceError, FormatError, KernelError, NocError
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core
@@ -50,6 +57,8 @@ __all__ = [
     "get_tile_hw",
     "get_tile_num_faces",
     "get_dataformat",
+    "get_local_cb_interface",
+    "LocalCBInterface",
     "get_noc_addr",
     "get_noc_addr_from_bank_id",
     "get_noc_multicast_addr",
@@ -63,21 +72,6 @@ __all__ = [
     "noc_async_write_tile",
     "noc_async_read_shard",
     "noc_async_write_shard",
-    "noc_async_read_set_state",
-    "noc_async_read_with_state",
-    "noc_async_read_one_packet_set_state",
-    "noc_async_read_one_packet_with_state",
-    "noc_async_write_set_state",
-    "noc_async_write_with_state",
-    "noc_async_write_one_packet_set_state",
-    "noc_async_write_one_packet_with_state",
-    "noc_async_read_set_trid",
-    "noc_async_write_set_trid",
-    "noc_async_read_barrier_with_trid",
-    "noc_async_write_barrier_with_trid",
-    "noc_async_write_one_packet_with_trid",
-    "noc_async_write_one_packet_with_trid_set_state",
-    "noc_async_write_one_packet_with_trid_with_state",
     "noc_async_write_multicast",
     "noc_async_write_multicast_loopback_src",
     "noc_async_read_barrier",
@@ -134,24 +128,18 @@ def _noc(ctx, noc: int) -> int:
 def get_arg_val(index: int) -> int:
     """Per-core runtime argument ``index`` (uint32)."""
     ctx = _ctx()
-    try:
-        return ctx.args[index]
-    except IndexError:
-        raise KernelError(
-            f"get_arg_val({index}): kernel {ctx.kernel.name!r} on core {ctx.core.logical} has "
-            f"{len(ctx.args)} runtime args"
-        ) from None
+    if not 0 <= index < len(ctx.args):
+        raise M.ARG_RANGE(
+            index=index, kernel=ctx.kernel.name, core=ctx.core.logical, count=len(ctx.args)
+        )
+    return ctx.args[index]
 
 
 def get_common_arg_val(index: int) -> int:
     ctx = _ctx()
-    try:
-        return ctx.common_args[index]
-    except IndexError:
-        raise KernelError(
-            f"get_common_arg_val({index}): kernel {ctx.kernel.name!r} has "
-            f"{len(ctx.common_args)} common runtime args"
-        ) from None
+    if not 0 <= index < len(ctx.common_args):
+        raise M.COMMON_ARG_RANGE(index=index, kernel=ctx.kernel.name, count=len(ctx.common_args))
+    return ctx.common_args[index]
 
 
 def get_arg_addr(index: int) -> int:
@@ -164,13 +152,9 @@ def get_common_arg_addr(index: int) -> int:
 
 def get_compile_time_arg_val(index: int) -> int:
     ctx = _ctx()
-    try:
-        return ctx.compile_args[index]
-    except IndexError:
-        raise KernelError(
-            f"get_compile_time_arg_val({index}): kernel {ctx.kernel.name!r} has "
-            f"{len(ctx.compile_args)} compile-time args"
-        ) from None
+    if not 0 <= index < len(ctx.compile_args):
+        raise M.COMPILE_ARG_RANGE(index=index, kernel=ctx.kernel.name, count=len(ctx.compile_args))
+    return ctx.compile_args[index]
 
 
 def get_absolute_logical_x() -> int:
@@ -205,35 +189,39 @@ def circular_buffer(cb_id: int):
     except (IndexError, TypeError):
         cb = None
     if cb is None:
-        raise DFBContractError(
-            f"circular buffer {cb_id} is not configured on core {ctx.core.logical}"
-        )
+        raise M.CB_NOT_CONFIGURED(index=cb_id, core=ctx.core.logical)
     return cb
 
 
 def _cb_call(cb_id: int, num_pages: int, stage: int, method: str) -> None:
     """A CB call on the processor that makes it (compute kernels: unpack waits and pops,
     pack reserves and pushes), which blocks and wakes at that processor's clock."""
+    cb = circular_buffer(cb_id)
     run = _run()
     pr = pipeline.enter(run, stage)
-    getattr(circular_buffer(cb_id), method)(num_pages)
+    getattr(cb, method)(num_pages)
     pipeline.leave(run, pr, stage)
 
 
 def cb_reserve_back(cb_id: int, num_pages: int) -> None:
+    """Block until ``num_pages`` are free at the back; they are the kernel's reservation."""
     _cb_call(cb_id, num_pages, pipeline.PACK, "reserve_back")
 
 
 def cb_push_back(cb_id: int, num_pages: int) -> None:
-    _cb_call(cb_id, num_pages, pipeline.PACK, "push_back")
+    """Hand ``num_pages`` reserved pages to the consumer (device/cb.py: the checks)."""
+    _cb_call(cb_id, num_pages, pipeline.PACK, "push_reserved")
 
 
 def cb_wait_front(cb_id: int, num_pages: int) -> None:
+    """Block until ``num_pages`` are filled at the front (cumulative: waits without pops ask
+    for more each time)."""
     _cb_call(cb_id, num_pages, pipeline.UNPACK, "wait_front")
 
 
 def cb_pop_front(cb_id: int, num_pages: int) -> None:
-    _cb_call(cb_id, num_pages, pipeline.UNPACK, "pop_front")
+    """Release ``num_pages`` waited pages to the producer."""
+    _cb_call(cb_id, num_pages, pipeline.UNPACK, "pop_waited")
 
 
 def get_write_ptr(cb_id: int) -> int:
@@ -244,20 +232,36 @@ def get_read_ptr(cb_id: int) -> int:
     return circular_buffer(cb_id).rd_ptr
 
 
+def _reservable(cb, num_pages: int) -> bool:
+    if cb.pages_free < num_pages:
+        return False
+    cb.reserved = max(cb.reserved, num_pages)  # a true answer reserves, as a reserve would
+    return True
+
+
+def _available(cb, num_pages: int) -> bool:
+    if cb.pages_filled < num_pages:
+        return False
+    cb.waited = max(cb.waited, num_pages)  # a true answer is a wait that returned
+    return True
+
+
 def cb_pages_reservable_at_back(cb_id: int, num_pages: int) -> bool:
+    """Whether ``num_pages`` are free now (a false answer lets the other kernels run)."""
     cb = circular_buffer(cb_id)
-    if cb.pages_free >= num_pages:
+    if _reservable(cb, num_pages):
         return True
     current_engine().poll_yield(cb, ("reserve", num_pages))
-    return cb.pages_free >= num_pages
+    return _reservable(cb, num_pages)
 
 
 def cb_pages_available_at_front(cb_id: int, num_pages: int) -> bool:
+    """Whether ``num_pages`` are filled now (a false answer lets the other kernels run)."""
     cb = circular_buffer(cb_id)
-    if cb.pages_filled >= num_pages:
+    if _available(cb, num_pages):
         return True
     current_engine().poll_yield(cb, ("wait", num_pages))
-    return cb.pages_filled >= num_pages
+    return _available(cb, num_pages)
 
 
 def get_tile_size(cb_id: int) -> int:
@@ -296,6 +300,36 @@ def get_dataformat(cb_id: int):
     return circular_buffer(cb_id).data_format
 
 
+class LocalCBInterface:
+    """A snapshot of a CB interface, as tt-metal's ``LocalCBInterface`` names its fields."""
+
+    __slots__ = (
+        "fifo_size",
+        "fifo_limit",
+        "fifo_page_size",
+        "fifo_num_pages",
+        "fifo_rd_ptr",
+        "fifo_wr_ptr",
+        "tiles_acked",
+        "tiles_received",
+    )
+
+    def __init__(self, cb) -> None:
+        self.fifo_size = cb.fifo_size
+        self.fifo_limit = cb.fifo_limit
+        self.fifo_page_size = cb.page_size
+        self.fifo_num_pages = cb.num_pages
+        self.fifo_rd_ptr = cb.rd_ptr
+        self.fifo_wr_ptr = cb.wr_ptr
+        self.tiles_acked = cb.acked
+        self.tiles_received = cb.received
+
+
+def get_local_cb_interface(cb_id: int) -> LocalCBInterface:
+    """The CB's interface fields now (read only)."""
+    return LocalCBInterface(circular_buffer(cb_id))
+
+
 # -- NoC addresses -----------------------------------------------------------------------------
 
 
@@ -306,25 +340,36 @@ def get_noc_addr(*args, noc: int = 0) -> int:
         offset = args[2] if len(args) > 2 else 0
         return gen.get_noc_addr(page_id, offset)
     if len(args) == 1:
-        core = _ctx().core
-        return noc_xy_addr(
-            core.noc_x, core.noc_y, core.device.resolve_local(core, args[0]), core.device.chip
-        )
+        ctx = _ctx()
+        core = ctx.core
+        return noc_xy_addr(core.noc_x, core.noc_y, _resolve_local(ctx, args[0]), ctx.device.chip)
     if len(args) == 3:
         x, y, addr = args
         return noc_xy_addr(x, y, addr, _ctx().device.chip)
     raise KernelError(f"get_noc_addr: unsupported arguments {args!r}")
 
 
-def get_noc_addr_from_bank_id(bank_id: int, bank_offset: int, dram: bool = True) -> int:
+def _resolve_local(ctx, addr: int) -> int:
+    """A local L1 address of this core (the check the C++ kernel API makes)."""
+    core = ctx.core
+    try:
+        return ctx.device.resolve_local(core, addr)
+    except DeviceError:
+        raise M.NOT_L1_ADDRESS(addr=addr, core=core.logical, l1=ctx.device.l1_size) from None
+
+
+def get_noc_addr_from_bank_id(
+    bank_id: int, bank_offset: int, noc: int = 0, dram: bool = True
+) -> int:
+    """``get_noc_addr_from_bank_id<DRAM>(bank_id, bank_address_offset, noc)``."""
     device = _ctx().device
     if dram:
         if not 0 <= bank_id < device.num_dram_channels:
-            raise NocError(f"DRAM bank {bank_id} does not exist ({device.num_dram_channels} banks)")
+            raise M.BANK_RANGE(kind="DRAM", bank=bank_id, count=device.num_dram_channels)
         x, y = device.dram_noc_coord(bank_id)
     else:
         if not 0 <= bank_id < device.num_l1_banks:
-            raise NocError(f"L1 bank {bank_id} does not exist ({device.num_l1_banks} banks)")
+            raise M.BANK_RANGE(kind="L1", bank=bank_id, count=device.num_l1_banks)
         core = device.cores[bank_id]
         x, y = core.noc_x, core.noc_y
     return noc_xy_addr(x, y, bank_offset, device.chip)
@@ -341,16 +386,24 @@ def get_noc_multicast_addr(
 
 def _local(ctx, addr: int, size: int, what: str) -> tuple:
     core = ctx.core
-    local = ctx.device.resolve_local(core, addr)
+    local = _resolve_local(ctx, addr)
     if size <= 0 or local + size > ctx.device.l1_size:
-        raise NocError(
-            f"{what}: local L1 range [{local:#x}, {local + size:#x}) is invalid on core {core.logical}"
-        )
+        raise M.NOC_LOCAL_RANGE(what=what, start=local, end=local + size, core=core.logical)
     return core.l1, local, core
 
 
-def noc_async_read(src_noc_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0) -> None:
-    """Copy ``size`` bytes from a NoC address (DRAM or L1) into this core's L1."""
+def noc_async_read(
+    src_noc_addr: int,
+    dst_local_l1_addr: int,
+    size: int,
+    noc: int = 0,
+    max_page_size: int = 8192 + 1,
+    enable_noc_tracing: bool = True,
+) -> None:
+    """Copy ``size`` bytes from a NoC address (DRAM or L1) into this core's L1.
+
+    ``max_page_size`` / ``enable_noc_tracing`` are tt-metal's template parameters (packet
+    splitting and tracing): the emulated NoC moves the bytes the same way regardless."""
     ctx = _ctx()
     what = "noc_async_read"
     src = resolve(ctx.device, src_noc_addr, size, what)
@@ -359,11 +412,29 @@ def noc_async_read(src_noc_addr: int, dst_local_l1_addr: int, size: int, noc: in
     noc_time.read(_run(), ctx.core, src[2], size, _noc(ctx, noc))
 
 
-noc_async_read_one_packet = noc_async_read
+def noc_async_read_one_packet(
+    src_noc_addr: int,
+    dst_local_l1_addr: int,
+    size: int,
+    noc: int = 0,
+    enable_noc_tracing: bool = True,
+) -> None:
+    """noc_async_read of one packet (at most NOC_MAX_BURST_SIZE bytes on hardware)."""
+    noc_async_read(src_noc_addr, dst_local_l1_addr, size, noc)
 
 
-def noc_async_write(src_local_l1_addr: int, dst_noc_addr: int, size: int, noc: int = 0) -> None:
-    """Copy ``size`` bytes from this core's L1 to a NoC address."""
+def noc_async_write(
+    src_local_l1_addr: int,
+    dst_noc_addr: int,
+    size: int,
+    noc: int = 0,
+    max_page_size: int = 8192 + 1,
+    enable_noc_tracing: bool = True,
+    posted: bool = False,
+) -> None:
+    """Copy ``size`` bytes from this core's L1 to a NoC address (template parameters: as
+    noc_async_read's; ``posted`` writes are not acknowledged, the emulated NoC lands them
+    at issue either way)."""
     ctx = _ctx()
     what = "noc_async_write"
     src = _local(ctx, src_local_l1_addr, size, what)
@@ -373,17 +444,28 @@ def noc_async_write(src_local_l1_addr: int, dst_noc_addr: int, size: int, noc: i
     noc_time.wake_at(run, landed, lambda: noc_copy(ctx.device, src, dst, size, what))
 
 
-noc_async_write_one_packet = noc_async_write
+def noc_async_write_one_packet(
+    src_local_l1_addr: int,
+    dst_noc_addr: int,
+    size: int,
+    noc: int = 0,
+    enable_noc_tracing: bool = True,
+    posted: bool = False,
+) -> None:
+    """noc_async_write of one packet."""
+    noc_async_write(src_local_l1_addr, dst_noc_addr, size, noc)
 
 
-def noc_async_read_page(page_id: int, addrgen, dst_local_l1_addr: int, offset: int = 0) -> None:
+def noc_async_read_page(
+    page_id: int, addrgen, dst_local_l1_addr: int, offset: int = 0, noc: int = 0
+) -> None:
     noc_async_read(
         addrgen.get_noc_addr(page_id, offset), dst_local_l1_addr, addrgen.page_size_bytes()
     )
 
 
 def noc_async_write_page(
-    page_id: int, addrgen, src_local_l1_addr: int, size: int = 0, offset: int = 0
+    page_id: int, addrgen, src_local_l1_addr: int, size: int = 0, offset: int = 0, noc: int = 0
 ) -> None:
     size = size or addrgen.page_size_bytes()
     noc_async_write(src_local_l1_addr, addrgen.get_noc_addr(page_id, offset), size)
@@ -405,18 +487,7 @@ def noc_async_write_shard(shard_id: int, accessor, src_local_l1_addr: int, noc: 
     )
 
 
-# -- stateful NoC transfers ----------------------------------------------------------------
-#
-# tt-metal's *_set_state programs a NoC command buffer with the target node (the upper
-# bits of the 64-bit NoC address) and, for one-packet forms, the size; *_with_state then
-# issues a transfer that supplies only the 32-bit local address (and the size, for the
-# general forms).  Same copy semantics as noc_async_read / noc_async_write.  A with_state
-# call with no set_state before it (on that NoC) would reuse whatever the command buffer
-# last held; here it is a NocError.
-
-_LO32 = 0xFFFFFFFF
-MAX_TRANSACTION_ID = 0xF
-"""Transaction ids are 4-bit fields of the NoC command (``NOC_MAX_TRANSACTION_ID``)."""
+# -- per-run register state ------------------------------------------------------------------
 
 
 def api_state(ctx) -> dict:
@@ -426,138 +497,6 @@ def api_state(ctx) -> dict:
     return ctx.api
 
 
-def _set_state(kind: str, noc_addr: int, size: int, noc: int) -> None:
-    api_state(_ctx()).setdefault("noc", {})[(kind, noc)] = (int(noc_addr), int(size))
-    _tick(costs.SET_STATE_OP)
-
-
-def _state_addr(kind: str, local_addr: int, noc: int) -> tuple[int, int]:
-    """(NoC address, size) from the command buffer ``noc_async_<kind>_set_state`` programmed."""
-    state = api_state(_ctx()).get("noc", {}).get((kind, noc))
-    if state is None:
-        raise NocError(
-            f"noc_async_{kind}_with_state: no noc_async_{kind}_set_state on NoC {noc} before it; "
-            "the command buffer holds no target "
-            "(hardware would reuse whatever the last transfer left in it)"
-        )
-    base, size = state
-    return (base & ~_LO32) | (int(local_addr) & _LO32), size
-
-
-def noc_async_read_set_state(src_noc_addr: int, noc: int = 0) -> None:
-    """Program the read command buffer with the source node of ``src_noc_addr``."""
-    _set_state("read", src_noc_addr, 0, noc)
-
-
-def noc_async_read_with_state(
-    src_local_addr: int, dst_local_l1_addr: int, size: int, noc: int = 0
-) -> None:
-    """Read ``size`` bytes from ``src_local_addr`` on the node set by noc_async_read_set_state."""
-    src, _ = _state_addr("read", src_local_addr, noc)
-    noc_async_read(src, dst_local_l1_addr, size, noc)
-
-
-def noc_async_read_one_packet_set_state(src_noc_addr: int, size: int, noc: int = 0) -> None:
-    """Program the read command buffer with the source node and the packet size."""
-    _set_state("read_one_packet", src_noc_addr, size, noc)
-
-
-def noc_async_read_one_packet_with_state(
-    src_local_addr: int, dst_local_l1_addr: int, noc: int = 0
-) -> None:
-    """Read one packet (the size given to the set_state) from ``src_local_addr``."""
-    src, size = _state_addr("read_one_packet", src_local_addr, noc)
-    noc_async_read(src, dst_local_l1_addr, size, noc)
-
-
-def noc_async_write_set_state(dst_noc_addr: int, noc: int = 0) -> None:
-    """Program the write command buffer with the destination node of ``dst_noc_addr``."""
-    _set_state("write", dst_noc_addr, 0, noc)
-
-
-def noc_async_write_with_state(
-    src_local_l1_addr: int, dst_local_addr: int, size: int, noc: int = 0
-) -> None:
-    """Write ``size`` bytes to ``dst_local_addr`` on the node set by noc_async_write_set_state."""
-    dst, _ = _state_addr("write", dst_local_addr, noc)
-    noc_async_write(src_local_l1_addr, dst, size, noc)
-
-
-def noc_async_write_one_packet_set_state(dst_noc_addr: int, size: int, noc: int = 0) -> None:
-    """Program the write command buffer with the destination node and the packet size."""
-    _set_state("write_one_packet", dst_noc_addr, size, noc)
-
-
-def noc_async_write_one_packet_with_state(
-    src_local_l1_addr: int, dst_local_addr: int, noc: int = 0
-) -> None:
-    """Write one packet (the size given to the set_state) to ``dst_local_addr``."""
-    dst, size = _state_addr("write_one_packet", dst_local_addr, noc)
-    noc_async_write(src_local_l1_addr, dst, size, noc)
-
-
-def _check_trid(trid: int, what: str) -> int:
-    if not 0 <= trid <= MAX_TRANSACTION_ID:
-        raise NocError(
-            f"{what}: transaction id {trid} does not fit the NoC's 4-bit field "
-            f"(0..{MAX_TRANSACTION_ID})"
-        )
-    return trid
-
-
-def noc_async_read_set_trid(trid: int, noc: int = 0) -> None:
-    """Tag the following reads with transaction id ``trid`` (0..15)."""
-    api_state(_ctx())[("read_trid", noc)] = _check_trid(trid, "noc_async_read_set_trid")
-    _tick(costs.SET_STATE_OP)
-
-
-def noc_async_write_set_trid(trid: int, noc: int = 0) -> None:
-    """Tag the following writes with transaction id ``trid`` (0..15)."""
-    api_state(_ctx())[("write_trid", noc)] = _check_trid(trid, "noc_async_write_set_trid")
-    _tick(costs.SET_STATE_OP)
-
-
-def noc_async_read_barrier_with_trid(trid: int, noc: int = 0) -> None:
-    """Wait for the reads tagged ``trid`` (the emulated NoC completes every read at issue)."""
-    _check_trid(trid, "noc_async_read_barrier_with_trid")
-    noc_async_read_barrier(noc)
-
-
-def noc_async_write_barrier_with_trid(trid: int, noc: int = 0) -> None:
-    """Wait for the writes tagged ``trid`` to be acknowledged."""
-    _check_trid(trid, "noc_async_write_barrier_with_trid")
-    noc_async_write_barrier(noc)
-
-
-def noc_async_write_one_packet_with_trid(
-    src_local_l1_addr: int, dst_noc_addr: int, size: int, trid: int, cmd_buf: int = 0, noc: int = 0
-) -> None:
-    """One-packet write tagged with transaction id ``trid``."""
-    _check_trid(trid, "noc_async_write_one_packet_with_trid")
-    noc_async_write(src_local_l1_addr, dst_noc_addr, size, noc)
-
-
-def noc_async_write_one_packet_with_trid_set_state(
-    dst_noc_addr: int, cmd_buf: int = 0, noc: int = 0
-) -> None:
-    """Program the (trid) write command buffer with the destination node."""
-    _set_state("write_one_packet_with_trid", dst_noc_addr, 0, noc)
-
-
-def noc_async_write_one_packet_with_trid_with_state(
-    src_local_l1_addr: int,
-    dst_local_addr: int,
-    size: int,
-    trid: int,
-    cmd_buf: int = 0,
-    noc: int = 0,
-) -> None:
-    """One-packet write tagged ``trid`` to ``dst_local_addr`` on the node of the set_state."""
-    _check_trid(trid, "noc_async_write_one_packet_with_trid_with_state")
-    dst, _ = _state_addr("write_one_packet_with_trid", dst_local_addr, noc)
-    noc_async_write(src_local_l1_addr, dst, size, noc)
-
-
 def _multicast(
     src_local_l1_addr, mcast_addr, size, num_dests, include_self, what, linked=False, noc=0
 ) -> None:
@@ -565,17 +504,16 @@ def _multicast(
     src = _local(ctx, src_local_l1_addr, size, what)
     cores, local = multicast_targets(ctx.device, ctx.core, mcast_addr, include_self, what)
     if num_dests != len(cores):
-        raise NocError(
-            f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores "
-            f"({'including' if include_self else 'excluding'} the sender)"
-        )
+        which = " (including the sender)" if include_self else " (excluding the sender)"
+        raise M.MCAST_DESTS(what=what, num_dests=num_dests, count=len(cores), which=which)
+    for core in cores:
+        check_range(ctx.device, core, local, local + size, what)
     run = _run()
     landed = noc_time.multicast(run, ctx.core, cores, size, _noc(ctx, noc), bool(linked))
 
     def deliver() -> None:
         for core in cores:
-            dst_local = ctx.device.resolve_local(core, local)
-            noc_copy(ctx.device, src, (core.l1, dst_local, core), size, what)
+            noc_copy(ctx.device, src, (core.l1, local, core), size, what)
 
     noc_time.wake_at(run, landed, deliver)
 
@@ -644,7 +582,7 @@ def noc_inline_dw_write(noc_addr: int, value: int, be: int = 0xF, noc: int = 0) 
     ctx = _ctx()
     mem, local, owner = resolve(ctx.device, noc_addr, 4, "noc_inline_dw_write")
     if isinstance(owner, int):
-        raise NocError("noc_inline_dw_write cannot target DRAM")
+        raise M.NO_DRAM_TARGET(what="noc_inline_dw_write")
     word = mem[local : local + 4].view(np.uint32)
     old = int(word[0])
     mask = 0
@@ -662,7 +600,10 @@ def noc_inline_dw_write(noc_addr: int, value: int, be: int = 0xF, noc: int = 0) 
 
 def get_semaphore(sem_id: int) -> int:
     """L1 address of semaphore ``sem_id`` on this core."""
-    return _ctx().device.semaphore_address(sem_id)
+    device = _ctx().device
+    if not 0 <= sem_id < NUM_SEMAPHORES:
+        raise M.SEMAPHORE_ID(id=sem_id, last=NUM_SEMAPHORES - 1)
+    return device.semaphore_address(sem_id)
 
 
 class _SemaphoreWait:
@@ -682,14 +623,6 @@ class _SemaphoreWait:
 _SEM_WAIT = _SemaphoreWait()
 
 
-def _word(ctx: KernelContext, addr: int) -> tuple[Core, int]:
-    core = ctx.core
-    local = ctx.device.resolve_local(core, addr)
-    if local % 4 or local + 4 > ctx.device.l1_size:
-        raise NocError(f"semaphore address {addr:#x} is not a valid L1 word")
-    return core, local
-
-
 def wait_word(core: Core, local: int, op: str, value: int) -> None:
     """Block until the L1 word at ``local`` satisfies ``op`` (``eq`` / ``ge``) ``value``."""
     word = core.l1_words(local)
@@ -698,6 +631,13 @@ def wait_word(core: Core, local: int, op: str, value: int) -> None:
         if current == value if op == "eq" else current >= value:
             return
         current_engine().block(core.watch(local), _SEM_WAIT, (core, local, op, value))
+
+
+def _word(ctx: KernelContext, addr: int) -> tuple[Core, int]:
+    core = ctx.core
+    if not 0 <= addr < ctx.device.l1_size or addr % 4 or addr + 4 > ctx.device.l1_size:
+        raise M.SEMAPHORE_WORD(addr=addr)
+    return core, addr
 
 
 def noc_semaphore_set(sem_addr: int, value: int) -> None:
@@ -733,9 +673,9 @@ def noc_semaphore_inc(noc_addr: int, incr: int, noc: int = 0, posted: bool = Fal
     ctx = _ctx()
     mem, local, owner = resolve(ctx.device, noc_addr, 4, "noc_semaphore_inc")
     if isinstance(owner, int):
-        raise NocError("noc_semaphore_inc cannot target DRAM")
+        raise M.NO_DRAM_TARGET(what="noc_semaphore_inc")
     if local % 4:
-        raise NocError(f"noc_semaphore_inc: address {local:#x} is not word aligned")
+        raise M.SEMAPHORE_ALIGN(what="noc_semaphore_inc", addr=local)
     run = _run()
     landed = noc_time.write(run, ctx.core, owner, 4, _noc(ctx, noc))
     noc_time.wake_at(run, landed, lambda: _atomic_add(owner, local, incr))
@@ -749,15 +689,15 @@ def noc_semaphore_inc_multicast(
     what = "noc_semaphore_inc_multicast"
     cores, local = multicast_targets(ctx.device, ctx.core, noc_addr_multicast, False, what)
     if num_dests != len(cores):
-        raise NocError(
-            f"{what}: num_dests is {num_dests} but the rectangle reaches {len(cores)} cores"
-        )
+        raise M.MCAST_DESTS(what=what, num_dests=num_dests, count=len(cores), which="")
+    if local % 4 or local + 4 > ctx.device.l1_size:
+        raise M.SEMAPHORE_WORD(addr=local)
     run = _run()
     landed = noc_time.multicast(run, ctx.core, cores, 4, _noc(ctx, noc), False)
 
     def deliver() -> None:
         for core in cores:
-            _atomic_add(core, ctx.device.resolve_local(core, local), incr)
+            _atomic_add(core, local, incr)
 
     noc_time.wake_at(run, landed, deliver)
 

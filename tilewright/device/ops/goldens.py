@@ -20,7 +20,7 @@ from typing import Any
 
 from tilewright.lazy import torch
 
-__all__ = ["GOLDENS"]
+__all__ = ["GOLDENS", "torch_call"]
 
 
 def _torch() -> Any:
@@ -177,6 +177,20 @@ def _call(name: str):
     def golden(*args, **kwargs):
         return getattr(_torch(), name)(*args, **kwargs)
 
+    return golden
+
+
+def torch_call(path: str) -> Any:
+    """The golden that is torch function ``path`` (``"erf"``, ``"nn.functional.gelu"``),
+    looked up on first use (the registry names it; torch stays unimported)."""
+
+    def golden(*args: Any, **kwargs: Any) -> Any:
+        fn: Any = _torch()
+        for part in path.split("."):
+            fn = getattr(fn, part)
+        return fn(*args, **kwargs)
+
+    golden.__name__ = golden.__qualname__ = f"torch.{path}"
     return golden
 
 

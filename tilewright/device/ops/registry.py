@@ -4,9 +4,13 @@
 expression engine evaluates ``spec.impl``; ``ttl.math`` / ``ttl.block`` bind their
 names from ``ops_in("math")`` / ``ops_in("block")`` and Python operators from
 ``spec.dunder``; the compiler reads ``compiler_supported``, ``formats`` and
-``placement`` (always COMPUTE); ttnn uses ``torch_golden``.  Adding an op means one
-``_OPS`` entry here, its numpy impl (``elementwise.py`` / ``tiled.py``) and its torch
-golden (``goldens.py``); tests check the rest.
+``placement`` (always COMPUTE) and, for compiled unary ops, ``sfpu`` / ``lowering`` (the
+SFPU steps it emits); ttnn uses ``torch_golden``.  The kernel API's tile ops
+(``tile_ops.py``: the SFPU functions of the Python kernel API, the native runtime's op
+table, the compiler's SFPU names) are derived from the ``sfpu`` forms here.  Adding an
+op means one ``_OPS`` entry here (a torch golden by name, or one in ``goldens.py``) and
+its numpy impl (``elementwise.py`` / ``tiled.py``); tests check the rest
+(``docs/architecture.md``, "A block math op").
 
 Sources: TT-Lang specification v0.20 Appendix B (names, parameters, semantics) and
 Appendix D (which ops the compiler supports), reference A.5 (status list: exp, log,
@@ -28,12 +32,22 @@ import numpy as np
 
 from . import elementwise as ew
 from . import tiled
-from .goldens import GOLDENS
+from .goldens import GOLDENS, torch_call
 from .legacy import LEGACY_ALIASES
 from .op_errors import UnknownOpError
 from .shapes import Shape
 from .shapes import result_shape as _result_shape
-from .spec import ALL_FORMATS, NAMESPACES, Namespace, OpKind, OpSpec, Param, ParamKind
+from .spec import (
+    ALL_FORMATS,
+    NAMESPACES,
+    SAME,
+    Namespace,
+    OpKind,
+    OpSpec,
+    Param,
+    ParamKind,
+    SfpuForm,
+)
 
 __all__ = ["REGISTER_HINT", "REGISTRY", "get_op", "ops_in", "resolve", "result_shape"]
 
@@ -57,6 +71,17 @@ def _real(name: str, doc: str = "", *aliases: str, default: Any = None) -> Param
     return Param(name, P.FLOAT, default, aliases=aliases, doc=doc)
 
 
+def _sfpu(
+    stem: str, *params: str, ir: str | None = SAME, ulps: int = 0, init: str | None = None
+) -> SfpuForm:
+    """``<stem>_tile(idst, *params)`` computes the op exactly (see :class:`SfpuForm`)."""
+    return SfpuForm(stem, params, ir, ulps, init)
+
+
+TRANSCENDENTAL = 3
+"""ulps between the native runtime's double-then-float32 functions and numpy's float32 loops."""
+
+
 def _op(
     name: str,
     kind: OpKind,
@@ -66,15 +91,18 @@ def _op(
     compiler: bool = False,
     params: Sequence[Param] = (),
     namespace: Namespace = "math",
+    golden: str | None = None,
     **extra: Any,
 ) -> OpSpec:
+    """One registry row; ``golden`` names a torch function (``"erf"``, ``"nn.functional.gelu"``)
+    when the op is exactly that function, else ``goldens.GOLDENS`` has it."""
     return OpSpec(
         name=name,
         kind=kind,
         impl=impl,
         params=tuple(params),
         namespace=namespace,
-        torch_golden=GOLDENS.get(name),
+        torch_golden=torch_call(golden) if golden is not None else GOLDENS.get(name),
         compiler_supported=compiler,
         doc=doc,
         **extra,
@@ -95,11 +123,15 @@ _OPS: tuple[OpSpec, ...] = (
     _op("max", B, ew.max_, "Elementwise maximum.", compiler=True),
     _op("min", B, ew.min_, "Elementwise minimum.", compiler=True),
     # ttl.math basic unary (abs/neg/pow are also the operators abs(), -, **)
-    _op("abs", U, ew.abs_, "Absolute value.", compiler=True, dunder="__abs__"),
-    _op("neg", U, ew.neg, "Negation.", compiler=True, dunder="__neg__"),
+    _op("abs", U, ew.abs_, "Absolute value.", compiler=True, dunder="__abs__", sfpu=_sfpu("abs")),
+    _op(
+        "neg", U, ew.neg, "Negation.", compiler=True, dunder="__neg__",
+        sfpu=_sfpu("negative"),
+    ),
     _op(
         "pow", U, ew.pow_, "Power with a natural-number exponent.", dunder="__pow__",
         params=[Param("exponent", P.NATURAL, doc="natural-number exponent")],
+        sfpu=_sfpu("power_iterative", "exponent", ir="power", ulps=TRANSCENDENTAL),
     ),
     _op(
         "exp", U, ew.exp, "Natural exponential, e**(scale*x) with scale.", compiler=True,
@@ -109,54 +141,86 @@ _OPS: tuple[OpSpec, ...] = (
             Param("skip_clamp_check", P.BOOL, False, keyword_only=True, doc="no input clamp"),
             Param("iterations", P.POSITIVE, 8, keyword_only=True, doc="SFPU lane iterations"),
         ],
+        sfpu=_sfpu("exp", ulps=TRANSCENDENTAL),
     ),
-    _op("exp2", U, ew.exp2, "Base-2 exponential.", compiler=True),
-    _op("expm1", U, ew.expm1, "exp(x) - 1.", compiler=True),
-    _op("log", U, ew.log, "Natural logarithm.", compiler=True),
-    _op("logp1", U, ew.logp1, "log(x + 1)."),
-    _op("sqrt", U, ew.sqrt, "Square root.", compiler=True),
-    _op("square", U, ew.square, "Square.", compiler=True),
-    _op("rsqrt", U, ew.rsqrt, "1 / sqrt(x).", compiler=True),
-    _op("recip", U, ew.recip, "1 / x.", compiler=True),
+    _op(
+        "exp2", U, ew.exp2, "Base-2 exponential.", compiler=True,
+        sfpu=_sfpu("exp2", ulps=TRANSCENDENTAL),
+    ),
+    _op(
+        "expm1", U, ew.expm1, "exp(x) - 1.", compiler=True,
+        sfpu=_sfpu("expm1", ulps=TRANSCENDENTAL),
+    ),
+    _op(
+        "log", U, ew.log, "Natural logarithm.", compiler=True,
+        sfpu=_sfpu("log", ulps=TRANSCENDENTAL),
+    ),
+    _op("logp1", U, ew.logp1, "log(x + 1).", sfpu=_sfpu("log1p", ulps=TRANSCENDENTAL)),
+    _op("sqrt", U, ew.sqrt, "Square root.", compiler=True, sfpu=_sfpu("sqrt")),
+    _op("square", U, ew.square, "Square.", compiler=True, sfpu=_sfpu("square")),
+    _op("rsqrt", U, ew.rsqrt, "1 / sqrt(x).", compiler=True, sfpu=_sfpu("rsqrt")),
+    _op("recip", U, ew.recip, "1 / x.", compiler=True, sfpu=_sfpu("recip")),
     _op(
         "rsub", U, ew.rsub, "b - x for a scalar b.",
         params=[_real("b", "scalar minuend (the spec types it NaturalInt)")],
+        sfpu=_sfpu("rsub", "b", ir=None),
+        lowering=(("rsub_scalar", ("b",)),),  # rsub_unary_tile, as the hardware compiler
     ),
     # trigonometric
-    _op("tan", U, ew.tan, "Tangent.", compiler=True),
-    _op("tanh", U, ew.tanh, "Hyperbolic tangent.", compiler=True),
-    _op("atan", U, ew.atan, "Arctangent.", compiler=True),
-    _op("atanh", U, ew.atanh, "Hyperbolic arctangent."),
-    _op("sin", U, ew.sin, "Sine.", compiler=True),
-    _op("asin", U, ew.asin, "Arcsine.", compiler=True),
-    _op("asinh", U, ew.asinh, "Hyperbolic arcsine."),
-    _op("cos", U, ew.cos, "Cosine.", compiler=True),
-    _op("acos", U, ew.acos, "Arccosine.", compiler=True),
-    _op("acosh", U, ew.acosh, "Hyperbolic arccosine."),
+    _op("tan", U, ew.tan, "Tangent.", compiler=True, sfpu=_sfpu("tan", ulps=TRANSCENDENTAL)),
+    _op(
+        "tanh", U, ew.tanh, "Hyperbolic tangent.", compiler=True,
+        sfpu=_sfpu("tanh", ulps=TRANSCENDENTAL),
+    ),
+    _op("atan", U, ew.atan, "Arctangent.", compiler=True, sfpu=_sfpu("atan", ulps=TRANSCENDENTAL)),
+    _op("atanh", U, ew.atanh, "Hyperbolic arctangent.", sfpu=_sfpu("atanh", ulps=TRANSCENDENTAL)),
+    _op("sin", U, ew.sin, "Sine.", compiler=True, sfpu=_sfpu("sin", ulps=TRANSCENDENTAL)),
+    _op("asin", U, ew.asin, "Arcsine.", compiler=True, sfpu=_sfpu("asin", ulps=TRANSCENDENTAL)),
+    _op("asinh", U, ew.asinh, "Hyperbolic arcsine.", sfpu=_sfpu("asinh", ulps=TRANSCENDENTAL)),
+    _op("cos", U, ew.cos, "Cosine.", compiler=True, sfpu=_sfpu("cos", ulps=TRANSCENDENTAL)),
+    _op("acos", U, ew.acos, "Arccosine.", compiler=True, sfpu=_sfpu("acos", ulps=TRANSCENDENTAL)),
+    _op("acosh", U, ew.acosh, "Hyperbolic arccosine.", sfpu=_sfpu("acosh", ulps=TRANSCENDENTAL)),
     # activations
-    _op("relu", U, ew.relu, "ReLU.", compiler=True),
+    _op("relu", U, ew.relu, "ReLU.", compiler=True, sfpu=_sfpu("relu")),
     _op(
         "relu_max", U, ew.relu_max, "relu(min(x, upper_limit)).",
         params=[_real("upper_limit", "upper clamp", "upper")],
+        sfpu=_sfpu("relu_max", "upper_limit"),
     ),
     _op(
         "relu_min", U, ew.relu_min, "relu(max(x, lower_limit)).",
         params=[_real("lower_limit", "lower clamp", "lower")],
+        # relu_min_tile is max(x, lower_limit) (tt-llk); relu after it makes the spec's op.
+        lowering=(("relu_min_raw", ("lower_limit",)), ("relu", ())),
     ),
     _op(
         "leaky_relu", U, ew.leaky_relu, "Leaky ReLU.",
         params=[_real("slope", "negative slope", "negative_slope")],
+        sfpu=_sfpu("leaky_relu", "slope"),
     ),
-    _op("elu", U, ew.elu, "ELU.", params=[_real("slope", "ELU alpha", "alpha")]),
-    _op("gelu", U, ew.gelu, "GELU (exact, erf form).", compiler=True),
-    _op("sigmoid", U, ew.sigmoid, "Sigmoid.", compiler=True),
+    _op(
+        "elu", U, ew.elu, "ELU.", params=[_real("slope", "ELU alpha", "alpha")],
+        sfpu=_sfpu("elu", "slope", ulps=TRANSCENDENTAL),
+    ),
+    _op("gelu", U, ew.gelu, "GELU (exact, erf form).", compiler=True, sfpu=_sfpu("gelu")),
+    _op(
+        "sigmoid", U, ew.sigmoid, "Sigmoid.", compiler=True,
+        sfpu=_sfpu("sigmoid", ulps=TRANSCENDENTAL),
+    ),
     _op(
         "celu", U, ew.celu, "CELU.",
         params=[_real("alpha", "CELU alpha"), _real("alpha_recip", "1 / alpha")],
         golden_note="the golden divides by alpha; the impl multiplies by alpha_recip",
+        sfpu=_sfpu("celu", "alpha", "alpha_recip", ulps=TRANSCENDENTAL),
     ),
-    _op("silu", U, ew.silu, "SiLU (swish).", compiler=True),
-    _op("prelu", U, ew.prelu, "PReLU with one scalar weight.", params=[_real("alpha", "slope")]),
+    _op(
+        "silu", U, ew.silu, "SiLU (swish).", compiler=True,
+        sfpu=_sfpu("silu", ulps=TRANSCENDENTAL),
+    ),
+    _op(
+        "prelu", U, ew.prelu, "PReLU with one scalar weight.", params=[_real("alpha", "slope")],
+        sfpu=_sfpu("prelu", "alpha"),
+    ),
     _op(
         "softplus", U, ew.softplus, "Softplus with torch's linear threshold.",
         params=[
@@ -165,12 +229,17 @@ _OPS: tuple[OpSpec, ...] = (
             _real("threshold", "linear above beta*x > threshold"),
         ],
         golden_note="the golden divides by beta; the impl multiplies by beta_reciprocal",
+        sfpu=_sfpu("softplus", "beta", "beta_reciprocal", "threshold", ulps=TRANSCENDENTAL),
     ),
-    _op("softsign", U, ew.softsign, "x / (1 + |x|).", compiler=True),
-    _op("hardsigmoid", U, ew.hardsigmoid, "relu6(x + 3) / 6.", compiler=True),
+    _op("softsign", U, ew.softsign, "x / (1 + |x|).", compiler=True, sfpu=_sfpu("softsign")),
+    _op(
+        "hardsigmoid", U, ew.hardsigmoid, "relu6(x + 3) / 6.", compiler=True,
+        sfpu=_sfpu("hardsigmoid"),
+    ),
     _op(
         "hardtanh", U, ew.hardtanh, "Clamp to [min, max].",
         params=[_real("min", "lower bound", "min_val"), _real("max", "upper bound", "max_val")],
+        sfpu=_sfpu("hardtanh", "min", "max"),
     ),
     _op(
         "selu", U, ew.selu, "SELU.",
@@ -178,29 +247,32 @@ _OPS: tuple[OpSpec, ...] = (
             _real("scale", "SELU scale", default=1.0507009873554804934193349852946),
             _real("alpha", "SELU alpha", default=1.6732632423543772848170429916717),
         ],
+        sfpu=_sfpu("selu", "scale", "alpha", ulps=TRANSCENDENTAL),
     ),
     # rounding
-    _op("frac", U, ew.frac, "Fractional part.", compiler=True),
-    _op("trunc", U, ew.trunc, "Integer part (towards zero).", compiler=True),
+    _op("frac", U, ew.frac, "Fractional part.", compiler=True, sfpu=_sfpu("frac")),
+    _op("trunc", U, ew.trunc, "Integer part (towards zero).", compiler=True, sfpu=_sfpu("trunc")),
     _op(
         "round", U, ew.round_, "Round to decimals places (ties to even).",
         params=[Param("decimals", P.NATURAL, 0, doc="decimal places")],
+        sfpu=_sfpu("round", "decimals", ir=None, init="rounding_op_tile_init"),
     ),
-    _op("floor", U, ew.floor, "Floor.", compiler=True),
-    _op("ceil", U, ew.ceil, "Ceil.", compiler=True),
+    _op("floor", U, ew.floor, "Floor.", compiler=True, sfpu=_sfpu("floor")),
+    _op("ceil", U, ew.ceil, "Ceil.", compiler=True, sfpu=_sfpu("ceil")),
     _op(
         "clamp", U, ew.clamp, "Clamp to [min, max].",
         params=[_real("min", "lower bound", "min_val"), _real("max", "upper bound", "max_val")],
+        sfpu=_sfpu("clamp", "min", "max"),
     ),
     _op(
         "threshold", U, ew.threshold, "Elements > threshold become value.",
         params=[_real("threshold", "threshold"), _real("value", "replacement")],
         golden_note="spec semantics (x > threshold -> value), the opposite of torch/ttnn threshold",
     ),
-    _op("sign", U, ew.sign, "Sign (-1, 0, 1).", compiler=True),
+    _op("sign", U, ew.sign, "Sign (-1, 0, 1).", compiler=True, sfpu=_sfpu("sign")),
     _op(
         "signbit", U, ew.signbit, "1 for negatives and -0, else 0 (hardware; spec prose inverts it).",
-        compiler=True,
+        compiler=True, sfpu=_sfpu("signbit"),
     ),
     _op(
         "typecast", OpKind.TYPECAST, ew.typecast, "Convert to another float format.",

@@ -3,8 +3,11 @@
 One :class:`OpSpec` describes one block operation completely: its name and namespace,
 how many block operands it takes (its :class:`OpKind`), its extra scalar parameters
 (:class:`Param`), the formats it accepts, its numpy implementation, its torch golden,
-and whether the TT-Lang compiler supports it.  The table of specs lives in
-``registry.py``; shape rules in ``shapes.py``; parameter binding in ``params.py``.
+whether the TT-Lang compiler supports it, and how tt-metal computes it on a DST tile
+(:class:`SfpuForm`: the SFPU function of the compute kernel API, which is what the
+compiler emits, the Python kernel API binds and the native runtime implements).  The
+table of specs lives in ``registry.py``; the kernel API's tile ops derived from it in
+``tile_ops.py``; shape rules in ``shapes.py``; parameter binding in ``params.py``.
 
 Every op in the registry runs on the COMPUTE kernel (TT-Lang spec, "Thread
 assignment": block expressions and their ``store`` run on a compute thread).
@@ -31,11 +34,13 @@ __all__ = [
     "FLOAT32",
     "NAMESPACES",
     "REQUIRED",
+    "SAME",
     "Namespace",
     "OpKind",
     "OpSpec",
     "Param",
     "ParamKind",
+    "SfpuForm",
 ]
 
 Namespace = Literal["math", "block", "operator"]
@@ -117,6 +122,45 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
+class _Same:
+    """Sentinel: the kernel-IR name of an SFPU form is the op's own name."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SAME"
+
+
+SAME: Any = _Same()
+
+
+@dataclass(frozen=True, slots=True)
+class SfpuForm:
+    """How tt-metal computes an op on one DST tile: ``<stem>_tile(idst, params...)``.
+
+    The SFPU function computes the op *exactly* (the same values for the same inputs);
+    its parameters are the op's own, in ``params`` order, passed as tt-metal's host code
+    passes them (a float as its IEEE-754 bits, an integer as itself).
+
+    Attributes:
+        stem: the tt-metal function stem (``"negative"`` -> ``negative_tile`` and
+            ``negative_tile_init``).
+        params: the op's parameters the function takes, in order.
+        ir: the kernel IR's name of the SFPU op (``optable.SFPU``; ``raw.sfpu(name)``);
+            ``SAME`` is the op's name, None: not in the IR (kernel API only).
+        ulps: the most float32 ulps the native runtime's C++ may differ from the numpy
+            implementation (0: bit for bit; transcendental functions are evaluated in
+            double there and rounded once, numpy's float32 loops are within ~2.5 ulps).
+        init: the init function, when it is not ``<stem>_tile_init``.
+    """
+
+    stem: str
+    params: tuple[str, ...] = ()
+    ir: str | None = SAME
+    ulps: int = 0
+    init: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Param:
     """One extra parameter of an op (beyond its block operands).
@@ -171,6 +215,11 @@ class OpSpec:
         golden_note: why ``torch_golden`` is missing or differs from the obvious torch
             function.
         placement: the kernel kind the op runs on (always compute).
+        sfpu: the SFPU function computing the op on a DST tile, if tt-metal has one
+            (``tile_ops`` derives the kernel API's SFPU table from these).
+        lowering: the SFPU steps the compiler emits for the op when they are not just
+            ``sfpu`` (kernel-IR SFPU names with the parameter names or constants they
+            take, applied in order); None: ``sfpu`` itself, if it has an IR name.
     """
 
     name: str
@@ -187,6 +236,8 @@ class OpSpec:
     accepts_scalar: bool = False
     golden_note: str = ""
     placement: Literal["compute"] = "compute"
+    sfpu: SfpuForm | None = None
+    lowering: tuple[tuple[str, tuple[str | float, ...]], ...] | None = None
 
     @property
     def arity(self) -> int:
@@ -197,6 +248,26 @@ class OpSpec:
     def qualified_name(self) -> str:
         """``"math.exp"``, ``"block.broadcast"``, ``"operator.add"``."""
         return f"{self.namespace}.{self.name}"
+
+    def apply(self, *operands: Any, config: Any = None, **params: Any) -> np.ndarray:
+        """The op on block values: the one call every engine makes.
+
+        ``config`` is the compute configuration of the kernel that runs the op
+        (``numerics.MathConfig``; None: the default).  The numpy implementations do not
+        read it yet: math fidelity, approximation modes and DST precision (issue 23)
+        are threaded through here, once for every caller.
+        """
+        return self.impl(*operands, **params)
+
+    @property
+    def compiled_steps(self) -> tuple[tuple[str, tuple[str | float, ...]], ...] | None:
+        """The SFPU steps the compiler lowers a unary op to (None: not compiled)."""
+        if self.lowering is not None:
+            return self.lowering
+        form = self.sfpu
+        if form is None or form.ir is None:
+            return None
+        return ((self.name if form.ir is SAME else form.ir, form.params),)
 
     def param(self, name: str) -> Param:
         """The parameter called ``name`` (KeyError if none)."""

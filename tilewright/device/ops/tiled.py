@@ -54,6 +54,7 @@ __all__ = [
     "matmul",
     "reduce_max",
     "reduce_sum",
+    "reduce_tile",
     "squeeze",
     "transpose",
     "unsqueeze",
@@ -130,6 +131,30 @@ def reduce_max(
 ) -> np.ndarray:
     """``ttl.math.reduce_max(x, dims, shape)``: tiled two-step maximum (module docstring)."""
     return _reduce("math.reduce_max", np.maximum, x, dims, shape, tile)
+
+
+@kernel
+def reduce_tile(
+    acc: np.ndarray, x: np.ndarray, scale: np.floating, *, maximum: bool, dim: int
+) -> np.ndarray:
+    """One step of the compute API's ``reduce_tile``: reduce the tile ``x`` and combine the
+    result, times ``scale``, into ``acc`` (the DST tile), which is returned updated.
+
+    ``dim`` is tt-metal's ``ReduceDim``: 0 REDUCE_ROW (each row into column 0), 1
+    REDUCE_COL (each column into row 0), 2 REDUCE_SCALAR (the tile into [0, 0]); other
+    values of ``acc`` are kept.  ``maximum`` selects MAX pooling (else SUM).  The block
+    ops :func:`reduce_sum` / :func:`reduce_max` are the whole-block form of the same
+    reduction; the compiler lowers them to a sequence of these steps.
+    """
+    ufunc = np.maximum if maximum else np.add
+    out = acc.copy()
+    if dim == 0:
+        out[:, 0] = ufunc(out[:, 0], ufunc.reduce(x, axis=1) * scale)
+    elif dim == 1:
+        out[0, :] = ufunc(out[0, :], ufunc.reduce(x, axis=0) * scale)
+    else:
+        out[0, 0] = ufunc(out[0, 0], ufunc.reduce(x, axis=None) * scale)
+    return out
 
 
 @kernel
@@ -226,9 +251,13 @@ def matmul(a: np.ndarray, b: np.ndarray, *, transpose_rhs: bool = False) -> np.n
 
     ``[..., M, K] @ [..., K, N] -> [..., M, N]`` in elements (tile by tile this is the
     sum over k of tile products); leading batch dims broadcast as in numpy.  With
-    ``transpose_rhs`` the right operand ``[..., N, K]`` is transposed first.
+    ``transpose_rhs`` the right operand ``[..., N, K]`` is transposed first (into a
+    contiguous array: the kernel API's ``matmul_tiles`` applies this op to tiles, bit for
+    bit as the native runtime's sgemm on its transposed copy).
     """
-    rhs = np.swapaxes(b, -1, -2) if transpose_rhs else b
+    # The transposed rhs is made contiguous: BLAS sums a transposed operand in another order,
+    # and the tile matmul of the native runtime (the same sgemm) multiplies contiguous tiles.
+    rhs = np.ascontiguousarray(np.swapaxes(b, -1, -2)) if transpose_rhs else b
     if a.ndim < 2 or rhs.ndim < 2 or a.shape[-1] != rhs.shape[-2]:
         raise OpShapeError(
             f"operator.matmul: block values {a.shape} @ {rhs.shape}"

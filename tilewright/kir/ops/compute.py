@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilewright.device import kernel_api as ka
+from tilewright.device.ops import tile_ops
 from tilewright.kir.interp_scalar import ExprFn, coerce, compile_expr, operand, unsupported
 from tilewright.kir.ir import Const, Op, seq
 from tilewright.kir.opdef import CK, Checker, OpDef, OpFn, Runner, Writer, operands
@@ -32,73 +33,22 @@ __all__ = [
     "SFPU_CALLS",
 ]
 
+# The op names below are the op registry's (device/ops/tile_ops.py), the one list of the
+# compute API's math: this module only names them for the IR.
+
 # Binary FPU ops on two CB tiles (add_tiles ...): IR name -> tt-metal stem.
-BINARY = {"add": "add", "sub": "sub", "mul": "mul"}
+BINARY = {name: op.name for name, op in tile_ops.FPU_BINARY.items()}
 
 # SFPU binary ops on two DST tiles (api/compute/eltwise_binary_sfpu.h).
-SFPU_BINARY = {
-    "add": "add_binary_tile",
-    "sub": "sub_binary_tile",
-    "mul": "mul_binary_tile",
-    "div": "div_binary_tile",
-    "max": "binary_max_tile",
-    "min": "binary_min_tile",
-}
+SFPU_BINARY = {name: op.name for name, op in tile_ops.SFPU_BINARY.items()}
 
 # SFPU unary ops: IR name -> (tt-metal tile function, init function, parameter kinds).
 # Parameter kinds: "f" a float passed as its IEEE bits (tt-metal's host convention),
 # "i" an integer.
 SFPU: dict[str, tuple[str, str, str]] = {
-    "exp": ("exp_tile", "exp_tile_init", ""),
-    "exp2": ("exp2_tile", "exp2_tile_init", ""),
-    "expm1": ("expm1_tile", "expm1_tile_init", ""),
-    "log": ("log_tile", "log_tile_init", ""),
-    "logp1": ("log1p_tile", "log1p_tile_init", ""),
-    "sqrt": ("sqrt_tile", "sqrt_tile_init", ""),
-    "square": ("square_tile", "square_tile_init", ""),
-    "rsqrt": ("rsqrt_tile", "rsqrt_tile_init", ""),
-    "recip": ("recip_tile", "recip_tile_init", ""),
-    "tan": ("tan_tile", "tan_tile_init", ""),
-    "tanh": ("tanh_tile", "tanh_tile_init", ""),
-    "atan": ("atan_tile", "atan_tile_init", ""),
-    "atanh": ("atanh_tile", "atanh_tile_init", ""),
-    "sin": ("sin_tile", "sin_tile_init", ""),
-    "asin": ("asin_tile", "asin_tile_init", ""),
-    "asinh": ("asinh_tile", "asinh_tile_init", ""),
-    "cos": ("cos_tile", "cos_tile_init", ""),
-    "acos": ("acos_tile", "acos_tile_init", ""),
-    "acosh": ("acosh_tile", "acosh_tile_init", ""),
-    "relu": ("relu_tile", "relu_tile_init", ""),
-    "relu_max": ("relu_max_tile", "relu_max_tile_init", "f"),
-    "relu_min_raw": ("relu_min_tile", "relu_min_tile_init", "f"),
-    "leaky_relu": ("leaky_relu_tile", "leaky_relu_tile_init", "f"),
-    "elu": ("elu_tile", "elu_tile_init", "f"),
-    "gelu": ("gelu_tile", "gelu_tile_init", ""),
-    "sigmoid": ("sigmoid_tile", "sigmoid_tile_init", ""),
-    "silu": ("silu_tile", "silu_tile_init", ""),
-    "prelu": ("prelu_tile", "prelu_tile_init", "f"),
-    "softsign": ("softsign_tile", "softsign_tile_init", ""),
-    "hardsigmoid": ("hardsigmoid_tile", "hardsigmoid_tile_init", ""),
-    "hardtanh": ("hardtanh_tile", "hardtanh_tile_init", "ff"),
-    "selu": ("selu_tile", "selu_tile_init", "ff"),
-    "celu": ("celu_tile", "celu_tile_init", "ff"),
-    "softplus": ("softplus_tile", "softplus_tile_init", "fff"),
-    "frac": ("frac_tile", "frac_tile_init", ""),
-    "trunc": ("trunc_tile", "trunc_tile_init", ""),
-    "floor": ("floor_tile", "floor_tile_init", ""),
-    "ceil": ("ceil_tile", "ceil_tile_init", ""),
-    "clamp": ("clamp_tile", "clamp_tile_init", "ff"),
-    "threshold": ("threshold_tile", "threshold_tile_init", "ff"),
-    "sign": ("sign_tile", "sign_tile_init", ""),
-    "signbit": ("signbit_tile", "signbit_tile_init", ""),
-    "abs": ("abs_tile", "abs_tile_init", ""),
-    "neg": ("negative_tile", "negative_tile_init", ""),
-    # An integer exponent: power_tile takes float bits (power_tile(x, 3) would raise x to 4e-45).
-    "power": ("power_iterative_tile", "power_iterative_tile_init", "i"),
-    "add_scalar": ("add_unary_tile", "binop_with_scalar_tile_init", "f"),
-    "sub_scalar": ("sub_unary_tile", "binop_with_scalar_tile_init", "f"),
-    "mul_scalar": ("mul_unary_tile", "binop_with_scalar_tile_init", "f"),
-    "rsub_scalar": ("rsub_unary_tile", "binop_with_scalar_tile_init", "f"),
+    op.ir: (op.function, op.init, op.params)
+    for op in tile_ops.SFPU_OPS.values()
+    if op.ir is not None
 }
 
 
@@ -125,8 +75,8 @@ def _handshake(code: str, need: str, after: str) -> OpDef:
 
 
 def _run_init(op: Op, rt: Runner) -> OpFn:
-    args = op.args
-    return lambda env: ka.compute_kernel_hw_startup(*args)
+    cbs = tuple(int(str(a)) for a in op.args)  # static CB indices
+    return lambda env: ka.compute_kernel_hw_startup(*cbs)
 
 
 # -- unpack / math ------------------------------------------------------------------------------

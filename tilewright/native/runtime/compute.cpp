@@ -1,6 +1,7 @@
 // compute.cpp -- the compute kernel API: DST, unpack -> math / SFPU -> pack.
 //
-// Same semantics, order of operations and messages as device/kernel_api/compute.py:
+// Same semantics and order of operations as device/kernel_api/compute.py, the messages of
+// the same table (twrt_messages.h), the op codes of the op registry's (twrt_sfpu_ops.h):
 // DST holds 16 tiles of float32 values, rounded to bf16 (round to nearest even) on every
 // write unless fp32_dest_acc_en; unpack decodes the CB's format, pack encodes into the
 // output CB's format at the next sequential slot (formats.cpp, bit-identical to the
@@ -11,8 +12,9 @@
 #include <cmath>
 
 #include "twrt.h"
-#include "twrt_formats.h"
 #include "twrt_erf.h"
+#include "twrt_format_table.h"
+#include "twrt_formats.h"
 #include "twrt_sfpu_ops.h"
 
 namespace twrt {
@@ -29,30 +31,34 @@ using Sgemm32 = void (*)(int, int, int, int32_t, int32_t, int32_t, float, const 
 void* g_sgemm = nullptr;
 int g_sgemm_ilp64 = 0;
 
+}  // namespace
+
 Run* compute_run(tw::Loc loc) {
     Run* r = cur();
     note(r, loc);
-    if (!r->kind_compute)
-        fail(r, ERR_KERNEL, loc,
-             "this kernel is a data-movement kernel; the compute API runs on compute kernels");
+    if (!r->kind_compute) fail_not_compute(r, loc);
     return r;
 }
 
-int capacity(Run* r) {
+int dst_capacity(Run* r) {
     int n = r->dst_full_sync ? kDstTiles : kDstTiles / 2;
     return r->fp32_dest_acc ? n / 2 : n;
 }
 
-const char* py_bool(int v) { return v ? "True" : "False"; }
-
 void check_dst(Run* r, int64_t idst, tw::Loc loc) {
-    int cap = capacity(r);
-    if (idst < 0 || idst >= cap)
-        fail(r, ERR_KERNEL, loc,
-             "DST index %" PRId64 " is out of range: this compute kernel has %d DST tiles per acquire "
-             "(fp32_dest_acc_en=%s, dst_full_sync_en=%s)",
-             idst, cap, py_bool(r->fp32_dest_acc), py_bool(r->dst_full_sync));
+    int cap = dst_capacity(r);
+    if (idst < 0 || idst >= cap) fail_dst_range(r, loc, idst, cap, r->fp32_dest_acc, r->dst_full_sync);
 }
+
+uint32_t read_limit(const tw_CBState* c) {
+    return c->waited ? c->waited : (c->received - c->acked) & 0xFFFF;
+}
+
+uint32_t write_limit(const tw_CBState* c) {
+    return c->reserved ? c->reserved : c->num_pages - ((c->received - c->acked) & 0xFFFF);
+}
+
+namespace {
 
 float* dst_tile(Run* r, uint32_t idst) { return r->dst + size_t(idst) * kTile; }
 
@@ -73,29 +79,20 @@ void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
     }
 }
 
-void check_tile_shape(Run* r, int32_t cb, const tw_CBState* c, tw::Loc loc) {
-    if (c->tile_h != 32 || c->tile_w != 32)
-        fail_cb(r, ERR_KERNEL, cb, loc, "the compute API here handles 32x32 tiles; {cb} has a %ux%u tile", c->tile_h,
-                c->tile_w);
-}
-
-void check_page(Run* r, int32_t cb, const tw_CBState* c, tw::Loc loc) {
-    int32_t size = tile_bytes(c->format_code);
-    if (size < 0) fail_cb(r, ERR_FORMAT, cb, loc, "data format %u of {cb} has no tile form", c->format_code);
-    if (uint32_t(size) != c->page_size)
-        fail_cb(r, ERR_FORMAT, cb, loc, "decode_block(format %u): 1x1 tiles of %d bytes need %d bytes, got %u",
-                c->format_code, size, size, c->page_size);
+/** The CB holds 32x32 tiles of a format with a tile codec, one per page (check_tile_page). */
+void check_tile_page(Run* r, int32_t cb, const tw_CBState* c, const char* what, tw::Loc loc) {
+    if (c->tile_h != 32 || c->tile_w != 32) fail_tile_shape(r, loc, what, cb, c->tile_h, c->tile_w);
+    int32_t size = format_info(c->format_code).tile_bytes;
+    if (size < 0) fail_no_tile_form(r, loc, what, c->format_code, cb);
+    if (uint32_t(size) != c->page_size) fail_page_size(r, loc, what, cb, c->page_size, c->format_code, size);
 }
 
 /** Tile `itile` (relative to the read pointer) of CB `cb` as row-major float32. */
 void unpack(Run* r, int32_t cb, uint32_t itile, float* out, tw::Loc loc) {
     tw_CBState* c = cb_of(r, cb, loc);
-    uint32_t filled = (c->received - c->acked) & 0xFFFF;
-    if (itile >= filled)
-        fail_cb(r, ERR_KERNEL, cb, loc, "tile %u of {cb} is not available: %u pages are waited at the front", itile,
-                filled);
-    check_tile_shape(r, cb, c, loc);
-    check_page(r, cb, c, loc);
+    uint32_t limit = read_limit(c);
+    if (itile >= limit) fail_tile_not_waited(r, loc, itile, cb, limit);
+    check_tile_page(r, cb, c, "unpack", loc);
     decode_tile(c->format_code,
                 l1_span(r, c->rd_ptr + uint64_t(itile) * c->page_size, c->page_size, "unpack", loc), out);
 }
@@ -108,19 +105,10 @@ void pack_int_error(Run* r, uint32_t fmt, int32_t index, float value, tw::Loc lo
     fail(r, ERR_FORMAT, loc, "value at device index %d cannot be stored in format %u", index, fmt);
 }
 
-uint32_t slot_addr(Run* r, int32_t cb, tw_CBState* c, uint32_t slot, const char* what, tw::Loc loc) {
-    if (slot >= c->num_pages)
-        fail_cb(r, ERR_KERNEL, cb, loc, "%s into {cb}: tile slot %u is beyond its %u pages", what, slot, c->num_pages);
-    uint32_t addr = c->wr_ptr + slot * c->page_size;
-    if (addr + c->page_size > c->fifo_limit) addr -= c->num_pages * c->page_size;
-    return addr;
-}
-
 void pack_values(Run* r, int32_t cb, uint32_t slot, const float* values, const char* what, tw::Loc loc) {
     tw_CBState* c = cb_of(r, cb, loc);
     uint32_t addr = slot_addr(r, cb, c, slot, what, loc);
-    check_tile_shape(r, cb, c, loc);
-    check_page(r, cb, c, loc);
+    check_tile_page(r, cb, c, what, loc);
     uint8_t* mem = l1_span(r, addr, c->page_size, what, loc);
     float sum[kTile];
     if (r->l1_acc) {
@@ -137,6 +125,14 @@ void pack_values(Run* r, int32_t cb, uint32_t slot, const float* values, const c
 }
 
 }  // namespace
+
+uint32_t slot_addr(Run* r, int32_t cb, tw_CBState* c, uint32_t slot, const char* what, tw::Loc loc) {
+    uint32_t limit = write_limit(c);
+    if (slot >= limit) fail_slot_unreserved(r, loc, what, cb, slot, limit);
+    uint32_t addr = c->wr_ptr + slot * c->page_size;
+    if (addr + c->page_size > c->fifo_limit) addr -= c->num_pages * c->page_size;
+    return addr;
+}
 
 void pack_tile_values(Run* r, int32_t cb, uint32_t slot, const float* values, const char* what, tw::Loc loc) {
     pack_values(r, cb, slot, values, what, loc);
@@ -223,7 +219,8 @@ TW_EXPORT void twrt_dst_check(tw::Loc loc) { pipe_handoff(compute_run(loc)); }
 TW_EXPORT void twrt_check_cb(int32_t cb, tw::Loc loc) { cb_of(cur(), cb, loc); }
 
 // what: 0 plain init, 1 copy_tile_to_dst_init_short(cb=a, transpose=b), 2 mm_init,
-// 3 matmul_block_init(a, b, transpose=c, ct=d, rt=e; kt via twrt_init 4), 5 sfpu init.
+// 3 matmul_block_init(a, b, transpose=c, ct=d, rt=e; kt via twrt_init 4), 5 sfpu init,
+// 6 pack_rows_init(count=a: rows of 16 datums).
 TW_EXPORT void twrt_init(int32_t what, int32_t a, int32_t b, int32_t c, int32_t d, int32_t e, tw::Loc loc) {
     Run* r = compute_run(loc);
     if (what == 5) return;
@@ -246,6 +243,9 @@ TW_EXPORT void twrt_init(int32_t what, int32_t a, int32_t b, int32_t c, int32_t 
             break;
         case 4:
             r->mm_kt = a;
+            break;
+        case 6:
+            r->pack_rows = uint32_t(a);
             break;
         default:
             break;
@@ -271,8 +271,8 @@ namespace {
 // vectorise (each lane is one IEEE float32 operation, as numpy's: -ffp-contract=off).
 template <int Op>
 inline float apply_op(float x, float y) {
-    if constexpr (Op == 0) return x + y;
-    else if constexpr (Op == 1) return x - y;
+    if constexpr (Op == TW_FPU_add) return x + y;
+    else if constexpr (Op == TW_FPU_sub) return x - y;
     else return x * y;
 }
 
@@ -305,9 +305,9 @@ TW_EXPORT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1
     float a[kTile], b[kTile], out[kTile];
     unpack(r, int32_t(cb0), t0, a, loc);
     unpack(r, int32_t(cb1), t1, b, loc);
-    if (op == 0) binary_dispatch<0>(bcast, a, b, out);
-    else if (op == 1) binary_dispatch<1>(bcast, a, b, out);
-    else binary_dispatch<2>(bcast, a, b, out);
+    if (op == TW_FPU_add) binary_dispatch<TW_FPU_add>(bcast, a, b, out);
+    else if (op == TW_FPU_sub) binary_dispatch<TW_FPU_sub>(bcast, a, b, out);
+    else binary_dispatch<TW_FPU_mul>(bcast, a, b, out);
     write_dst(r, idst, out, loc);
     tile_binary(r, cb_of(r, int32_t(cb0), loc)->page_size, cb_of(r, int32_t(cb1), loc)->page_size, op == 2);
 }
@@ -315,23 +315,20 @@ TW_EXPORT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1
 TW_EXPORT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc) {
     Run* r = compute_run(loc);
     check_dst(r, idst, loc);
-    if (reuse == 0)
-        fail(r, ERR_KERNEL, loc,
-             "binary_dest_reuse_tiles needs EltwiseBinaryReuseDestType::DEST_TO_SRCA or DEST_TO_SRCB (NONE reuses "
-             "nothing: use add_tiles / sub_tiles / mul_tiles)");
+    if (reuse < 0 || reuse > 2) fail_enum_value(r, loc, "binary_dest_reuse_tiles", reuse, "EltwiseBinaryReuseDestType");
+    if (reuse == 0) fail_dest_reuse_none(r, loc);
     static const char* const names[] = {"ELWMUL", "ELWDIV", "ELWADD", "ELWSUB", "ELWMAXMIN"};
-    if (op != 0 && op != 2 && op != 3)
-        fail(r, ERR_KERNEL, loc, "binary_dest_reuse_tiles: %s is not an FPU binary op (ELWADD, ELWSUB, ELWMUL)",
-             op >= 0 && op < 5 ? names[op] : "?");
+    if (op < 0 || op > 4) fail_enum_value(r, loc, "binary_dest_reuse_tiles", op, "EltwiseBinaryType");
+    if (op != 0 && op != 2 && op != 3) fail_dest_reuse_op(r, loc, names[op]);
     float t[kTile], out[kTile];
     unpack(r, int32_t(cb), itile, t, loc);
     const float* d = dst_tile(r, idst);
     const float* x = reuse == 1 ? d : t;
     const float* y = reuse == 1 ? t : d;
-    int code = op == 2 ? 0 : op == 3 ? 1 : 2;  // ELWADD, ELWSUB, ELWMUL
-    if (code == 0) binary_loop<0, 0>(x, y, out);
-    else if (code == 1) binary_loop<1, 0>(x, y, out);
-    else binary_loop<2, 0>(x, y, out);
+    int code = op == 2 ? TW_FPU_add : op == 3 ? TW_FPU_sub : TW_FPU_mul;  // ELWADD, ELWSUB, ELWMUL
+    if (code == TW_FPU_add) binary_loop<TW_FPU_add, 0>(x, y, out);
+    else if (code == TW_FPU_sub) binary_loop<TW_FPU_sub, 0>(x, y, out);
+    else binary_loop<TW_FPU_mul, 0>(x, y, out);
     write_dst(r, idst, out, loc);
     tile_dest_reuse(r, cb_of(r, int32_t(cb), loc)->page_size, code == 2);
 }
@@ -355,22 +352,16 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
                                  uint32_t transpose_b, uint32_t ct, uint32_t rt, uint32_t kt, tw::Loc loc) {
     Run* r = compute_run(loc);
     char what[96];
-    std::snprintf(what, sizeof what, "matmul_block(ct_dim=%u, rt_dim=%u, kt_dim=%u)", ct, rt, kt);
-    if (int32_t(ct) < 1 || int32_t(rt) < 1 || int32_t(kt) < 1)
-        fail(r, ERR_KERNEL, loc, "%s: block dimensions must be at least 1", what);
-    int cap = capacity(r);
+    fmt_matmul_block_what(what, sizeof what, int32_t(ct), int32_t(rt), int32_t(kt));
+    if (int32_t(ct) < 1 || int32_t(rt) < 1 || int32_t(kt) < 1) fail_matmul_block_dims(r, loc, what);
+    int cap = dst_capacity(r);
     uint32_t n = ct * rt;
-    if (idst + n > uint32_t(cap))
-        fail(r, ERR_KERNEL, loc,
-             "%s writes DST tiles %u..%u, beyond the %d DST tiles of one acquire (fp32_dest_acc_en=%s, "
-             "dst_full_sync_en=%s)",
-             what, idst, idst + n - 1, cap, py_bool(r->fp32_dest_acc), py_bool(r->dst_full_sync));
+    if (int32_t(idst) < 0 || uint64_t(idst) + n > uint64_t(cap))
+        fail_dst_block_range(r, loc, what, int32_t(idst), int64_t(int32_t(idst)) + n - 1, cap, r->fp32_dest_acc,
+                             r->dst_full_sync);
     if (r->mm_block_set && (r->mm_transpose != (transpose_b != 0) || uint32_t(r->mm_ct) != ct ||
                             uint32_t(r->mm_rt) != rt))
-        fail(r, ERR_KERNEL, loc,
-             "%s, transpose=%d: the last matmul_block_init / mm_block_init configured ct_dim=%d, rt_dim=%d, "
-             "transpose=%d; the hardware runs the configured block (re-init before changing it)",
-             what, transpose_b ? 1 : 0, r->mm_ct, r->mm_rt, r->mm_transpose);
+        fail_matmul_block_config(r, loc, what, transpose_b ? 1 : 0, r->mm_ct, r->mm_rt, r->mm_transpose);
     static thread_local float btiles[16 * kTile];
     float tmp[kTile], a[kTile], p[kTile], out[kTile];
     for (uint32_t c = 0; c < ct; ++c) {
@@ -395,6 +386,8 @@ TW_EXPORT void twrt_reduce_tile(int32_t pool, int32_t dim, uint32_t cb, uint32_t
                                 uint32_t idst, tw::Loc loc) {
     Run* r = compute_run(loc);
     check_dst(r, idst, loc);
+    if (pool < 0 || pool > 2) fail_enum_value(r, loc, "reduce_tile", pool, "PoolType");
+    if (dim < 0 || dim > 2) fail_enum_value(r, loc, "reduce_tile", dim, "ReduceDim");
     float a[kTile], s[kTile], d[kTile];
     unpack(r, int32_t(cb), t, a, loc);
     unpack(r, int32_t(cbs), ts, s, loc);
@@ -461,9 +454,15 @@ TW_EXPORT void twrt_pack_tile(uint32_t idst, uint32_t cb, uint32_t out_idx, bool
     tile_pack(r, c->page_size, r->l1_acc != 0);
 }
 
+TW_EXPORT void twrt_pack_tile_block(uint32_t idst, uint32_t cb, uint32_t ntiles, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    if (int32_t(ntiles) < 1) fail_ntiles(r, loc, int32_t(ntiles));
+    for (uint32_t i = 0; i < ntiles; ++i) twrt_pack_tile(idst + i, cb, 0, false, loc);
+}
+
 TW_EXPORT void twrt_pack_l1_acc(uint32_t enable, tw::Loc loc) {
     Run* r = compute_run(loc);
-    if (enable > 1) fail(r, ERR_KERNEL, loc, "pack_reconfig_l1_acc(%u): the flag must be 0 or 1", enable);
+    if (enable > 1) fail_l1_acc_flag(r, loc, int32_t(enable));
     r->l1_acc = int32_t(enable);
 }
 
@@ -504,7 +503,7 @@ double poly_erf(double x) {
     return std::copysign(result, x);
 }
 
-float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
+float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2, bool* unknown) {
     switch (op) {
         case TW_SFPU_exp: return d1(std::exp, x);
         case TW_SFPU_log: return d1(std::log, x);
@@ -570,7 +569,9 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2) {
         case TW_SFPU_selu:
             return fparam(p0) * (x > 0 ? x : fparam(p1) * d1(std::expm1, x));
         case TW_SFPU_celu: return x > 0 ? x : fparam(p0) * d1(std::expm1, x * fparam(p1));
-        default: return x;
+        default:  // an op of the table (twrt_sfpu_ops.h) without a case here
+            *unknown = true;
+            return x;
     }
 }
 
@@ -588,7 +589,11 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
         request(r, "sfpu_round", 2, args, loc);
         write_dst(r, idst, d, loc);
     } else {
-        for (int i = 0; i < kTile; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2);
+        bool unknown = op < 0 || op >= TW_SFPU_COUNT;
+        for (int i = 0; i < kTile && !unknown; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2, &unknown);
+        if (unknown)
+            fail(r, ERR_KERNEL, loc, "SFPU op %d (%s) has no implementation in the native runtime (compute.cpp)", op,
+                 op >= 0 && op < TW_SFPU_COUNT ? kSfpuNames[op] : "?");
         write_dst(r, idst, out, loc);
     }
     tile_sfpu(r, kSfpuInstructions[op]);
@@ -596,29 +601,29 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
 
 // -- SFPU binary ops on two DST tiles, fill, unary broadcast -------------------------------------
 
-// op: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min (numpy's float32 semantics, NaN and ties included).
+// op: TW_SFPU_BINARY_* (numpy's float32 semantics, NaN and ties included).
 TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc) {
     Run* r = compute_run(loc);
     check_dst(r, idst0, loc);
     check_dst(r, idst1, loc);
     check_dst(r, odst, loc);
-    if (op < 0 || op > 5) fail(r, ERR_KERNEL, loc, "unknown SFPU binary op %d", op);
     const float* a = dst_tile(r, idst0);
     const float* b = dst_tile(r, idst1);
     float out[kTile];
     switch (op) {
-        case 0: binary_loop<0, 0>(a, b, out); break;
-        case 1: binary_loop<1, 0>(a, b, out); break;
-        case 2: binary_loop<2, 0>(a, b, out); break;
-        case 3:
+        case TW_SFPU_BINARY_add: binary_loop<TW_FPU_add, 0>(a, b, out); break;
+        case TW_SFPU_BINARY_sub: binary_loop<TW_FPU_sub, 0>(a, b, out); break;
+        case TW_SFPU_BINARY_mul: binary_loop<TW_FPU_mul, 0>(a, b, out); break;
+        case TW_SFPU_BINARY_div:
             for (int i = 0; i < kTile; ++i) out[i] = a[i] / b[i];
             break;
-        case 4:
+        case TW_SFPU_BINARY_max:
             for (int i = 0; i < kTile; ++i) out[i] = np_max(a[i], b[i]);
             break;
-        default:
+        case TW_SFPU_BINARY_min:
             for (int i = 0; i < kTile; ++i) out[i] = np_min(a[i], b[i]);
             break;
+        default: fail(r, ERR_KERNEL, loc, "unknown SFPU binary op %d", op);
     }
     write_dst(r, odst, out, loc);
     tile_sfpu(r, TW_COST_SFPU_BINARY);

@@ -1,8 +1,9 @@
 // dataflow.cpp -- the data-movement kernel API: identity, arguments, circular buffers,
 // NoC transfers (unicast, multicast, stateful), semaphores and tensor accessors.
 //
-// Semantics and messages are those of the Python kernel API (device/cb.py,
-// device/kernel_api/dataflow.py, device/transfer.py, device/kernel_api/accessor.py).
+// Semantics are those of the Python kernel API (device/cb.py, device/kernel_api/dataflow.py,
+// device/transfer.py, device/kernel_api/accessor.py); the messages are the same table's
+// (fail_<name>: twrt_messages.h, generated from device/api_messages.py).
 #include <cinttypes>
 
 #include "twrt.h"
@@ -21,19 +22,13 @@ inline uint64_t xy_addr(const tw_DeviceInfo* d, uint32_t x, uint32_t y, uint64_t
            (uint64_t(chip_tag(d->chip)) << 60);
 }
 
-// CB protocol errors carry their code: Python renders device/cb.py's CB_ERRORS with the
-// CB's name ("#cb <code> <pages> <ptr>").
-[[noreturn]] void cb_protocol_error(Run* r, int32_t cb, int32_t code, int32_t n, uint32_t ptr, tw::Loc loc) {
-    fail_cb(r, ERR_DFB, cb, loc, "#cb %d %d %u", code, n, ptr);
-}
-
 void observe(Run* r, int32_t kind, int32_t cb, int32_t n, tw::Loc loc) {
     const int64_t args[3] = {kind, cb, n};
     request(r, "observe", 3, args, loc);
 }
 
 uint32_t word_addr(Run* r, uint32_t addr, tw::Loc loc) {
-    if (addr % 4 || addr + 4 > r->dev->l1_size) fail(r, ERR_NOC, loc, "semaphore address 0x%x is not a valid L1 word", addr);
+    if (addr % 4 || uint64_t(addr) + 4 > r->dev->l1_size) fail_semaphore_word(r, loc, addr);
     return addr;
 }
 
@@ -47,8 +42,7 @@ tw_WaitList* watch_list(Run* r, uint32_t addr, tw::Loc loc) {
             free_entry = &e;
         }
     }
-    if (free_entry == nullptr)
-        fail(r, ERR_KERNEL, loc, "more than %d distinct L1 words are waited on at once on one core", TW_MAX_WATCH);
+    if (free_entry == nullptr) fail_watch_full(r, loc, TW_MAX_WATCH);
     free_entry->addr = addr;
     free_entry->active = 1;
     free_entry->waiters.head = free_entry->waiters.tail = TW_NO_RUN;
@@ -76,48 +70,38 @@ Target resolve(Run* r, uint64_t noc_addr, uint32_t size, const char* what, tw::L
     tw_DeviceInfo* d = r->dev;
     uint32_t x = (noc_addr >> 36) & 63, y = (noc_addr >> 42) & 63;
     uint64_t local = noc_addr & kLocalMask;
-    if (size == 0) fail(r, ERR_NOC, loc, "%s: transfer size must be positive, got 0", what);
+    if (size == 0) fail_noc_size(r, loc, what, 0);
     uint32_t tag = (noc_addr >> 60) & 15;
-    if (tag && tag != chip_tag(d->chip))
-        fail(r, ERR_NOC, loc,
-             "%s: NoC address 0x%" PRIx64 " targets {chip:%u} from chip %d; a NoC transaction stays "
-             "on its chip",
-             what, noc_addr, tag, d->chip);
+    if (tag && tag != chip_tag(d->chip)) {
+        char target[64];
+        fail_noc_cross_chip(r, loc, what, fmt_noc_address_what(target, sizeof target, noc_addr), tag, d->chip);
+    }
     int32_t m = d->noc_map[y * TW_NOC_GRID + x];
     if (m >= 0) {
         if (local + size > d->l1_size) {
             tw_CoreState* cs = static_cast<tw_CoreState*>(d->cores) + m;
-            fail(r, ERR_NOC, loc, "%s: [0x%" PRIx64 ", 0x%" PRIx64 ") is outside the %u B L1 of core (%u, %u)", what,
-                 local, local + size, d->l1_size, cs->logical_x, cs->logical_y);
+            fail_noc_l1_range(r, loc, what, local, local + size, d->l1_size, cs->logical_x, cs->logical_y);
         }
         return {static_cast<uint8_t*>(d->l1_base) + size_t(m) * d->l1_slot, local, m};
     }
     if (m <= -2) {
         int32_t bank = -2 - m;
-        if (local + size > d->dram_size)
-            fail(r, ERR_NOC, loc, "%s: [0x%" PRIx64 ", 0x%" PRIx64 ") is outside DRAM bank %d (%" PRIu64 " B)", what,
-                 local, local + size, bank, d->dram_size);
+        if (local + size > d->dram_size) fail_noc_dram_range(r, loc, what, local, local + size, bank, d->dram_size);
         return {dram_channel(r, bank, loc), local, m};
     }
-    fail(r, ERR_NOC, loc,
-         "%s: NoC address 0x%" PRIx64 " targets (%u, %u), which is neither a worker core nor a DRAM bank", what,
-         noc_addr, x, y);
+    fail_noc_target(r, loc, what, noc_addr, x, y);
 }
 
 Target local_target(Run* r, uint32_t addr, uint32_t size, const char* what, tw::Loc loc) {
+    if (addr >= r->dev->l1_size) fail_not_l1_address(r, loc, addr, r->cs->logical_x, r->cs->logical_y, r->dev->l1_size);
     if (size == 0 || uint64_t(addr) + size > r->dev->l1_size)
-        fail(r, ERR_NOC, loc, "%s: local L1 range [0x%x, 0x%" PRIx64 ") is invalid on core (%u, %u)", what, addr,
-             uint64_t(addr) + size, r->cs->logical_x, r->cs->logical_y);
+        fail_noc_local_range(r, loc, what, addr, uint64_t(addr) + size, r->cs->logical_x, r->cs->logical_y);
     return {r->l1, addr, r->core};
 }
 
 void copy(Run* r, const Target& src, const Target& dst, uint32_t size, const char* what, tw::Loc loc) {
     uint32_t align = (src.owner < 0 || dst.owner < 0) ? r->dev->dram_alignment : r->dev->l1_alignment;
-    if (src.local % align != dst.local % align)
-        fail(r, ERR_NOC, loc,
-             "%s: source 0x%" PRIx64 " and destination 0x%" PRIx64
-             " are not aligned alike modulo %u B (the NoC moves %u-byte words)",
-             what, src.local, dst.local, align, align);
+    if (src.local % align != dst.local % align) fail_noc_align(r, loc, what, src.local, dst.local, align);
     // A dry run moves no payload, only flags (transfers of at most TW_COST_DRY_RUN_KEPT bytes).
     if (size <= TW_COST_DRY_RUN_KEPT || !dry_run(r))
         std::memmove(dst.mem + dst.local, src.mem + src.local, size);
@@ -135,15 +119,12 @@ int32_t mcast_targets(Run* r, uint64_t mcast, bool include_self, const char* wha
     for (uint32_t y = y0; y <= y1; ++y) {
         for (uint32_t x = x0; x <= x1; ++x) {
             int32_t m = d->noc_map[y * TW_NOC_GRID + x];
-            if (m < 0)
-                fail(r, ERR_NOC, loc,
-                     "%s: multicast rectangle (%u, %u)..(%u, %u) includes (%u, %u), which is not a worker core",
-                     what, x0, y0, x1, y1, x, y);
+            if (m < 0) fail_mcast_not_worker(r, loc, what, x0, y0, x1, y1, x, y);
             if (m == r->core && !include_self) continue;
             out[n++] = m;
         }
     }
-    if (n == 0) fail(r, ERR_NOC, loc, "%s: the multicast rectangle contains only the sender", what);
+    if (n == 0) fail_mcast_only_sender(r, loc, what);
     return n;
 }
 
@@ -154,8 +135,7 @@ const char* const kStateKinds[5] = {"read", "read_one_packet", "write", "write_o
 
 tw_CBState* cb_of(Run* r, int32_t cb, tw::Loc loc) {
     if (cb < 0 || cb >= r->dev->num_cbs || !r->cbs[cb].configured)
-        fail_cb(r, ERR_DFB, -1, loc, "circular buffer %d is not configured on core (%u, %u)", cb, r->cs->logical_x,
-                r->cs->logical_y);
+        fail_cb_not_configured(r, loc, cb, r->cs->logical_x, r->cs->logical_y);
     return &r->cbs[cb];
 }
 
@@ -186,8 +166,7 @@ TW_EXPORT uint8_t twrt_noc_index() { return uint8_t(cur()->noc); }
 TW_EXPORT uint32_t twrt_arg(int32_t index, tw::Loc loc) {
     Run* r = cur();
     if (index < 0 || uint32_t(index) >= r->n_rta)
-        fail(r, ERR_KERNEL, loc, "get_arg_val(%d): the kernel on core (%u, %u) has %u runtime args", index,
-             r->cs->logical_x, r->cs->logical_y, r->n_rta);
+        fail_arg_range(r, loc, index, r->cs->logical_x, r->cs->logical_y, r->n_rta);
     uint32_t v;
     std::memcpy(&v, r->l1 + r->rta_addr + 4 * uint32_t(index), 4);
     return v;
@@ -195,8 +174,7 @@ TW_EXPORT uint32_t twrt_arg(int32_t index, tw::Loc loc) {
 
 TW_EXPORT uint32_t twrt_common_arg(int32_t index, tw::Loc loc) {
     Run* r = cur();
-    if (index < 0 || uint32_t(index) >= r->n_crta)
-        fail(r, ERR_KERNEL, loc, "get_common_arg_val(%d): the kernel has %u common runtime args", index, r->n_crta);
+    if (index < 0 || uint32_t(index) >= r->n_crta) fail_common_arg_range(r, loc, index, r->n_crta);
     uint32_t v;
     std::memcpy(&v, r->l1 + r->crta_addr + 4 * uint32_t(index), 4);
     return v;
@@ -207,22 +185,26 @@ TW_EXPORT uint32_t twrt_common_arg_addr(int32_t index) { return cur()->crta_addr
 
 TW_EXPORT uint32_t twrt_compile_time_arg(int32_t index, tw::Loc loc) {
     Run* r = cur();
-    if (index < 0 || uint32_t(index) >= r->n_cta)
-        fail(r, ERR_KERNEL, loc, "get_compile_time_arg_val(%d): the kernel has %u compile-time args", index,
-             r->n_cta);
+    if (index < 0 || uint32_t(index) >= r->n_cta) fail_compile_arg_range(r, loc, index, r->n_cta);
     return r->cta[index];
 }
 
 // -- circular buffers --------------------------------------------------------------------------------
+
+// The protocol of device/cb.py, on the same fields: `reserved` / `waited` are the pages this
+// kernel API's cb_reserve_back / cb_wait_front opened (cumulative), closed by pushes / pops.
+// A kernel that opened none (a sharded CB pushed without a reserve) is held to the buffer's
+// occupancy only.
 
 TW_EXPORT void twrt_cb_reserve_back(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
     tw_PerfRun& pr = pipe_enter(r, kPack);
     if (r->observed) observe(r, 0, cb, n, loc);
-    if (uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 1, n, 0, loc);
+    if (uint32_t(n) > c->num_pages) fail_cb_reserve_never(r, loc, cb, n, c->num_pages);
     while (c->num_pages - ((c->received - c->acked) & 0xFFFF) < uint32_t(n))
         wait_on(r, &c->back_waiters, TW_WAITKIND_CB_RESERVE, cb, n, loc);
+    if (uint32_t(n) > c->reserved) c->reserved = uint32_t(n);
     pipe_leave(r, pr, kPack);
 }
 
@@ -232,12 +214,14 @@ TW_EXPORT void twrt_cb_push_back(int32_t cb, int32_t n, tw::Loc loc) {
     tw_PerfRun& pr = pipe_enter(r, kPack);
     if (r->observed) observe(r, 1, cb, n, loc);
     uint32_t filled = (c->received - c->acked) & 0xFFFF;
-    if (filled + uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 2, n, 0, loc);
+    if (filled + uint32_t(n) > c->num_pages) fail_cb_push_overflow(r, loc, cb, n, filled, c->num_pages);
+    if (c->reserved > 0 && c->reserved < uint32_t(n)) fail_cb_push_unreserved(r, loc, cb, n, c->reserved);
+    c->reserved = c->reserved > uint32_t(n) ? c->reserved - uint32_t(n) : 0;
     uint32_t wr = c->wr_ptr + uint32_t(n) * c->page_size;
     if (wr == c->fifo_limit) {
         wr = c->fifo_addr;
     } else if (wr > c->fifo_limit) {
-        cb_protocol_error(r, cb, 3, n, c->wr_ptr, loc);
+        fail_cb_push_wrap(r, loc, cb, n, c->num_pages, c->wr_ptr, c->fifo_limit);
     }
     c->wr_ptr = wr;
     c->received = (c->received + uint32_t(n)) & 0xFFFF;
@@ -251,9 +235,10 @@ TW_EXPORT void twrt_cb_wait_front(int32_t cb, int32_t n, tw::Loc loc) {
     tw_CBState* c = cb_of(r, cb, loc);
     tw_PerfRun& pr = pipe_enter(r, kUnpack);
     if (r->observed) observe(r, 2, cb, n, loc);
-    if (uint32_t(n) > c->num_pages) cb_protocol_error(r, cb, 4, n, 0, loc);
+    if (uint32_t(n) > c->num_pages) fail_cb_wait_never(r, loc, cb, n, c->num_pages);
     while (((c->received - c->acked) & 0xFFFF) < uint32_t(n))
         wait_on(r, &c->front_waiters, TW_WAITKIND_CB_WAIT, cb, n, loc);
+    if (uint32_t(n) > c->waited) c->waited = uint32_t(n);
     pipe_leave(r, pr, kUnpack);
 }
 
@@ -263,12 +248,14 @@ TW_EXPORT void twrt_cb_pop_front(int32_t cb, int32_t n, tw::Loc loc) {
     tw_PerfRun& pr = pipe_enter(r, kUnpack);
     if (r->observed) observe(r, 3, cb, n, loc);
     uint32_t filled = (c->received - c->acked) & 0xFFFF;
-    if (uint32_t(n) > filled) cb_protocol_error(r, cb, 5, n, 0, loc);
+    if (uint32_t(n) > filled) fail_cb_pop_unpushed(r, loc, cb, n, filled);
+    if (c->waited > 0 && c->waited < uint32_t(n)) fail_cb_pop_unwaited(r, loc, cb, n, c->waited);
+    c->waited = c->waited > uint32_t(n) ? c->waited - uint32_t(n) : 0;
     uint32_t rd = c->rd_ptr + uint32_t(n) * c->page_size;
     if (rd == c->fifo_limit) {
         rd = c->fifo_addr;
     } else if (rd > c->fifo_limit) {
-        cb_protocol_error(r, cb, 6, n, c->rd_ptr, loc);
+        fail_cb_pop_wrap(r, loc, cb, n, c->num_pages, c->rd_ptr, c->fifo_limit);
     }
     c->rd_ptr = rd;
     c->acked = (c->acked + uint32_t(n)) & 0xFFFF;
@@ -276,22 +263,34 @@ TW_EXPORT void twrt_cb_pop_front(int32_t cb, int32_t n, tw::Loc loc) {
     pipe_leave(r, pr, kUnpack);
 }
 
+namespace {
+// A true answer of the non-blocking tests opens the pages, as the blocking call would.
+bool reservable(tw_CBState* c, int32_t n) {
+    if (c->num_pages - ((c->received - c->acked) & 0xFFFF) < uint32_t(n)) return false;
+    if (uint32_t(n) > c->reserved) c->reserved = uint32_t(n);
+    return true;
+}
+bool available(tw_CBState* c, int32_t n) {
+    if (((c->received - c->acked) & 0xFFFF) < uint32_t(n)) return false;
+    if (uint32_t(n) > c->waited) c->waited = uint32_t(n);
+    return true;
+}
+}  // namespace
+
 TW_EXPORT bool twrt_cb_pages_reservable_at_back(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
-    auto free_pages = [c] { return c->num_pages - ((c->received - c->acked) & 0xFFFF); };
-    if (free_pages() >= uint32_t(n)) return true;
+    if (reservable(c, n)) return true;
     poll_yield(r, TW_WAITKIND_CB_RESERVE, cb, n, loc);
-    return free_pages() >= uint32_t(n);
+    return reservable(c, n);
 }
 
 TW_EXPORT bool twrt_cb_pages_available_at_front(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);
-    auto filled = [c] { return (c->received - c->acked) & 0xFFFF; };
-    if (filled() >= uint32_t(n)) return true;
+    if (available(c, n)) return true;
     poll_yield(r, TW_WAITKIND_CB_WAIT, cb, n, loc);
-    return filled() >= uint32_t(n);
+    return available(c, n);
 }
 
 TW_EXPORT uint32_t twrt_cb_write_ptr(int32_t cb, tw::Loc loc) { return cb_of(cur(), cb, loc)->wr_ptr; }
@@ -322,8 +321,7 @@ TW_EXPORT uint64_t twrt_noc_xy_addr(uint32_t x, uint32_t y, uint32_t addr) { ret
 TW_EXPORT uint64_t twrt_noc_local_addr(uint32_t addr, tw::Loc loc) {
     Run* r = cur();
     if (addr >= r->dev->l1_size)
-        fail(r, ERR_KERNEL, loc, "address 0x%x is not an L1 address of core (%u, %u) (L1 is %u B)", addr,
-             r->cs->logical_x, r->cs->logical_y, r->dev->l1_size);
+        fail_not_l1_address(r, loc, addr, r->cs->logical_x, r->cs->logical_y, r->dev->l1_size);
     return xy_addr(r->dev, r->cs->noc_x, r->cs->noc_y, addr);
 }
 
@@ -347,8 +345,7 @@ static uint64_t bank_xy(Run* r, uint32_t bank, bool dram, uint64_t addr) {
 TW_EXPORT uint64_t twrt_noc_bank_addr(uint32_t bank, uint32_t offset, bool dram, tw::Loc loc) {
     Run* r = cur();
     uint32_t n = twrt_bank_count(dram);
-    if (bank >= n)
-        fail(r, ERR_NOC, loc, "%s bank %u does not exist (%u banks)", dram ? "DRAM" : "L1", bank, n);
+    if (bank >= n) fail_bank_range(r, loc, dram ? "DRAM" : "L1", bank, n);
     return bank_xy(r, bank, dram, offset);
 }
 
@@ -395,10 +392,11 @@ TW_EXPORT void twrt_noc_write_mcast(uint32_t src, uint64_t dst, uint32_t size, u
     uint32_t local;
     int32_t n = mcast_targets(r, dst, loopback, what, cores, &local, loc);
     if (uint32_t(n) != num_dests)
-        fail(r, ERR_NOC, loc, "%s: num_dests is %u but the rectangle reaches %d cores (%s the sender)", what,
-             num_dests, n, loopback ? "including" : "excluding");
-    if (uint64_t(local) + size > r->dev->l1_size)
-        fail(r, ERR_NOC, loc, "%s: [0x%x, 0x%" PRIx64 ") is outside L1", what, local, uint64_t(local) + size);
+        fail_mcast_dests(r, loc, what, num_dests, n, loopback ? " (including the sender)" : " (excluding the sender)");
+    if (uint64_t(local) + size > r->dev->l1_size) {
+        tw_CoreState* cs = static_cast<tw_CoreState*>(r->dev->cores) + cores[0];
+        fail_noc_l1_range(r, loc, what, local, uint64_t(local) + size, r->dev->l1_size, cs->logical_x, cs->logical_y);
+    }
     uint64_t landed = perf_mcast(r, cores, n, size, noc, linked);
     wake_at(r, landed, [&] {
         for (int32_t i = 0; i < n; ++i) {
@@ -414,7 +412,7 @@ TW_EXPORT void twrt_noc_barrier(uint32_t noc) { perf_barrier(cur(), noc); }
 TW_EXPORT void twrt_noc_inline_dw_write(uint64_t addr, uint32_t value, uint32_t be, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     Target t = resolve(r, addr, 4, "noc_inline_dw_write", loc);
-    if (t.owner < 0) fail(r, ERR_NOC, loc, "noc_inline_dw_write cannot target DRAM");
+    if (t.owner < 0) fail_no_dram_target(r, loc, "noc_inline_dw_write");
     uint32_t old;
     std::memcpy(&old, t.mem + t.local, 4);
     uint32_t mask = 0;
@@ -436,26 +434,20 @@ TW_EXPORT void twrt_noc_set_state(int32_t kind, uint64_t addr, uint32_t size, ui
 
 TW_EXPORT uint64_t twrt_noc_state_addr(int32_t kind, uint32_t local, uint32_t noc, uint32_t* size, tw::Loc loc) {
     Run* r = cur();
-    if (!r->noc_state_set[kind][noc & 1])
-        fail(r, ERR_NOC, loc,
-             "noc_async_%s_with_state: no noc_async_%s_set_state on NoC %u before it; the command buffer holds "
-             "no target (hardware would reuse whatever the last transfer left in it)",
-             kStateKinds[kind], kStateKinds[kind], noc);
+    if (!r->noc_state_set[kind][noc & 1]) fail_noc_state(r, loc, kStateKinds[kind], noc);
     if (size != nullptr) *size = r->noc_state_size[kind][noc & 1];
     return (r->noc_state_addr[kind][noc & 1] & ~uint64_t(0xFFFFFFFF)) | local;
 }
 
 TW_EXPORT void twrt_noc_check_trid(uint32_t trid, const char* what, tw::Loc loc) {
-    if (trid > 15)
-        fail(cur(), ERR_NOC, loc, "%s: transaction id %u does not fit the NoC's 4-bit field (0..15)", what, trid);
+    if (trid > 15) fail_trid_range(cur(), loc, what, trid);
 }
 
 // -- semaphores ------------------------------------------------------------------------------------
 
 TW_EXPORT uint32_t twrt_semaphore(uint32_t id, tw::Loc loc) {
     Run* r = cur();
-    if (id >= TW_NUM_SEMAPHORES)
-        fail(r, ERR_KERNEL, loc, "semaphore id %u out of range (0..%d)", id, TW_NUM_SEMAPHORES - 1);
+    if (id >= TW_NUM_SEMAPHORES) fail_semaphore_id(r, loc, id, TW_NUM_SEMAPHORES - 1);
     return r->dev->sem_base + 16 * id;
 }
 
@@ -482,8 +474,8 @@ TW_EXPORT void twrt_sem_wait(uint32_t addr, uint32_t value, bool at_least, tw::L
 TW_EXPORT void twrt_sem_inc(uint64_t addr, uint32_t incr, uint32_t noc, tw::Loc loc) {
     Run* r = cur();
     Target t = resolve(r, addr, 4, "noc_semaphore_inc", loc);
-    if (t.owner < 0) fail(r, ERR_NOC, loc, "noc_semaphore_inc cannot target DRAM");
-    if (t.local % 4) fail(r, ERR_NOC, loc, "noc_semaphore_inc: address 0x%" PRIx64 " is not word aligned", t.local);
+    if (t.owner < 0) fail_no_dram_target(r, loc, "noc_semaphore_inc");
+    if (t.local % 4) fail_semaphore_align(r, loc, "noc_semaphore_inc", t.local);
     uint64_t landed = perf_write(r, t.owner, 4, noc, false);
     wake_at(r, landed, [&] {
         uint32_t v;
@@ -500,10 +492,8 @@ TW_EXPORT void twrt_sem_inc_mcast(uint64_t addr, uint32_t incr, uint32_t num_des
     int32_t cores[TW_NOC_GRID * TW_NOC_GRID / 4];
     uint32_t local;
     int32_t n = mcast_targets(r, addr, false, what, cores, &local, loc);
-    if (uint32_t(n) != num_dests)
-        fail(r, ERR_NOC, loc, "%s: num_dests is %u but the rectangle reaches %d cores", what, num_dests, n);
-    if (local % 4 || uint64_t(local) + 4 > r->dev->l1_size)
-        fail(r, ERR_NOC, loc, "%s: address 0x%x is not a valid L1 word", what, local);
+    if (uint32_t(n) != num_dests) fail_mcast_dests(r, loc, what, num_dests, n, "");
+    if (local % 4 || uint64_t(local) + 4 > r->dev->l1_size) fail_semaphore_word(r, loc, local);
     uint64_t landed = perf_mcast(r, cores, n, 4, noc, false);
     wake_at(r, landed, [&] {
         for (int32_t i = 0; i < n; ++i) {
@@ -525,13 +515,9 @@ TW_EXPORT void twrt_l1_written(uint32_t addr, uint32_t size) {
 // -- tensor accessors ------------------------------------------------------------------------------
 
 TW_EXPORT void twrt_accessor_init(tw_accessor* acc, const uint32_t* w, uint32_t n, uint32_t base, uint32_t page_size,
-                                  tw::Loc loc) {
+                                  uint32_t offset, tw::Loc loc) {
     Run* r = cur();
-    auto incomplete = [&] {
-        fail(r, ERR_KERNEL, loc,
-             "TensorAccessorArgs: the kernel's compile-time args do not hold a complete tensor-accessor "
-             "description");
-    };
+    auto incomplete = [&] { fail_accessor_args(r, loc, offset); };
     if (n < 2) incomplete();
     std::memset(acc, 0, sizeof(*acc));
     acc->is_dram = (w[0] & 2) != 0;
@@ -557,7 +543,7 @@ TW_EXPORT void twrt_accessor_init(tw_accessor* acc, const uint32_t* w, uint32_t 
         uint32_t y = (i % 2 == 0) ? word & 0xFF : (word >> 16) & 0xFF;
         acc->banks[i] = uint16_t((x << 8) | y);
     }
-    if (page_size == 0) fail(r, ERR_KERNEL, loc, "a sharded TensorAccessor needs its page size");
+    if (page_size == 0) fail_accessor_page_size(r, loc);
     acc->page_size = page_size;
     uint32_t a = r->dev->l1_alignment;
     acc->aligned_page_size = (page_size + a - 1) / a * a;
@@ -570,8 +556,7 @@ TW_EXPORT uint64_t twrt_accessor_page_addr(const tw_accessor* acc, uint32_t page
         return bank_xy(r, bank, acc->is_dram, uint64_t(acc->base) + uint64_t(index) * acc->aligned_page_size + offset);
     }
     uint32_t tr = acc->tensor_shape[0], tc = acc->tensor_shape[1], sr = acc->shard_shape[0], sc = acc->shard_shape[1];
-    if (page >= tr * tc)
-        fail(r, ERR_NOC, loc, "TensorAccessor: page %u is outside the tensor (%u pages)", page, tr * tc);
+    if (page >= tr * tc) fail_accessor_page(r, loc, page, tr * tc);
     uint32_t pr = page / tc, pc = page % tc;
     uint32_t shards_per_row = (tc + sc - 1) / sc;
     uint32_t shard = (pr / sr) * shards_per_row + pc / sc;
@@ -584,12 +569,10 @@ TW_EXPORT uint64_t twrt_accessor_page_addr(const tw_accessor* acc, uint32_t page
 
 TW_EXPORT uint64_t twrt_accessor_shard_addr(const tw_accessor* acc, uint32_t shard, uint32_t offset, tw::Loc loc) {
     Run* r = cur();
-    if (!acc->sharded)
-        fail(r, ERR_KERNEL, loc,
-             "get_shard_noc_addr: the tensor accessor is interleaved; shards exist only for sharded tensors");
+    if (!acc->sharded) fail_accessor_interleaved(r, loc, "get_shard_noc_addr");
     uint32_t sr = acc->shard_shape[0], sc = acc->shard_shape[1];
     uint32_t n = ((acc->tensor_shape[0] + sr - 1) / sr) * ((acc->tensor_shape[1] + sc - 1) / sc);
-    if (shard >= n) fail(r, ERR_NOC, loc, "TensorAccessor: shard %u is outside the tensor (%u shards)", shard, n);
+    if (shard >= n) fail_accessor_shard(r, loc, shard, n);
     uint32_t bank = shard % acc->num_banks;
     uint64_t page_off = uint64_t(shard / acc->num_banks) * sr * sc;
     return xy_addr(r->dev, acc->banks[bank] >> 8, acc->banks[bank] & 0xFF,
@@ -598,8 +581,7 @@ TW_EXPORT uint64_t twrt_accessor_shard_addr(const tw_accessor* acc, uint32_t sha
 
 TW_EXPORT uint32_t twrt_accessor_shard_bytes(const tw_accessor* acc, tw::Loc loc) {
     Run* r = cur();
-    if (!acc->sharded)
-        fail(r, ERR_KERNEL, loc, "shard access: the tensor accessor is interleaved; shards exist only for sharded tensors");
+    if (!acc->sharded) fail_accessor_interleaved(r, loc, "shard access");
     return acc->aligned_page_size * acc->shard_shape[0] * acc->shard_shape[1];
 }
 

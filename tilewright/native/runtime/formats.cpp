@@ -12,16 +12,14 @@
 #include <cmath>
 
 #include "twrt.h"
+#include "twrt_format_table.h"
 #include "twrt_formats.h"
 
 namespace twrt {
 
 namespace {
 
-enum Fmt : uint32_t {
-    Float32 = 0, Float16 = 1, Bfp8 = 2, Bfp4 = 3, Float16_b = 5, Bfp8_b = 6, Bfp4_b = 7, Int32 = 8, UInt16 = 9,
-    Bfp2 = 11, Int8 = 14, Bfp2_b = 15, UInt32 = 24, UInt8 = 30, RawUInt8 = 0xF0, RawUInt16 = 0xF1, RawUInt32 = 0xF2,
-};
+// twrt::Fmt and format_info(): twrt_format_table.h, generated from device/formats/dataformat.py.
 
 // Row-major index of device element i of a 32x32 tile (face-major, row-major in a face).
 struct Order {
@@ -46,15 +44,8 @@ inline float float_of(uint32_t b) {
     return f;
 }
 
-int bfp_width(uint32_t fmt) {
-    switch (fmt) {
-        case Bfp8_b: case Bfp8: return 7;
-        case Bfp4_b: case Bfp4: return 3;
-        case Bfp2_b: case Bfp2: return 1;
-        default: return 0;
-    }
-}
-bool bfp_exp_a(uint32_t fmt) { return fmt == Bfp8 || fmt == Bfp4 || fmt == Bfp2; }
+int bfp_width(uint32_t fmt) { return format_info(fmt).bfp_mantissa; }
+bool bfp_exp_a(uint32_t fmt) { return format_info(fmt).bfp_exp_a != 0; }
 
 void decode_bfp(uint32_t fmt, const uint8_t* src, float* out) {
     const int w = bfp_width(fmt);
@@ -163,25 +154,9 @@ float half_value(uint16_t h) {
     return float(v);
 }
 
-int32_t tile_bytes(uint32_t fmt) {
-    switch (fmt) {
-        case Float32: case Int32: case UInt32: case RawUInt32: return 4096;
-        case Float16: case Float16_b: case UInt16: case RawUInt16: return 2048;
-        case UInt8: case Int8: case RawUInt8: return 1024;
-        case Bfp8_b: case Bfp8: return 1088;
-        case Bfp4_b: case Bfp4: return 576;
-        case Bfp2_b: case Bfp2: return 320;
-        default: return -1;
-    }
-}
+int32_t tile_bytes(uint32_t fmt) { return format_info(fmt).tile_bytes; }
 
-bool is_integer(uint32_t fmt) {
-    switch (fmt) {
-        case Int32: case UInt32: case UInt16: case UInt8: case Int8: case RawUInt8: case RawUInt16: case RawUInt32:
-            return true;
-        default: return false;
-    }
-}
+bool is_integer(uint32_t fmt) { return format_info(fmt).integer != 0; }
 
 bool decode_tile(uint32_t fmt, const uint8_t* src, float* out) {
     switch (fmt) {

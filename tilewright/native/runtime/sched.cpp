@@ -97,6 +97,7 @@ int64_t request(Run* r, const char* name, int32_t argc, const int64_t* argv, tw:
 static void set_error(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, va_list ap) {
     r->err_class = cls;
     r->err_cb = cb;
+    r->err_message = 0;
     r->err_file = loc.file;
     r->err_line = loc.line;
     std::vsnprintf(r->err_msg, sizeof(r->err_msg), fmt, ap);
@@ -118,11 +119,12 @@ void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) {
     fiber_exit(r, ST_FAILED);
 }
 
-void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...) {
+void fail_msg(Run* r, int32_t cls, int32_t msg, tw::Loc loc, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    set_error(r, cls, cb, loc, fmt, ap);
+    set_error(r, cls, -1, loc, fmt, ap);
     va_end(ap);
+    r->err_message = msg;
     fiber_exit(r, ST_FAILED);
 }
 
@@ -284,4 +286,5 @@ TW_EXPORT void twrt_run_fault(Run* r, int32_t* signo, uint64_t* addr, uint64_t* 
     *last_line = r->last_line;
 }
 TW_EXPORT int32_t twrt_run_rc(Run* r) { return r->entry_rc; }
+TW_EXPORT int32_t twrt_run_error_message(Run* r) { return r->err_message; }
 TW_EXPORT float* twrt_run_dst(Run* r) { return r->dst; }

@@ -16,8 +16,9 @@
 #include <cstring>
 
 #include "tilewright/runtime.h"
-#include "twrt_layout.h"
 #include "twrt_costs.h"
+#include "twrt_errors.h"
+#include "twrt_layout.h"
 
 namespace twrt {
 
@@ -30,23 +31,8 @@ enum Status : int32_t {
     ST_FAILED = 4,
 };
 
-/** Exception classes Python raises for a failed run (tilewright.errors). */
-enum ErrClass : int32_t {
-    ERR_KERNEL = 1,
-    ERR_DFB = 2,
-    ERR_NOC = 3,
-    ERR_DEADLOCK = 4,
-    ERR_FAULT = 5,
-    ERR_FORMAT = 6,
-    ERR_CPP = 7,  // a C++ exception escaped the kernel / external function
-    ERR_INTERRUPT = 8,  // stopped from outside (Run::signo holds the InterruptReason)
-    ERR_EXIT = 9,       // called exit/_exit/_Exit/quick_exit/abort (exits.cpp)
-    ERR_ASSERT = 10,    // a failed assert() (err_file / err_line: the assertion)
-    ERR_L1 = 11,        // an L1 range outside the core's L1 (a host-form address would
-                        // reach another core's memory)
-    ERR_BLOCK_STATE = 12,  // compiled TT-Lang: a block-state rule (ttlang/support.h)
-    ERR_DEVICE = 13,       // compiled TT-Lang: a device rule (ttlang/support.h)
-};
+// ErrClass (ERR_KERNEL, ERR_DFB, ...): twrt_errors.h, generated from
+// tilewright/device/api_messages.py ERROR_CLASSES.
 
 /** Why a fiber was stopped from outside (twrt_interrupt, Ctrl-C). */
 enum InterruptReason : int32_t {
@@ -103,6 +89,7 @@ struct Run {
     const char* err_file = nullptr;
     int32_t err_line = 0;
     int32_t err_cb = -1;
+    int32_t err_message = 0;  // the kernel-API message (twrt_messages.h MSG_*), 0: none
     int32_t signo = 0;
     uint64_t fault_addr = 0, fault_pc = 0;
     // the last kernel-API call (for fault reports)
@@ -115,6 +102,7 @@ struct Run {
     int32_t unpack_transpose = 0;
     int32_t l1_acc = 0;
     int32_t mm_block_set = 0, mm_transpose = 0, mm_ct = 1, mm_rt = 1, mm_kt = 1;
+    uint32_t pack_rows = 1;  // rows of 16 datums per pack_rows (pack_rows_init)
     float* dst = nullptr;  // 16 tiles of 32x32 (compute kernels)
     uint32_t dst_dirty = 0;  // DST tiles written since they were last cleared
 };
@@ -165,7 +153,8 @@ void wake_all(Run* waker, tw_WaitList* q);
 void poll_yield(Run* r, int32_t kind, int32_t obj, int64_t a, tw::Loc loc);
 int64_t request(Run* r, const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
 [[noreturn]] void fail(Run* r, int32_t cls, tw::Loc loc, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
-[[noreturn]] void fail_cb(Run* r, int32_t cls, int32_t cb, tw::Loc loc, const char* fmt, ...)
+/** A kernel-API diagnostic `msg` of the message table (twrt_messages.h's fail_<name>). */
+[[noreturn]] void fail_msg(Run* r, int32_t cls, int32_t msg, tw::Loc loc, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 [[noreturn]] void l1_overflow(Run* r, uint64_t addr, uint64_t size, const char* what, tw::Loc loc);
@@ -225,4 +214,19 @@ inline void wake_at(Run* r, uint64_t when, F notify) {
 tw_CBState* cb_of(Run* r, int32_t cb, tw::Loc loc);
 void notify_write(tw_DeviceInfo* dev, int32_t core, uint32_t start, uint32_t end);
 
+// compute.cpp (used by layout.cpp too): the compute kernel's run, DST, and the pages a
+// kernel may read (waited; filled if it waited for none) and write (reserved; free if it
+// reserved none) -- device/cb.py read_limit / write_limit.
+Run* compute_run(tw::Loc loc);
+int dst_capacity(Run* r);
+void check_dst(Run* r, int64_t idst, tw::Loc loc);
+uint32_t read_limit(const tw_CBState* c);
+uint32_t write_limit(const tw_CBState* c);
+/** L1 address of tile slot `slot` of the reservation (checked against it). */
+uint32_t slot_addr(Run* r, int32_t cb, tw_CBState* c, uint32_t slot, const char* what, tw::Loc loc);
+void pack_tile_values(Run* r, int32_t cb, uint32_t slot, const float* values, const char* what, tw::Loc loc);
+
 }  // namespace twrt
+
+// fail_<name> of every kernel-API diagnostic (generated from device/api_messages.py).
+#include "twrt_messages.h"

@@ -42,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tilewright.compiler.backend.lower import scalars as S
+from tilewright.device.ops import REGISTRY
+from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_OPS
 from tilewright.errors import SourceLoc
 from tilewright.kir.ir import BinOp, Const, Expr, Op, Ty, Var, u32
 
@@ -145,56 +147,16 @@ def leaves(node: Node) -> list[Leaf]:
     return out
 
 
-# Unary registry ops -> SFPU steps.  A step is (SFPU op, parameter names); a parameter
-# name refers to the op's bound parameters, a float is a constant.
+# Unary registry ops -> SFPU steps (the registry's ``sfpu`` / ``lowering``: ``OpSpec.compiled_steps``).
+# A step is (SFPU op, parameter names); a parameter name refers to the op's bound
+# parameters, a float is a constant.
 UNARY: dict[str, tuple[tuple[str, tuple[str | float, ...]], ...]] = {
-    "abs": (("abs", ()),),
-    "neg": (("neg", ()),),
-    "exp2": (("exp2", ()),),
-    "expm1": (("expm1", ()),),
-    "log": (("log", ()),),
-    "logp1": (("logp1", ()),),
-    "sqrt": (("sqrt", ()),),
-    "square": (("square", ()),),
-    "rsqrt": (("rsqrt", ()),),
-    "recip": (("recip", ()),),
-    "tan": (("tan", ()),),
-    "tanh": (("tanh", ()),),
-    "atan": (("atan", ()),),
-    "atanh": (("atanh", ()),),
-    "sin": (("sin", ()),),
-    "asin": (("asin", ()),),
-    "asinh": (("asinh", ()),),
-    "cos": (("cos", ()),),
-    "acos": (("acos", ()),),
-    "acosh": (("acosh", ()),),
-    "relu": (("relu", ()),),
-    "relu_max": (("relu_max", ("upper_limit",)),),
-    "relu_min": (("relu_min_raw", ("lower_limit",)), ("relu", ())),
-    "leaky_relu": (("leaky_relu", ("slope",)),),
-    "elu": (("elu", ("slope",)),),
-    "gelu": (("gelu", ()),),
-    "sigmoid": (("sigmoid", ()),),
-    "celu": (("celu", ("alpha", "alpha_recip")),),
-    "silu": (("silu", ()),),
-    "prelu": (("prelu", ("alpha",)),),
-    "softplus": (("softplus", ("beta", "beta_reciprocal", "threshold")),),
-    "softsign": (("softsign", ()),),
-    "hardsigmoid": (("hardsigmoid", ()),),
-    "hardtanh": (("hardtanh", ("min", "max")),),
-    "selu": (("selu", ("scale", "alpha")),),
-    "frac": (("frac", ()),),
-    "trunc": (("trunc", ()),),
-    "floor": (("floor", ()),),
-    "ceil": (("ceil", ()),),
-    "clamp": (("clamp", ("min", "max")),),
-    "sign": (("sign", ()),),
-    "signbit": (("signbit", ()),),
-    "rsub": (("rsub_scalar", ("b",)),),
+    name: steps for name, spec in REGISTRY.items() if (steps := spec.compiled_steps) is not None
 }
 
-_FPU = frozenset({"add", "sub", "mul"})
-_SCALAR_SFPU = {"add": "add_scalar", "sub": "sub_scalar", "mul": "mul_scalar"}
+_FPU = frozenset(FPU_BINARY)
+# ``e op number`` -> its SFPU scalar op (``number - e``: ``rsub``).
+_SCALAR_SFPU = {op.scalar: op.ir for op in SFPU_OPS.values() if op.scalar and op.ir}
 
 
 def _leaflike(n: Node) -> bool:
@@ -395,8 +357,7 @@ class TileProgram:
             return
         if op in _FPU and isinstance(a, Lit):
             self._gen(b, i, j, slot, dirty)
-            name = {"add": "add_scalar", "mul": "mul_scalar", "sub": "rsub_scalar"}[op]
-            self.op("sfpu", name, slot, (a.value,))
+            self.op("sfpu", _SCALAR_SFPU["rsub" if op == "sub" else op], slot, (a.value,))
             return
         self._gen(a, i, j, slot, dirty)
         self._gen(b, i, j, slot + 1, dirty)

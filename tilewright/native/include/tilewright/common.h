@@ -28,32 +28,10 @@
 #define NOC_INDEX 0
 #endif
 
-namespace tt {
+// tt::DataFormat: twrt_dataformat.h, generated from tilewright/device/formats/dataformat.py.
+#include "twrt_dataformat.h"
 
-/** tt::DataFormat with the device's numeric values (tt_backend_api_types.hpp). */
-enum class DataFormat : uint8_t {
-    Float32 = 0,
-    Float16 = 1,
-    Bfp8 = 2,
-    Bfp4 = 3,
-    Tf32 = 4,
-    Float16_b = 5,
-    Bfp8_b = 6,
-    Bfp4_b = 7,
-    Int32 = 8,
-    UInt16 = 9,
-    Lf8 = 10,
-    Bfp2 = 11,
-    Int8 = 14,
-    Bfp2_b = 15,
-    UInt32 = 24,
-    Fp8_e4m3 = 0x1A,
-    UInt8 = 30,
-    RawUInt8 = 0xF0,
-    RawUInt16 = 0xF1,
-    RawUInt32 = 0xF2,
-    Invalid = 0xFF,
-};
+namespace tt {
 
 /** Circular-buffer indices c_0 .. c_63 (hostdevcommon/kernel_structs.h). */
 enum CBIndex : uint8_t {

@@ -89,23 +89,18 @@ inline void pack_untilize_dest(uint32_t ocb, uint32_t block_rt_dim = 1, uint32_t
 // -- pack_rows: DST holds row-major data (a page unpacked as a tile); pack its first num_rows
 // rows of 16 datums, in storage order, to the next slot of the output CB.
 
-namespace detail {
-inline thread_local uint32_t pack_rows_count = 1;
-}
-inline void pack_rows_init(uint32_t num_rows, TW_LOC) {
-    detail::init(loc);
-    detail::pack_rows_count = num_rows;
-}
+// The row count is per kernel run (the runtime keeps it).
+inline void pack_rows_init(uint32_t num_rows, TW_LOC) { twrt_init(6, int32_t(num_rows), 0, 0, 0, 0, loc); }
 template <uint32_t row_num_datums = 16>
 inline void pack_rows_init(uint32_t ocb, uint32_t num_rows, TW_LOC) {
-    detail::init_cbs(loc, ocb);
-    detail::pack_rows_count = num_rows * row_num_datums / 16;
+    twrt_check_cb(int32_t(ocb), loc);
+    twrt_init(6, int32_t(num_rows * row_num_datums / 16), 0, 0, 0, 0, loc);
 }
 inline void pack_rows_uninit(TW_LOC) { detail::init(loc); }
 template <uint32_t row_num_datums = 16>
 inline void pack_rows(uint32_t idst, uint32_t ocb, uint32_t output_index = 0, TW_LOC) {
     (void)output_index;
-    twrt_pack_rows(idst, ocb, detail::pack_rows_count, loc);
+    twrt_pack_rows(idst, ocb, loc);
 }
 
 // -- transpose --------------------------------------------------------------------------------

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "twrt_errors.h"  // generated: TW_ERR_* (device/api_messages.py)
+
 #define TW_EXPORT extern "C" __attribute__((visibility("default")))
 #define TW_RT extern "C"
 
@@ -42,7 +44,7 @@ inline uint32_t addr_of(T* p) {
 
 /** Call the Python implementation of kernel-API function `name` (rare calls only). */
 TW_RT int64_t twrt_request(const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
-/** Report a kernel error of class `cls` (1 KernelError, 2 DFBContractError, 3 NocError). */
+/** Report a kernel error of class `cls` (TW_ERR_KERNEL, TW_ERR_DFB, TW_ERR_NOC, ...: twrt_errors.h). */
 TW_RT [[noreturn]] void twrt_fail(int32_t cls, const char* message, tw::Loc loc);
 
 // -- identity, arguments ----------------------------------------------------------------------
@@ -119,7 +121,7 @@ struct tw_accessor {
     uint16_t banks[64];  // (x << 8) | y of each bank (sharded)
 };
 TW_RT void twrt_accessor_init(tw_accessor* acc, const uint32_t* words, uint32_t n_words, uint32_t base,
-                              uint32_t page_size, tw::Loc loc);
+                              uint32_t page_size, uint32_t offset, tw::Loc loc);
 TW_RT void twrt_accessor_from_handle(tw_accessor* acc, int64_t handle, tw::Loc loc);
 TW_RT uint64_t twrt_accessor_page_addr(const tw_accessor* acc, uint32_t page, uint32_t offset, tw::Loc loc);
 TW_RT uint64_t twrt_accessor_shard_addr(const tw_accessor* acc, uint32_t shard, uint32_t offset, tw::Loc loc);
@@ -134,7 +136,7 @@ TW_RT void twrt_dst_check(tw::Loc loc);
 TW_RT void twrt_init(int32_t what, int32_t a, int32_t b, int32_t c, int32_t d, int32_t e, tw::Loc loc);
 TW_RT void twrt_check_cb(int32_t cb, tw::Loc loc);
 TW_RT void twrt_copy_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc);
-/** op: 0 add, 1 sub, 2 mul; bcast: 0 none, 1 rows, 2 cols, 3 scalar. */
+/** op: twrt_sfpu_ops.h TW_FPU_*; bcast: 0 none, 1 rows, 2 cols, 3 scalar. */
 TW_RT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
                        tw::Loc loc);
 TW_RT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc);
@@ -147,10 +149,12 @@ TW_RT void twrt_reduce_tile(int32_t pool, int32_t dim, uint32_t cb, uint32_t cbs
 TW_RT void twrt_transpose_tile(uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc);
 TW_RT void twrt_transpose_dest(uint32_t idst, tw::Loc loc);
 TW_RT void twrt_pack_tile(uint32_t idst, uint32_t cb, uint32_t out_idx, bool out_of_order, tw::Loc loc);
+TW_RT void twrt_pack_tile_block(uint32_t idst, uint32_t cb, uint32_t ntiles, tw::Loc loc);
 TW_RT void twrt_pack_l1_acc(uint32_t enable, tw::Loc loc);
-/** SFPU op `op` (see tilewright/sfpu_ops.h) on DST[idst] with up to three float/int parameters. */
+/** SFPU op `op` (twrt_sfpu_ops.h, generated from device/ops/tile_ops.py) on DST[idst] with up to three
+ *  float/int parameters. */
 TW_RT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, uint32_t p2, tw::Loc loc);
-/** SFPU binary op on two DST tiles: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min. */
+/** SFPU binary op (twrt_sfpu_ops.h TW_SFPU_BINARY_*) on two DST tiles. */
 TW_RT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc);
 /** DST[idst] = the float with IEEE bits `bits`, everywhere. */
 TW_RT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc);
@@ -163,4 +167,5 @@ TW_RT void twrt_pack_untilize_block(uint32_t icb, uint32_t block_rt, uint32_t oc
                                     uint32_t full_ct, tw::Loc loc);
 TW_RT void twrt_pack_untilize_dest(uint32_t ocb, uint32_t block_rt, uint32_t block_c, uint32_t block_ct,
                                    uint32_t full_ct, tw::Loc loc);
-TW_RT void twrt_pack_rows(uint32_t idst, uint32_t ocb, uint32_t num_rows, tw::Loc loc);
+/** pack_rows: the row count of the last pack_rows_init (twrt_init 6), default 1. */
+TW_RT void twrt_pack_rows(uint32_t idst, uint32_t ocb, tw::Loc loc);

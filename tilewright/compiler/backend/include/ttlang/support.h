@@ -149,16 +149,11 @@ struct DFBDescriptor {
     static constexpr uint32_t capacity_pages = PagesPerBlock * BlockCount;
 };
 
-/** Error classes of the run-time checks (the interpreter raises the same types). */
-enum ErrorClass : int32_t {
-    KernelError = 1,
-    DFBContractError = 2,
-    NocError = 3,
-    BlockStateError = 12,
-    DeviceError = 13,
-};
-
 }  // namespace ttlang
+
+// ttlang::ErrorClass (KernelError, DFBContractError, NocError, BlockStateError, ...): generated
+// from the error classes of tilewright/device/api_messages.py, as the native runtime's are.
+#include "twrt_errors.h"
 
 /** Raise the interpreter's diagnostic `message` (of class `cls`) at this source line. */
 #define TTLANG_FAIL(cls, message) twrt_fail(ttlang::cls, (message), TW_HERE)

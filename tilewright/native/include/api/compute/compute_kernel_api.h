@@ -96,38 +96,39 @@ inline void sub_tiles_init_nof(TW_LOC) { detail::init(loc); }
 inline void mul_tiles_init_f(TW_LOC) { detail::init(loc); }
 template <EltwiseBinaryType op = ELWADD, auto... flags>
 inline void binary_op_specific_init(uint32_t icb0 = 0, uint32_t icb1 = 1, TW_LOC) { detail::init(loc); }
-inline void mm_init(uint32_t in0, uint32_t in1, uint32_t out = 16, uint32_t transpose = 0, TW_LOC) {
-    twrt_init(2, int32_t(in0), int32_t(in1), int32_t(transpose), 0, 0, loc);
+inline void mm_init(uint32_t in0_cb, uint32_t in1_cb, uint32_t out_cb = 16, uint32_t transpose = 0, TW_LOC) {
+    twrt_init(2, int32_t(in0_cb), int32_t(in1_cb), int32_t(transpose), 0, 0, loc);
 }
-inline void mm_init_short(uint32_t in0, uint32_t in1, uint32_t transpose = 0, TW_LOC) {
-    twrt_init(2, int32_t(in0), int32_t(in1), int32_t(transpose), 0, 0, loc);
+inline void mm_init_short(uint32_t in0_cb, uint32_t in1_cb, uint32_t transpose = 0, TW_LOC) {
+    twrt_init(2, int32_t(in0_cb), int32_t(in1_cb), int32_t(transpose), 0, 0, loc);
 }
-inline void mm_init_short_with_dt(uint32_t in0, uint32_t in1, uint32_t old_in1, uint32_t transpose = 0, TW_LOC) {
-    twrt_init(2, int32_t(in0), int32_t(in1), int32_t(transpose), 0, 0, loc);
+inline void mm_init_short_with_dt(uint32_t in0_cb, uint32_t in1_cb, uint32_t old_in1_cb, uint32_t transpose = 0,
+                                  TW_LOC) {
+    twrt_init(2, int32_t(in0_cb), int32_t(in1_cb), int32_t(transpose), 0, 0, loc);
 }
-inline void matmul_init(uint32_t in0, uint32_t in1, uint32_t transpose = 0, TW_LOC) {
-    twrt_init(2, int32_t(in0), int32_t(in1), int32_t(transpose), 0, 0, loc);
+inline void matmul_init(uint32_t in0_cb, uint32_t in1_cb, uint32_t transpose = 0, TW_LOC) {
+    twrt_init(2, int32_t(in0_cb), int32_t(in1_cb), int32_t(transpose), 0, 0, loc);
 }
 
 /** Configure matmul_block for rt_dim x ct_dim output tiles (kt_dim: A's block width). */
-inline void matmul_block_init(uint32_t in0, uint32_t in1, uint32_t transpose = 0, uint32_t ct_dim = 1,
+inline void matmul_block_init(uint32_t in0_cb, uint32_t in1_cb, uint32_t transpose = 0, uint32_t ct_dim = 1,
                               uint32_t rt_dim = 1, uint32_t kt_dim = 1, TW_LOC) {
-    twrt_init(3, int32_t(in0), int32_t(in1), int32_t(transpose), int32_t(ct_dim), int32_t(rt_dim), loc);
+    twrt_init(3, int32_t(in0_cb), int32_t(in1_cb), int32_t(transpose), int32_t(ct_dim), int32_t(rt_dim), loc);
     twrt_init(4, int32_t(kt_dim), 0, 0, 0, 0, loc);
 }
-inline void mm_block_init(uint32_t in0, uint32_t in1, uint32_t out, uint32_t transpose = 0, uint32_t ct_dim = 1,
-                          uint32_t rt_dim = 1, uint32_t kt_dim = 1, TW_LOC) {
-    (void)out;
-    matmul_block_init(in0, in1, transpose, ct_dim, rt_dim, kt_dim, loc);
+inline void mm_block_init(uint32_t in0_cb, uint32_t in1_cb, uint32_t out_cb, uint32_t transpose = 0,
+                          uint32_t ct_dim = 1, uint32_t rt_dim = 1, uint32_t kt_dim = 1, TW_LOC) {
+    (void)out_cb;
+    matmul_block_init(in0_cb, in1_cb, transpose, ct_dim, rt_dim, kt_dim, loc);
 }
-inline void mm_block_init_short(uint32_t in0, uint32_t in1, uint32_t transpose = 0, uint32_t ct_dim = 1,
+inline void mm_block_init_short(uint32_t in0_cb, uint32_t in1_cb, uint32_t transpose = 0, uint32_t ct_dim = 1,
                                 uint32_t rt_dim = 1, uint32_t kt_dim = 1, TW_LOC) {
-    matmul_block_init(in0, in1, transpose, ct_dim, rt_dim, kt_dim, loc);
+    matmul_block_init(in0_cb, in1_cb, transpose, ct_dim, rt_dim, kt_dim, loc);
 }
-inline void mm_block_init_short_with_dt(uint32_t in0, uint32_t in1, uint32_t old_in1, uint32_t transpose = 0,
+inline void mm_block_init_short_with_dt(uint32_t in0_cb, uint32_t in1_cb, uint32_t old_in1_cb, uint32_t transpose = 0,
                                         uint32_t ct_dim = 1, uint32_t rt_dim = 1, uint32_t kt_dim = 1, TW_LOC) {
-    twrt_check_cb(int32_t(old_in1), loc);
-    matmul_block_init(in0, in1, transpose, ct_dim, rt_dim, kt_dim, loc);
+    twrt_check_cb(int32_t(old_in1_cb), loc);
+    matmul_block_init(in0_cb, in1_cb, transpose, ct_dim, rt_dim, kt_dim, loc);
 }
 
 // -- format switches (checks only: every unpack / pack uses the format of its CB) ------------
@@ -229,8 +230,7 @@ inline void pack_tile(uint32_t idst, uint32_t ocb, uint32_t output_tile_index = 
 
 /** Pack DST[idst .. idst + ntiles - 1] into the next ntiles slots of the output CB. */
 inline void pack_tile_block(uint32_t idst, uint32_t ocb, uint32_t ntiles, TW_LOC) {
-    if (int32_t(ntiles) < 1) twrt_fail(1, "pack_tile_block: ntiles must be at least 1", loc);
-    for (uint32_t i = 0; i < ntiles; ++i) twrt_pack_tile(idst + i, ocb, 0, false, loc);
+    twrt_pack_tile_block(idst, ocb, ntiles, loc);
 }
 
 }  // namespace ckernel

@@ -31,7 +31,7 @@ struct TensorAccessor {
                    uint32_t page_size = 0, TW_LOC) {
         uint32_t words[64];
         const uint32_t n = tw::accessor_words(CTA_OFFSET, words, 64, loc);
-        twrt_accessor_init(&acc_, words, n, static_cast<uint32_t>(bank_base_address), page_size, loc);
+        twrt_accessor_init(&acc_, words, n, static_cast<uint32_t>(bank_base_address), page_size, CTA_OFFSET, loc);
     }
 
     uint64_t get_noc_addr(uint32_t page_id, uint32_t offset = 0, uint8_t noc = noc_index, TW_LOC) const {
