@@ -37,3 +37,12 @@ def test_compiled_tt_lang_error_classes_match_the_runtime_and_the_driver():
     for name, number in support.items():
         assert runtime[RUNTIME_NAME[name]] == number, name
         assert issubclass(driver._ERROR_CLASSES[number], getattr(errors, name)), name
+
+
+def test_the_lowering_emits_exactly_the_classes_compiled_kernels_raise():
+    """A rule's violation becomes a ``fail`` op only for a class ``ttlang::ErrorClass`` has
+    (``lower/violations.py``); any other class makes the kernel not compilable."""
+    from tilewright.compiler.backend.lower.violations import RUNTIME_CLASSES
+
+    support = _enum(ROOT / "compiler/backend/include/ttlang/support.h", "ErrorClass")
+    assert {cls.__name__ for cls in RUNTIME_CLASSES} == set(support)

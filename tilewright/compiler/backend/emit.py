@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 
-from tilewright.errors import SourceLoc
+from tilewright.errors import SourceLoc, untag_rule
 from tilewright.kir.ir import (
     Arg,
     BinOp,
@@ -38,7 +38,7 @@ from tilewright.kir.optable import BINARY, INTRINSICS, OPS, SFPU, SFPU_BINARY
 
 __all__ = ["emit_kernel", "cpp_expr", "CPP_TYPE", "EMITTER_VERSION"]
 
-EMITTER_VERSION = "2"
+EMITTER_VERSION = "3"
 """Part of the build-cache key: bump when the same IR must give different C++."""
 
 CPP_TYPE = {
@@ -226,15 +226,26 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _fail_text(cls: object, message: object) -> str:
+    """``cls, "message"``, or ``cls, "rule", "message"`` for a rule's message (the
+    ``_RULE`` macros put the ``errors.tag_rule`` tag back in front)."""
+    rule, text = untag_rule(str(message))
+    if rule is None:
+        return f"{cls}, {_c_string(text)}"
+    return f"{cls}, {_c_string(rule)}, {_c_string(text)}"
+
+
 def _emit_fail(w: _Writer, depth: int, op: Op) -> None:
     cls, message = op.args
-    w.line(depth, f"TTLANG_FAIL({cls}, {_c_string(str(message))});")
+    macro = "TTLANG_FAIL_RULE" if untag_rule(str(message))[0] else "TTLANG_FAIL"
+    w.line(depth, f"{macro}({_fail_text(cls, message)});")
 
 
 def _emit_failf(w: _Writer, depth: int, op: Op) -> None:
     cls, fmt, values = op.args
     args = "".join(f", static_cast<long long>({cpp_expr(v)})" for v in seq(values))
-    w.line(depth, f"TTLANG_FAILF({cls}, {_c_string(str(fmt))}{args});")
+    macro = "TTLANG_FAILF_RULE" if untag_rule(str(fmt))[0] else "TTLANG_FAILF"
+    w.line(depth, f"{macro}({_fail_text(cls, fmt)}{args});")
 
 
 def _emit_sem_wait(w: _Writer, depth: int, op: Op) -> None:
