@@ -95,15 +95,35 @@ def _raw_calls(plan, base: str) -> list[str]:
     return out
 
 
-def describe_ir(compiled) -> str:
-    """The kernel IR of a compiled operation call (``tilewright explain --ir``)."""
-    from tilewright.kir.printer import print_kernel
+def describe_ir(compiled, after: str | None = None) -> str:
+    """The kernel IR of a compiled operation call (``tilewright explain --ir``): as compiled,
+    or as it is after pass ``after`` (``--after``; ``lower``: before any pass)."""
+    from tilewright.compiler.backend.passes import pipeline
+    from tilewright.compiler.backend.passes.ops import print_lowered
 
-    return "\n".join(_indent(print_kernel(k), "    ") for k in compiled.kernels)
+    if after is None:
+        kernels = list(compiled.kernels)
+    else:
+        kernels = [pipeline.run(low.lowered, upto=after) for low in compiled.lowered]
+    return "\n".join(_indent(print_lowered(k), "    ") for k in kernels)
+
+
+def _pass_names() -> list[str]:
+    from tilewright.compiler.backend.passes.pipeline import PASS_NAMES
+
+    return list(PASS_NAMES)
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--ir", "show_ir", is_flag=True, help="Also print each operation's kernel IR.")
+@click.option(
+    "--after",
+    "after",
+    type=click.Choice(_pass_names()),
+    default=None,
+    help="With --ir: the IR after this pass (lower: as lowering writes it, before any pass); "
+    "default: as compiled, after every pass.",
+)
 @click.option(
     "--engine",
     type=click.Choice(["auto", "python", "native"]),
@@ -113,12 +133,15 @@ def describe_ir(compiled) -> str:
 )
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> None:
+def explain(
+    program: str, args: tuple[str, ...], show_ir: bool, engine: str, after: str | None
+) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
     from tilewright.compiler import backend, program_builder
     from tilewright.device import session
 
     session.reset(engine=engine)
+    show_ir = show_ir or after is not None
     base = os.path.dirname(os.path.abspath(program))
     reports: list[str] = []
     current: dict[str, str] = {}
@@ -129,7 +152,8 @@ def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> 
             _add(reports, current["text"])
 
     def compiled(record, result, built) -> None:
-        _add(reports, current.pop("text", "") + "\n  kernel IR:\n" + describe_ir(result))
+        title = "kernel IR" if after is None else f"kernel IR after {after}"
+        _add(reports, current.pop("text", "") + f"\n  {title}:\n" + describe_ir(result, after))
 
     def interpreted(record, exc, built) -> None:
         where = f"{exc.loc.file}:{exc.loc.line}: " if exc.loc is not None else ""

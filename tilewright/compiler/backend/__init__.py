@@ -2,9 +2,10 @@
 
 Modules (see docs/compiler.md):
 
-* ``ir``, ``optable``, ``printer``, ``verify``, ``effects`` -- the kernel IR: plain frozen
-  data, one op table, its text form, its verifier, the DFB effects computed from it;
-* ``lower/`` -- lowering kernel functions (explicit or split) from the Python AST;
+* ``lower/`` -- lowering kernel functions (explicit or split) from the Python AST to the
+  kernel IR (``tilewright.kir``);
+* ``passes/`` -- the IR -> IR passes, run from one list (DST chunking, CB protocol
+  expansion, constant folding, dead-code elimination);
 * ``emit`` -- C++ per kernel with ``#line`` directives to the user's Python lines;
 * ``build`` -- native kernels cached by the IR's content hash;
 * ``compile`` -- one operation call: lower, verify, rewire the program to native kernels;

@@ -6,6 +6,12 @@ plugin, ``tilewright.device.session.OPTIONS.engine``).  ``python`` interprets ev
 operation; ``native`` compiles every operation and reports what does not compile as
 an error; ``auto`` (the default) compiles what compiles and interprets the rest with
 a one-line notice naming the construct and its line.
+
+``auto`` never runs an engine that checks less: a compiled kernel checks every TT-Lang
+rule the interpreter checks (``lang.rules``, as ``fail`` ops), and a rule the compiled
+engine cannot check -- the exceptions of docs/compiler.md, "Rules on every engine", and
+external calls' declared contracts -- makes the operation not compilable, so ``auto``
+falls back to the interpreter, which checks everything.
 """
 
 from __future__ import annotations

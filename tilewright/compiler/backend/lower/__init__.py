@@ -1,8 +1,9 @@
 """Lowering: logical kernels (explicit or split from a unified body) -> kernel IR.
 
 :func:`lower_kernel` lowers one kernel function of an operation call, looking at
-every node's evaluation of the body at once (:mod:`.values`), and returns its IR
-(verified) and the runtime-argument values of each node.
+every node's evaluation of the body at once (:mod:`.values`), runs the IR through the
+passes (``compiler/backend/passes``: DST chunking, CB protocol expansion, folding, dead
+code) and returns its IR (verified) and the runtime-argument values of each node.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tilewright.compiler.backend.lower.kernel import Hooks, KernelInput, Lowerin
 from tilewright.compiler.backend.lower.protocol import release_all
 from tilewright.compiler.backend.lower.resources import prologue
 from tilewright.compiler.backend.lower.values import World
+from tilewright.compiler.backend.passes import pipeline as passes
 from tilewright.errors import SourceLoc
 from tilewright.kir.ir import CBDecl, Kernel
 from tilewright.kir.verify import verify
@@ -27,12 +29,13 @@ __all__ = ["KernelInput", "Lowered", "World", "lower_kernel"]
 class Lowered:
     """A kernel's IR, its runtime arguments per node, and the DFB roles it takes."""
 
-    kernel: Kernel
+    kernel: Kernel  # after every pass (verified)
     args: tuple[tuple[str, tuple[int, ...]], ...]  # (name, value per node)
     roles: tuple[tuple[int, str], ...]  # (CB index, "producer" | "consumer")
     pipe_sites: tuple[
         tuple[tuple[int, int, str], tuple], ...
     ] = ()  # (net, pipe, send|recv) -> blocks
+    lowered: Kernel | None = None  # before the passes (``passes.pipeline.run(lowered, upto)``)
 
 
 HOOKS = Hooks(
@@ -117,6 +120,7 @@ def lower_kernel(
         descriptors=tuple(sorted(lw.extra.get("descriptors", set()))),
         functions=tuple(lw.extra.get("functions", {}).values()),
     )
+    kernel, lowered = passes.run(kernel), kernel
     verify(kernel)
     roles = tuple(
         (index, role)
@@ -128,4 +132,5 @@ def lower_kernel(
         tuple((name, tuple(values)) for name, values in lw.args),
         roles,
         tuple((k, tuple(sorted(v, key=repr))) for k, v in lw.extra.get("pipe_sites", {}).items()),
+        lowered,
     )

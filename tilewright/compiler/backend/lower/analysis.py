@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Any
 
-from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBRef,
@@ -27,7 +27,8 @@ from tilewright.compiler.backend.lower.values import (
     TupleV,
     Value,
 )
-from tilewright.kir.ir import Const, Expr, Ty, Var
+from tilewright.compiler.backend.passes.fold import fold_expr
+from tilewright.kir.ir import Arg, BinOp, Cast, Const, Expr, Intrinsic, Ty, UnOp, Var
 
 Lowering = Any  # the kernel lowering (lower/kernel.py), which imports this module
 
@@ -101,8 +102,6 @@ def node_values(lw: Lowering, e: Expr) -> tuple:
 
 
 def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
-    from tilewright.kir.ir import Arg, BinOp, Cast, Intrinsic, UnOp
-
     if isinstance(e, Const):
         return e.value
     if isinstance(e, Intrinsic):
@@ -117,14 +116,9 @@ def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
     if isinstance(e, Var):
         known = lw.known.get(e.name)
         return None if known is None else known[n]
-    if isinstance(e, Cast):
+    if isinstance(e, (Cast, UnOp)):
         v = _eval_on(lw, e.a, n, xy)
-        return None if v is None else S.PY_TYPE[e.ty](v)
-    if isinstance(e, UnOp):
-        v = _eval_on(lw, e.a, n, xy)
-        if v is None:
-            return None
-        return (not v) if e.op == "not" else -v
+        return None if v is None else _value(replace(e, a=Const(v, e.a.ty)))
     if isinstance(e, BinOp):
         a, b = _eval_on(lw, e.a, n, xy), _eval_on(lw, e.b, n, xy)
         if e.op == "and":
@@ -141,11 +135,15 @@ def _eval_on(lw: Lowering, e: Expr, n: int, xy: tuple[int, int]):
             )
         if a is None or b is None:
             return None
-        try:
-            return S.FOLD[e.op](a, b)
-        except (ZeroDivisionError, KeyError):
-            return None
+        return _value(BinOp(e.op, Const(a, e.a.ty), Const(b, e.b.ty), e.ty))
     return None
+
+
+def _value(e: Expr) -> object:
+    """The value of an expression of constants, as the compiled kernel computes it (None
+    if it has none: an integer division by zero)."""
+    folded = fold_expr(e, as_ir_types=True)
+    return folded.value if isinstance(folded, Const) else None
 
 
 def merge(a: dict[str, Value], b: dict[str, Value]) -> dict[str, Value]:

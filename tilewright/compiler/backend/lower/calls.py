@@ -246,6 +246,8 @@ def binop_values(lw, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Val
             return Scalar(S.binary(name, a.expr, b.expr))
         except ZeroDivisionError:
             raise lw.fail("a division by zero", node) from None
+        except S.NoCppForm as exc:
+            raise lw.fail(str(exc), node) from None
     if isinstance(a, TupleV) and isinstance(b, TupleV) and isinstance(op, ast.Add):
         return TupleV(a.items + b.items)
     raise lw.fail(f"the operator {type(op).__name__} on these operands", node)

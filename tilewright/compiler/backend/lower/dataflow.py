@@ -38,6 +38,7 @@ from tilewright.compiler.backend.lower.violations import (
     holds,
     violated,
 )
+from tilewright.compiler.backend.passes.tiles import uop
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import (
     AccessorDecl,
@@ -299,15 +300,11 @@ def _emit_pages(lw, acc: AccessorDecl, sl: SliceRef, held, read: bool) -> None:
 
 
 def _uadd(a: Expr, b: Expr) -> Expr:
-    from tilewright.compiler.backend.lower.compute import _uop
-
-    return _uop("add", a, b)
+    return uop("add", a, b)
 
 
 def _umul(a: Expr, k: int) -> Expr:
-    from tilewright.compiler.backend.lower.compute import _uop
-
-    return _uop("mul", a, u32(k))
+    return uop("mul", a, u32(k))
 
 
 # -- semaphores --------------------------------------------------------------------------------

@@ -186,7 +186,6 @@ def emit_store(lw, tree: C.Node, held: Held, l1_acc: bool, node: ast.AST) -> Non
         capacity=lw.dst_tiles,
         position=position,
         scratch=scratch,
-        local=lambda name: lw.local(name, Ty.U32),
         scaler=lambda: scaler_cb(lw),
         loc=lw.loc,
     )

@@ -31,7 +31,7 @@ from tilewright.compiler.backend.lower.values import (
 )
 from tilewright.compiler.backend.lower.violations import holds, violated
 from tilewright.errors import TilewrightError
-from tilewright.kir.ir import Intrinsic, Ty, u32
+from tilewright.kir.ir import Ty
 from tilewright.lang import blockstate
 from tilewright.lang.blockstate import BLOCK_STATE, Op, State
 from tilewright.lang.rules import copy as copy_rules
@@ -109,13 +109,10 @@ def acquire(lw, dfb: DFBInfo, reserve: bool, node: ast.AST) -> Value:
     holds(lw, rules.check_acquire, dfb, side, lw.kin.name, compute, held_now, need, dfb.num_pages)
     need = min(need, dfb.num_pages)
     _note_wait(lw, dfb, need)
-    lw.emit("cb.reserve_back" if reserve else "cb.wait_front", dfb.index, need)
     site = lw.new_site()
-    addr = None
-    if not compute:
-        addr = lw.temp("blk", Ty.U32)
-        ptr = Intrinsic("write_ptr" if reserve else "read_ptr", (u32(dfb.index),), Ty.U32)
-        lw.emit("set", addr, ptr)
+    addr = None if compute else lw.temp("blk", Ty.U32)  # data movement: the block's L1 address
+    # in blocks: the `cb` pass writes the cumulative pages and the address (passes/cbproto.py)
+    lw.emit("dfb.reserve" if reserve else "dfb.wait", dfb.index, need // dfb.block_pages, addr)
     held = Held(site, dfb, reserve, compute, lw.tracker.uniform(_MW if reserve else _MR), addr=addr)
     lw.tracker.acquire(held)
     lw.extra.setdefault("cbs", set()).add(dfb.index)
@@ -214,7 +211,7 @@ def release(lw, ref: BlockRef, push: bool, *, declared_unused: bool = False) -> 
     if not apply_state(lw, ref, Op.PUSH if push else Op.POP):
         return
     held = lw.tracker.held[ref.site]
-    lw.emit("cb.push_back" if push else "cb.pop_front", held.dfb.index, held.dfb.block_pages)
+    lw.emit("dfb.push" if push else "dfb.pop", held.dfb.index)
     lw.tracker.release(ref.site)
     lw.extra.setdefault("released", {})[ref.site] = Held(
         held.site,

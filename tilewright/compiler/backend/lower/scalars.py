@@ -2,16 +2,17 @@
 
 Python semantics are kept: ints are ``i64`` with floor ``//`` and ``%``, ``/`` gives
 a float, ``and`` / ``or`` on bools, comparisons give bools.  Constant operands fold
-at compile time (with Python's own operators, so folding is exact), and
+as the expressions are built, with the one folding of the back end (``passes/fold.py``:
+the IR interpreter's C++ semantics, operands in their IR types -- a Python int of
+kernel code is an ``int64_t``); a division by zero is Python's error, and ``//`` / ``%``
+of floats, which have no C++ form, are not compilable (:class:`NoCppForm`).
 :func:`linear` views an integer expression as ``sum(coeff * var) + const`` so that
 ``(r0 + 2) - r0`` is known to be 2 (slice extents, reference D.5).
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable
-
+from tilewright.compiler.backend.passes.fold import fold_expr
 from tilewright.kir.ir import (
     Arg,
     BinOp,
@@ -24,28 +25,26 @@ from tilewright.kir.ir import (
     Var,
 )
 
-__all__ = ["binary", "unary", "compare", "to_type", "linear", "is_const", "const_value", "PY_TYPE"]
+__all__ = [
+    "binary",
+    "unary",
+    "compare",
+    "to_type",
+    "linear",
+    "is_const",
+    "const_value",
+    "NoCppForm",
+]
 
-PY_TYPE = {Ty.I64: int, Ty.U32: int, Ty.U64: int, Ty.F64: float, Ty.F32: float, Ty.BOOL: bool}
-
-FOLD: dict[str, Callable] = {
-    "add": operator.add,
-    "sub": operator.sub,
-    "mul": operator.mul,
-    "floordiv": operator.floordiv,
-    "mod": operator.mod,
-    "truediv": operator.truediv,
-    "eq": operator.eq,
-    "ne": operator.ne,
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-    "min": min,
-    "max": max,
-}
-_ARITH = {"add", "sub", "mul", "floordiv", "mod", "truediv", "min", "max"}
 _CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
+class NoCppForm(Exception):
+    """Python arithmetic the emitted C++ cannot express (the reason)."""
+
+
+def _fold(e: Expr) -> Expr:
+    return fold_expr(e, as_ir_types=True)
 
 
 def expr_ty(e: Expr) -> Ty:
@@ -65,9 +64,7 @@ def to_type(e: Expr, ty: Ty) -> Expr:
     """``e`` as ``ty`` (folded for constants, a cast otherwise)."""
     if e.ty is ty:
         return e
-    if isinstance(e, Const):
-        return Const(PY_TYPE[ty](e.value), ty)
-    return Cast(e, ty)
+    return _fold(Cast(e, ty))
 
 
 def _arith_type(a: Ty, b: Ty, op: str) -> Ty:
@@ -81,11 +78,15 @@ def binary(op: str, a: Expr, b: Expr) -> Expr:
     if op in _CMP:
         return compare(op, a, b)
     ty = _arith_type(a.ty, b.ty, op)
+    if op in ("floordiv", "mod") and ty.is_float:
+        raise NoCppForm(
+            f"'{'//' if op == 'floordiv' else '%'}' of floats (ttlang::{op} takes integers)"
+        )
     a, b = to_type(a, ty), to_type(b, ty)
     if isinstance(a, Const) and isinstance(b, Const):
         if op in ("floordiv", "mod", "truediv") and b.value == 0:
             raise ZeroDivisionError(op)
-        return Const(PY_TYPE[ty](FOLD[op](a.value, b.value)), ty)
+        return _fold(BinOp(op, a, b, ty))
     if op in ("add", "sub") and isinstance(b, Const) and b.value == 0:
         return a
     if op == "add" and isinstance(a, Const) and a.value == 0:
@@ -101,11 +102,11 @@ def compare(op: str, a: Expr, b: Expr) -> Expr:
     ty = _arith_type(a.ty, b.ty, "add")
     a, b = to_type(a, ty), to_type(b, ty)
     if isinstance(a, Const) and isinstance(b, Const):
-        return Const(bool(FOLD[op](a.value, b.value)), Ty.BOOL)
+        return _fold(BinOp(op, a, b, Ty.BOOL))
     if ty is Ty.I64:
         diff = static_difference(a, b)  # (r0) < (r0 + 2) is always true
         if diff is not None:
-            return Const(bool(FOLD[op](diff, 0)), Ty.BOOL)
+            return _fold(BinOp(op, Const(diff, Ty.I64), Const(0, Ty.I64), Ty.BOOL))
         # an unsigned value widened to i64 is never negative: 0 <= u is always true
         if isinstance(a, Const) and a.value <= 0 and _nonneg(b) and op in ("le", "lt"):
             if op == "le" or a.value < 0:
@@ -145,16 +146,11 @@ def unary(op: str, a: Expr) -> Expr:
     """``-a`` (``neg``), ``+a`` (``pos``) or ``not a``."""
     if op == "not":
         a = truth(a)
-        if isinstance(a, Const):
-            return Const(not a.value, Ty.BOOL)
-        return UnOp("not", a, Ty.BOOL)
+        return _fold(UnOp("not", a, Ty.BOOL))
     if op == "pos":
         return to_type(a, Ty.I64) if a.ty in (Ty.BOOL, Ty.U32) else a
     ty = Ty.F64 if a.ty.is_float else Ty.I64
-    a = to_type(a, ty)
-    if isinstance(a, Const):
-        return Const(-a.value, ty)
-    return UnOp("neg", a, ty)
+    return _fold(UnOp("neg", to_type(a, ty), ty))
 
 
 def linear(e: Expr) -> tuple[dict[object, int], int] | None:
