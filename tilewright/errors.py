@@ -50,6 +50,8 @@ __all__ = [
     "user_location",
     "traceback_location",
     "format_error",
+    "tag_rule",
+    "untag_rule",
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -130,6 +132,24 @@ class SourceLoc:
         return cls(frame.f_code.co_filename, frame.f_lineno)
 
 
+_RULE_TAG = "{rule:"
+
+
+def tag_rule(rule: str, message: str) -> str:
+    """``message`` carrying its rule id across a boundary that passes only (class, text):
+    the ``fail`` ops compiled kernels raise (``ttlang/support.h``, the IR interpreter).
+    The error's constructor takes the tag off again, so every engine reports the rule."""
+    return f"{_RULE_TAG}{rule}}}{message}"
+
+
+def untag_rule(message: str) -> tuple[str | None, str]:
+    """``(rule, message)`` of a message :func:`tag_rule` tagged (``(None, message)`` if not)."""
+    if message.startswith(_RULE_TAG) and "}" in message:
+        rule, _, text = message[len(_RULE_TAG) :].partition("}")
+        return rule, text
+    return None, message
+
+
 class TilewrightError(Exception):
     """Base of every error Tilewright raises on purpose."""
 
@@ -143,6 +163,8 @@ class TilewrightError(Exception):
         rule: str | None = None,
         hint: str | None = None,
     ) -> None:
+        tagged, message = untag_rule(message)  # a message that crossed a fail op
+        rule = rule or tagged
         super().__init__(message)
         self.message = message
         self.loc = loc

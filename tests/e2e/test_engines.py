@@ -111,7 +111,7 @@ def test_the_block_state_error_is_raised_by_the_compiled_kernel():
         backend.COMPILE_OBSERVERS.pop()
     compute = next(s for s in sources if "void MAIN" in s)
     assert (
-        "TTLANG_FAIL(BlockStateError, \"block 'acc_blk' (reserved from DFB 'acc_dfb') is read"
-        in compute
+        'TTLANG_FAIL_RULE(BlockStateError, "block-state", "block \'acc_blk\' (reserved from DFB '
+        "'acc_dfb') is read" in compute
     )
     _ = format_error  # the CLI formats both engines' errors the same way

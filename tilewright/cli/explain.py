@@ -27,7 +27,8 @@ from tilewright.lazy import lazy_import
 backend = lazy_import("tilewright.compiler.backend.engine")
 program_builder = lazy_import("tilewright.compiler.program_builder")
 raw_site = lazy_import("tilewright.compiler.raw.site")
-printer = lazy_import("tilewright.kir.printer")
+passes_ops = lazy_import("tilewright.compiler.backend.passes.ops")
+passes_pipeline = lazy_import("tilewright.compiler.backend.passes.pipeline")
 
 __all__ = ["describe_compilation", "explain"]
 
@@ -101,13 +102,39 @@ def _raw_calls(plan, base: str) -> list[str]:
     return out
 
 
-def describe_ir(compiled) -> str:
-    """The kernel IR of a compiled operation call (``tilewright explain --ir``)."""
-    return "\n".join(_indent(printer.print_kernel(k), "    ") for k in compiled.kernels)
+def describe_ir(compiled, after: str | None = None) -> str:
+    """The kernel IR of a compiled operation call (``tilewright explain --ir``): as compiled,
+    or as it is after pass ``after`` (``--after``; ``lower``: before any pass)."""
+    if after is None:
+        kernels = list(compiled.kernels)
+    else:
+        kernels = [passes_pipeline.run(low.lowered, upto=after) for low in compiled.lowered]
+    return "\n".join(_indent(passes_ops.print_lowered(k), "    ") for k in kernels)
+
+
+class _PassName(click.ParamType):
+    """A name of ``passes.pipeline.PASS_NAMES``, read when the option is given (so the
+    command line does not load the compiler to build its options)."""
+
+    name = "pass"
+
+    def convert(self, value, param, ctx):
+        names = passes_pipeline.PASS_NAMES
+        if value not in names:
+            self.fail(f"{value!r} is not one of {', '.join(names)}", param, ctx)
+        return value
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--ir", "show_ir", is_flag=True, help="Also print each operation's kernel IR.")
+@click.option(
+    "--after",
+    "after",
+    type=_PassName(),
+    default=None,
+    help="With --ir: the IR after this pass (lower: as lowering writes it, before any pass); "
+    "default: as compiled, after every pass.",
+)
 @click.option(
     "--engine",
     type=click.Choice(["auto", "python", "native"]),
@@ -117,9 +144,12 @@ def describe_ir(compiled) -> str:
 )
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> None:
+def explain(
+    program: str, args: tuple[str, ...], show_ir: bool, engine: str, after: str | None
+) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
     session.reset(engine=engine)
+    show_ir = show_ir or after is not None
     base = os.path.dirname(os.path.abspath(program))
     reports: list[str] = []
     current: dict[str, str] = {}
@@ -130,7 +160,8 @@ def explain(program: str, args: tuple[str, ...], show_ir: bool, engine: str) -> 
             _add(reports, current["text"])
 
     def compiled(record, result, built) -> None:
-        _add(reports, current.pop("text", "") + "\n  kernel IR:\n" + describe_ir(result))
+        title = "kernel IR" if after is None else f"kernel IR after {after}"
+        _add(reports, current.pop("text", "") + f"\n  {title}:\n" + describe_ir(result, after))
 
     def interpreted(record, exc, built) -> None:
         where = f"{exc.loc.file}:{exc.loc.line}: " if exc.loc is not None else ""

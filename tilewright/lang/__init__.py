@@ -9,6 +9,8 @@ compiler's ``Operation`` and program builder call into it.  Modules by concern:
   ``LogicalKernel`` representation);
 * one call: ``launch`` (per-node setup evaluation, the kernel entry the engine runs,
   the launch) and ``state`` (the running launch and its tracer);
+* the rules of the language: ``rules`` (each a check function with an id and its spec
+  section, run by the interpreter and, at compile time, by the compiler's lowering);
 * kernel time: ``dfb`` / ``dfb_share`` (DFBs and blocks), ``blockstate`` (the block
   state machine), ``expr`` / ``math`` / ``block`` (block expressions and the math
   library), ``copy``, ``pipes``, ``semaphore``, ``resets``, ``misc`` (signposts,

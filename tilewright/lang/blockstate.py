@@ -23,6 +23,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 from tilewright.errors import BlockStateError
+from tilewright.lang.rules.registry import rule
 
 __all__ = [
     "declared_unused",
@@ -31,9 +32,18 @@ __all__ = [
     "Context",
     "ALLOWED",
     "check_and_apply",
+    "BLOCK_STATE",
     "STATE_MEANING",
     "OP_TEXT",
 ]
+
+
+BLOCK_STATE = rule(
+    "block-state",
+    BlockStateError,
+    "D.2",
+    "a block is used only as its state (MW, MR, RW, ROR, NAW, OS) and context allow",
+)
 
 
 class State(IntEnum):
@@ -170,10 +180,10 @@ def check_and_apply(block, op: Op) -> None:
     is_wait = block.context in (Context.DM_WAIT, Context.CK_WAIT)
     wrong = _WRONG_RELEASE.get((op, is_wait))
     if wrong is not None and state != State.OS:
-        raise BlockStateError(f"{wrong} ({block.describe()})")
+        raise BLOCK_STATE.violation(f"{wrong} ({block.describe()})")
     allowed = ALLOWED[block.context].get(state)
     if allowed is None or op not in allowed:
-        raise BlockStateError(_explain(block, op, state))
+        raise BLOCK_STATE.violation(_explain(block, op, state))
     if op == Op.COPY_SRC:
         block.ror = block.ror + 1 if state == State.ROR else 1
         block.state = State.ROR

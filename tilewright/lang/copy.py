@@ -24,10 +24,9 @@ import numpy as np
 from tilewright.device.formats import data_type_name
 from tilewright.device.perf import kernel as noc_time
 from tilewright.device.transfer import page_transfer
-from tilewright.errors import DFBContractError, KernelError
 from tilewright.lang.blockstate import Op, check_and_apply
 from tilewright.lang.dfb import TensorBlock, current_kernel
-from tilewright.lang.expr import shape_text
+from tilewright.lang.rules import copy as rules
 from tilewright.ttnn.tensor import Tensor, TensorSlice
 from tilewright.ttnn.types import Layout
 
@@ -58,16 +57,12 @@ class CopyTransferHandler:
     def what(self) -> str:
         """What the transfer moves (formatted only when needed: errors and traces)."""
         blk = self.block.describe() if self.block is not None else "a block"
-        if self.direction == "read":
-            return f"copy {self.slice} -> {blk}"
-        return f"copy {blk} -> {self.slice}"
+        return rules.transfer_what(self.direction, repr(self.slice), blk)
 
     def wait(self) -> None:
         """Block until the transfer completed; the handle is unusable afterwards."""
         if self.waited:
-            raise DFBContractError(
-                f"transfer handle of {self.what} was already waited; a handle is single-use"
-            )
+            rules.check_not_waited(True, rules.handle_waited(self.what))
         run = current_kernel("transfer.wait()")
         self.waited = True
         # A NoC barrier, as the compiled kernel's: every outstanding transfer of the kernel.
@@ -94,19 +89,12 @@ class GroupTransfer:
         self._done = False
 
     def add(self, transfer: CopyTransferHandler | PipeSendHandle | ReceiveRequest) -> None:
-        if self._done:
-            raise DFBContractError("GroupTransfer.add() after wait_all(); a group is single-use")
-        if not hasattr(transfer, "wait"):
-            raise KernelError(
-                f"GroupTransfer.add() takes a transfer handle, got {type(transfer).__name__}"
-            )
+        rules.check_group_open(self._done, "add")
+        rules.check_group_item(transfer)
         self._items.append(transfer)
 
     def wait_all(self) -> None:
-        if self._done:
-            raise DFBContractError(
-                "GroupTransfer.wait_all() was already called; a group is single-use"
-            )
+        rules.check_group_open(self._done, "wait_all")
         self._done = True
         for item in self._items:
             item.wait()
@@ -119,10 +107,7 @@ def _tracer():
 def copy(src: object, dst: object) -> CopyTransferHandler | PipeSendHandle | ReceiveRequest:
     """Start an asynchronous copy; exactly one side is a block (spec §Copy)."""
     run = current_kernel("ttl.copy")
-    if run.kernel_context().kernel.kind == "compute":
-        raise KernelError(
-            f"ttl.copy runs on data-movement kernels; '{run.name}' is a compute kernel"
-        )
+    rules.check_dm_only("ttl.copy", run.name, run.kernel_context().kernel.kind == "compute")
 
     if isinstance(dst, TensorBlock):
         if isinstance(src, TensorSlice):
@@ -138,10 +123,7 @@ def copy(src: object, dst: object) -> CopyTransferHandler | PipeSendHandle | Rec
             return _block_to_tensor(run, src, _whole(dst))
         if isinstance(dst, pipes.PIPE_TYPES):
             return pipes.send(run, src, dst)
-    raise KernelError(
-        f"ttl.copy({_kind(src)}, {_kind(dst)}): a copy moves data between a block and a tensor "
-        "slice or a pipe; exactly one side must be a block"
-    )
+    raise rules.copy_ends_violation(_kind(src), _kind(dst))
 
 
 def _kind(x) -> str:
@@ -157,50 +139,15 @@ def _whole(t: Tensor) -> TensorSlice:
 def _check_pair(sl: TensorSlice, blk: TensorBlock) -> None:
     t, dfb = sl.tensor, blk.dfb
     tiled = t.layout == Layout.TILE
-    if tiled != dfb.tiled:
-        raise KernelError(
-            f"ttl.copy: cannot mix a {'tiled' if tiled else 'row-major'} tensor with a "
-            f"{'tiled' if dfb.tiled else 'row-major'} DFB '{dfb.name}'"
-        )
-    if t.data_format != dfb.data_format:
-        raise KernelError(
-            f"ttl.copy: tensor of {data_type_name(t.dtype)} and DFB '{dfb.name}' of "
-            f"{data_type_name(dfb.dtype)} differ in format; the NoC copies bytes, so formats must match"
-        )
-    if tiled and (t.tile_shape.height, t.tile_shape.width) != (dfb.tile.height, dfb.tile.width):
-        raise KernelError(
-            f"ttl.copy: tensor tiles {t.tile_shape.height}x{t.tile_shape.width} and DFB '{dfb.name}' "
-            f"tiles {dfb.tile.height}x{dfb.tile.width} differ"
-        )
-    if not _shapes_match(sl, blk.shape):
-        n_t, n_b = int(np.prod(sl.shape)), int(np.prod(blk.shape))
-        unit = "tile" if tiled else "element"
-        if tiled:
-            th, tw = t.tile_shape.height, t.tile_shape.width
-            elems = sl.full_shape[:-2] + (sl.full_shape[-2] * th, sl.full_shape[-1] * tw)
-            what = f"Tensor shape {shape_text(elems)}"
-        else:
-            what = f"Tensor shape {shape_text(sl.shape)}"
-        raise KernelError(
-            f"{what} does not match Block shape {shape_text(blk.shape)} "
-            f"({unit} counts: {n_t} vs {n_b}): the slice {sl} must cover exactly the block of "
-            f"{blk.describe()}"
-        )
-
-
-def _shapes_match(sl: TensorSlice, block_shape: tuple[int, ...]) -> bool:
-    """A slice covers a block: the block's shape equals the slice's trailing extents, and any
-    leading dimensions of the slice are single indices (spec §Tensor slices: 1x1 blocks may be
-    addressed with scalar indices; leading scalar indices squeeze)."""
-    full = sl.full_shape
-    r = len(block_shape)
-    if tuple(sl.shape) == tuple(block_shape):
-        return True
-    if r > len(full):
-        return False
-    return tuple(full[len(full) - r :]) == tuple(block_shape) and all(
-        e == 1 for e in full[: len(full) - r]
+    tensor_end = rules.CopyEnd(
+        tiled, t.data_format, data_type_name(t.dtype), (t.tile_shape.height, t.tile_shape.width)
     )
+    dfb_end = rules.CopyEnd(
+        dfb.tiled, dfb.data_format, data_type_name(dfb.dtype), (dfb.tile.height, dfb.tile.width)
+    )
+    rules.check_copy_pair(dfb.name, tensor_end, dfb_end)
+    tile = tensor_end.tile if tiled else None
+    rules.check_covers(repr(sl), sl.full_shape, sl.shape, blk, blk.shape, tile)
 
 
 def _tile_pages(sl: TensorSlice) -> np.ndarray:
@@ -218,11 +165,7 @@ def _tile_pages(sl: TensorSlice) -> np.ndarray:
 
 def _row_pages(sl: TensorSlice) -> tuple[np.ndarray, slice]:
     t = sl.tensor
-    if t.buffer.page_size != t.row_bytes():
-        raise KernelError(
-            "ttl.copy of a row-major tensor needs whole-row pages (interleaved or height-sharded); "
-            "this tensor is width- or block-sharded"
-        )
+    rules.check_row_pages(t.buffer.page_size, t.row_bytes())
     grid = tuple(t.padded_shape)
     rows_grid = grid[:-1] or (1,)
     ranges = [np.arange(s.start, s.stop) for s in sl.index[:-1]] or [np.arange(1)]
@@ -240,11 +183,7 @@ def _issue(run, blk: TensorBlock, start: int, direction: str, sl) -> CopyTransfe
 
 
 def _tensor_to_block(run, sl: TensorSlice, blk: TensorBlock) -> CopyTransferHandler:
-    if not blk.is_reserve:
-        raise KernelError(
-            f"ttl.copy(tensor_slice, block) writes the block, so it must come from reserve(); "
-            f"{blk.describe()} comes from wait()"
-        )
+    rules.check_copy_into(rules.COPY_INTO_BLOCK, blk, blk.is_reserve)
     _check_pair(sl, blk)
     check_and_apply(blk, Op.COPY_DST)
     start = run.clock

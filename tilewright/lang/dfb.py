@@ -8,7 +8,8 @@ ones).  ``reserve()`` / ``wait()`` block like ``cb_reserve_back`` /
 ``pop()`` release the oldest held block.  A ``TensorBlock`` is one acquired block:
 its L1 address, its state (``blockstate``) and its pending transfers.
 
-Rules enforced here: one producer and one consumer kernel per DFB and node (SPSC);
+The rules checked here are functions of ``lang.rules.dfb`` (the compiler's lowering
+checks the same ones): one producer and one consumer kernel per DFB and node (SPSC);
 a data-movement kernel holds at most one block of a DFB at a time (it addresses a
 DFB through one pointer); blocks are released in acquisition order; a kernel that
 ends while holding blocks releases them (the compiler's auto-sync), unless their
@@ -38,8 +39,6 @@ from tilewright.device.formats import (
 from tilewright.device.perf import pipeline
 from tilewright.errors import (
     BlockStateError,
-    DFBContractError,
-    InterfaceError,
     KernelError,
     SourceLoc,
     user_frame,
@@ -51,8 +50,8 @@ from tilewright.lang.expr import (
     BlockOperators,
     as_value,
     evaluate,
-    shape_text,
 )
+from tilewright.lang.rules import dfb as rules
 
 if TYPE_CHECKING:
     from tilewright.device.cb import CircularBuffer
@@ -172,46 +171,34 @@ class DataflowBuffer:
     # -- acquire -----------------------------------------------------------------------------
 
     def _role(self, run, producer: bool) -> None:
+        """``run`` takes the producer (or consumer) side: the SPSC rule."""
         attr = "_producer" if producer else "_consumer"
         owner = getattr(self, attr)
         if owner is None:
             setattr(self, attr, run)
-        elif owner is not run:
-            role = "producer" if producer else "consumer"
-            raise DFBContractError(
-                f"DFB '{self.name}' has two {role}s on node {self.core.logical}: kernels "
-                f"'{owner.name}' and '{run.name}'; a DFB has one producer and one consumer "
-                "kernel per node (use one DFB per consumer)"
-            )
+        else:
+            side = rules.RESERVE if producer else rules.WAIT
+            rules.check_role(self, side, self.core.logical, owner, run)
 
-    def reserve(self, **kwargs: object) -> TensorBlock:
+    def reserve(self, *args: object, **kwargs: object) -> TensorBlock:
         """Acquire the next free block (blocking); it starts in state MW."""
-        return self._acquire(_PRODUCER, kwargs)
+        return self._acquire(_PRODUCER, args, kwargs)
 
-    def wait(self, **kwargs: object) -> TensorBlock:
+    def wait(self, *args: object, **kwargs: object) -> TensorBlock:
         """Acquire the next filled block (blocking); it starts in state MR."""
-        return self._acquire(_CONSUMER, kwargs)
+        return self._acquire(_CONSUMER, args, kwargs)
 
-    def _acquire(self, side: _Side, kwargs) -> TensorBlock:
-        if kwargs:
-            _reject_kernel_kw(side.method, kwargs)
+    def _acquire(self, acq: _Side, args, kwargs) -> TensorBlock:
+        side = acq.side
+        if args or kwargs:
+            rules.check_acquire_args(side, len(args), tuple(kwargs))
         run = current_kernel(f"{self.name}.{side.method}()")
         self._role(run, side.producer)
         held = self._reserved if side.producer else self._waited
         compute = _is_compute(run)
-        if held and not compute:
-            raise DFBContractError(
-                f"{self.name}.{side.method}(): kernel '{run.name}' still holds block "
-                f"{held[-1].describe()}; a data-movement kernel addresses a DFB through one "
-                f"{side.pointer} pointer: {side.release} each block before the next acquisition"
-            )
         cb = self._circular()
         need = (len(held) + 1) * self.block_pages
-        if need > cb.num_pages:
-            raise DFBContractError(
-                f"{self.name}.{side.method}(): kernel '{run.name}' already holds all "
-                f"{self.block_count} blocks of the DFB; {side.release} one before acquiring another"
-            )
+        rules.check_acquire(self, side, run.name, compute, held, need, cb.num_pages)
         stage = pipeline.PACK if side.producer else pipeline.UNPACK
         pr = pipeline.enter(run, stage)  # a cb_reserve_back / cb_wait_front's time
         engine = ACTIVE.engine
@@ -230,7 +217,7 @@ class DataflowBuffer:
         if addr >= cb.fifo_limit:
             addr -= cb.fifo_limit - cb.fifo_addr
         block = TensorBlock(
-            self, addr, side.compute_context if compute else side.dm_context, run, side.initial
+            self, addr, acq.compute_context if compute else acq.dm_context, run, acq.initial
         )
         held.append(block)
         return block
@@ -238,13 +225,10 @@ class DataflowBuffer:
     # -- release -----------------------------------------------------------------------------
 
     def _release(self, block: TensorBlock, op: Op) -> None:
-        held = self._reserved if op == Op.PUSH else self._waited
-        if block.state != State.OS and held and held[0] is not block:
-            verb = "pushed" if op == Op.PUSH else "popped"
-            raise DFBContractError(
-                f"{block.describe()} is {verb} before {held[0].describe()}: blocks of a DFB are "
-                f"{verb} in the order they were acquired"
-            )
+        push = op == Op.PUSH
+        held = self._reserved if block.is_reserve else self._waited
+        position = _position(held, block) if block.is_reserve == push else None
+        rules.check_release_order(block, position, held[0] if held else None, push)
         block.complete_transfers()
         check_and_apply(block, op)
         held.popleft()
@@ -259,14 +243,12 @@ class DataflowBuffer:
 
     def push(self) -> None:
         """Legacy buffer-level push (spec < 0.7): push the oldest reserved block."""
-        if not self._reserved:
-            raise DFBContractError(f"{self.name}.push(): there is no reserved block to push")
+        rules.check_legacy_release(self, True, len(self._reserved))
         self._reserved[0].push()
 
     def pop(self) -> None:
         """Legacy buffer-level pop (spec < 0.7): pop the oldest waited block."""
-        if not self._waited:
-            raise DFBContractError(f"{self.name}.pop(): there is no waited block to pop")
+        rules.check_legacy_release(self, False, len(self._waited))
         self._waited[0].pop()
 
     def release_held(self, run: KernelRun) -> None:
@@ -307,32 +289,23 @@ class DataflowBuffer:
 
 @dataclass(frozen=True, slots=True)
 class _Side:
-    """The producer or consumer side of a DFB: what differs between reserve() and wait()."""
+    """An acquisition side (``rules.Side``) with the block contexts and initial state."""
 
-    method: str
-    producer: bool
-    pointer: str
-    release: str
+    side: rules.Side
     compute_context: Context
     dm_context: Context
     initial: State
 
 
-_PRODUCER = _Side(
-    "reserve", True, "write", "push", Context.CK_RESERVE, Context.DM_RESERVE, State.MW
-)
-_CONSUMER = _Side("wait", False, "read", "pop", Context.CK_WAIT, Context.DM_WAIT, State.MR)
+_PRODUCER = _Side(rules.RESERVE, Context.CK_RESERVE, Context.DM_RESERVE, State.MW)
+_CONSUMER = _Side(rules.WAIT, Context.CK_WAIT, Context.DM_WAIT, State.MR)
 
 
-def _reject_kernel_kw(method: str, kwargs) -> None:
-    if "kernel" in kwargs:
-        raise DFBContractError(
-            f"kernel= is not supported on DFB {method}(); select release ownership on push() or pop()"
-        )
-    raise InterfaceError(
-        f"DFB {method}() takes no arguments; got keyword argument(s): {', '.join(kwargs)}",
-        loc=user_location(),
-    )
+def _position(held: deque, block: TensorBlock) -> int | None:
+    for i, b in enumerate(held):
+        if b is block:
+            return i
+    return None
 
 
 class TensorBlock(BlockOperators):
@@ -432,30 +405,20 @@ class TensorBlock(BlockOperators):
 
     def read(self) -> np.ndarray:
         """Read the block as an operand (state transition STORE_SRC)."""
-        self._compute_only("reading a block in a block expression")
+        self._compute_only(rules.READ)
         check_and_apply(self, Op.STORE_SRC)
         return self.values()
 
     def store(self, expr: BlockOperators, acc: bool = False) -> None:
         """Materialise a block expression into this block (spec ``Block.store``)."""
-        self._compute_only("store()")
+        self._compute_only(rules.STORE)
         if acc and self.state != State.MW:  # legacy store(expr, acc=True) (spec < 0.12):
             self.__iadd__(expr)  # accumulates into what earlier stores wrote;
             return  # the first store into a fresh reserve (MW) assigns, as the simulator does
         value = as_value(expr, self.shape)
-        if tuple(value.shape) != tuple(self.shape):
-            raise BlockStateError(
-                f"store: expression of shape {shape_text(value.shape)} does not match "
-                f"{self.describe()} of shape {shape_text(self.shape)}; shapes must match exactly"
-            )
-        expected = self._value_shape()
-        if tuple(value.data.shape) != expected:  # e.g. tiles into a row-major block
-            layout = "tiles" if self.dfb.tiled else "row-major elements"
-            raise BlockStateError(
-                f"store: the expression's values ({'x'.join(map(str, value.data.shape))}) do not "
-                f"fit {self.describe()}, which holds {'x'.join(map(str, expected))} {layout}; "
-                "tiled and row-major blocks do not mix"
-            )
+        rules.check_store_shape(self, value.shape, self.shape)
+        # e.g. tiles into a row-major block
+        rules.check_store_layout(self, value.data.shape, self._value_shape(), self.dfb.tiled)
         check_and_apply(self, Op.STORE_DST)
         self.write_values(value.data)
         page = self.dfb.block_bytes // max(1, self.dfb.block_pages)
@@ -505,10 +468,8 @@ class TensorBlock(BlockOperators):
 
     def _compute_only(self, what: str) -> None:
         run = ACTIVE.run
-        if run is not None and run.kernel_context().kernel.kind != "compute":
-            raise KernelError(
-                f"{what} runs on compute kernels; '{run.name}' is a data-movement kernel"
-            )
+        if run is not None:
+            rules.check_compute_only(what, run.name, run.kernel_context().kernel.kind == "compute")
 
     __hash__ = object.__hash__
 

@@ -16,9 +16,17 @@ import numpy as np
 
 from tilewright.device.engine import ACTIVE, KernelRun
 from tilewright.device.formats import TILE_32x32, TileShape
-from tilewright.device.ops import OpError, bind_params, get_op, result_shape
+from tilewright.device.ops import OpError, get_op
 from tilewright.device.perf import pipeline
 from tilewright.errors import KernelError, user_location
+from tilewright.lang.rules.dfb import (
+    check_compute_only,
+    check_op,
+    expression,
+    op_violation,
+    operand_violation,
+)
+from tilewright.lang.rules.registry import shape_text
 
 __all__ = [
     "BlockOperators",
@@ -30,10 +38,6 @@ __all__ = [
     "shape_text",
     "fill_value",
 ]
-
-
-def shape_text(shape) -> str:
-    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 class BlockOperators(abc.ABC):
@@ -169,7 +173,7 @@ def as_value(x, shape: tuple[int, ...] | None = None) -> BlockExpr:
         return x.resolve(tuple(shape))
     if isinstance(x, BlockOperators):
         return x.as_block_value()
-    raise KernelError(f"expected a block or block expression, got {type(x).__name__}")
+    raise operand_violation(type(x).__name__, stored=True)
 
 
 def _context_shape(operands) -> tuple[int, ...] | None:
@@ -185,9 +189,7 @@ def _operand(x):
         return x.as_block_value()
     if isinstance(x, (int, float, np.floating, np.integer)) and not isinstance(x, bool):
         return float(x)
-    raise KernelError(
-        f"block expression operand must be a block or a number, got {type(x).__name__}"
-    )
+    raise operand_violation(type(x).__name__)
 
 
 def _check_compute(name: str) -> KernelRun:
@@ -197,10 +199,7 @@ def _check_compute(name: str) -> KernelRun:
             f"ttl.math / block operator '{name}' can only be evaluated inside a compute kernel",
             loc=user_location(),
         )
-    if run.kernel_context().kernel.kind != "compute":
-        raise KernelError(
-            f"block expression '{name}' runs on compute kernels; '{run.name}' is a data-movement kernel"
-        )
+    check_compute_only(expression(name), run.name, run.kernel_context().kernel.kind == "compute")
     return run
 
 
@@ -217,23 +216,16 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
             )
     vals = [_operand(o) for o in operands[:n_ops]]
     extra = operands[n_ops:]
-    try:
-        bound = bind_params(spec, extra, params)
-    except OpError as exc:
-        raise KernelError(str(exc)) from None
     shapes = [v.shape if isinstance(v, BlockExpr) else () for v in vals]
+    bound, shape = check_op(spec, shapes, extra, params)
     tile = next((v.tile for v in vals if isinstance(v, BlockExpr)), TILE_32x32)
-    try:
-        shape = result_shape(spec, *shapes, **bound)
-    except OpError as exc:
-        raise KernelError(str(exc)) from None
     arrays = [v.data if isinstance(v, BlockExpr) else np.float32(v) for v in vals]
     if "tile" not in params and _takes_tile(spec):
         bound["tile"] = (tile.height, tile.width)  # the engine supplies the operand's tile
     try:
         data = spec.impl(*arrays, **bound)
     except OpError as exc:
-        raise KernelError(str(exc)) from None
+        raise op_violation(exc) from None
     value = np.asarray(data, dtype=np.float32)
     blocks = [(v.tiles, v.leaf_bytes, v.work) for v in vals if isinstance(v, BlockExpr)]
     inner = shapes[0][-1] if spec.kind.value == "matmul" and shapes[0] else 1

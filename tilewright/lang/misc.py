@@ -23,6 +23,7 @@ from tilewright.errors import BlockStateError, KernelError
 from tilewright.lang import state
 from tilewright.lang.blockstate import State
 from tilewright.lang.dfb import TensorBlock, current_kernel
+from tilewright.lang.rules.copy import check_dm_only
 
 if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
@@ -65,8 +66,7 @@ def static_range(*args: int) -> range:
 
 def _element(block: TensorBlock, coords, what: str) -> int:
     run = current_kernel(what)
-    if run.kernel_context().kernel.kind == "compute":
-        raise KernelError(f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel")
+    check_dm_only(what, run.name, run.kernel_context().kernel.kind == "compute")
     if not isinstance(block, TensorBlock):
         raise KernelError(f"{what}: the first argument must be a block, got {type(block).__name__}")
     if block.dfb.data_format not in _SCALAR_FORMATS:

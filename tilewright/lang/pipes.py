@@ -25,12 +25,21 @@ from tilewright.device.engine import ACTIVE, WaitQueue, current_engine
 from tilewright.device.formats import data_type_name
 from tilewright.device.perf import costs, pipeline
 from tilewright.device.perf import kernel as noc_time
-from tilewright.errors import DFBContractError, InterfaceError, KernelError, user_location
+from tilewright.errors import InterfaceError, KernelError, user_location
 from tilewright.lang import state
 from tilewright.lang.blockstate import Op, check_and_apply
 from tilewright.lang.dfb import TensorBlock, current_kernel
-from tilewright.lang.expr import shape_text
 from tilewright.lang.node import SETUP_STACK
+from tilewright.lang.rules import sync as rules
+from tilewright.lang.rules.copy import (
+    PIPE_SEND_WAITED,
+    RECEIVE_INTO_BLOCK,
+    RECEIVE_WAITED,
+    check_copy_into,
+    check_dm_only,
+    check_not_waited,
+)
+from tilewright.lang.rules.registry import shape_text
 
 __all__ = [
     "Pipe",
@@ -44,6 +53,8 @@ __all__ = [
     "send",
     "receive",
     "check_unmatched",
+    "send_wait_text",
+    "receive_wait_text",
     "PIPE_TYPES",
 ]
 
@@ -155,7 +166,7 @@ class SrcPipeIdentity(_Identity):
         return d if len(d) > 1 else d[0]
 
     def __repr__(self) -> str:
-        return f"<source end of {self.pipe!r}>"
+        return rules.end_text(self.pipe, True)
 
 
 class DstPipeIdentity(_Identity):
@@ -167,7 +178,7 @@ class DstPipeIdentity(_Identity):
         return s if len(s) > 1 else s[0]
 
     def __repr__(self) -> str:
-        return f"<destination end of {self.pipe!r}>"
+        return rules.end_text(self.pipe, False)
 
 
 PIPE_TYPES = (SrcPipeIdentity, DstPipeIdentity)
@@ -268,10 +279,7 @@ class PipeNet:
 
     def _dm_only(self, what: str) -> None:
         run = current_kernel(f"{what}")
-        if run.kernel_context().kernel.kind == "compute":
-            raise KernelError(
-                f"{what} runs on data-movement kernels; '{run.name}' is a compute kernel"
-            )
+        check_dm_only(what, run.name, run.kernel_context().kernel.kind == "compute")
         if state.CURRENT is not None and not SETUP_STACK:
             self._check_grid(state.CURRENT.grid)
 
@@ -298,6 +306,17 @@ class PipeNet:
 
 
 # -- transfers ----------------------------------------------------------------------------
+
+
+def send_wait_text(pipe: Pipe, node: object, missing: Iterable[object]) -> str:
+    """What a pipe send waits for, in a deadlock report (the compiled engine's too)."""
+    nodes = ", ".join(str(n) for n in missing)
+    return f"ttl.copy(block, pipe {pipe!r}).wait() on node {node}: waiting for node(s) {nodes} to receive"
+
+
+def receive_wait_text(pipe: Pipe, node: object) -> str:
+    """What a pipe receive waits for, in a deadlock report (the compiled engine's too)."""
+    return f"receive on pipe {pipe!r} at node {node}: waiting for node {pipe.src_node()} to send"
 
 
 class _Send:
@@ -327,11 +346,7 @@ class _Send:
         self.label = f"{ident.net.key}[{ident.index}]"
 
     def describe_wait(self, _detail) -> str:
-        missing = ", ".join(str(n) for n in sorted(self.remaining))
-        return (
-            f"ttl.copy(block, pipe {self.pipe!r}).wait() on node {self.node}: waiting for node(s) "
-            f"{missing} to receive"
-        )
+        return send_wait_text(self.pipe, self.node, sorted(self.remaining))
 
 
 class _Recv:
@@ -359,10 +374,7 @@ class _Recv:
         self.listeners: list[WaitQueue] = []
 
     def describe_wait(self, _detail) -> str:
-        return (
-            f"receive on pipe {self.pipe!r} at node {self.node}: waiting for node "
-            f"{self.pipe.src_node()} to send"
-        )
+        return receive_wait_text(self.pipe, self.node)
 
 
 class _Channel:
@@ -398,8 +410,7 @@ class PipeSendHandle:
         self.waited = False
 
     def wait(self) -> None:
-        if self.waited:
-            raise DFBContractError("this pipe send was already waited; a handle is single-use")
+        check_not_waited(self.waited, PIPE_SEND_WAITED)
         run = current_kernel("transfer.wait()")
         s = self.send
         while not s.done:
@@ -425,8 +436,7 @@ class ReceiveRequest:
         return self.recv.done
 
     def wait(self) -> None:
-        if self.waited:
-            raise DFBContractError("this receive was already waited; a request is single-use")
+        check_not_waited(self.waited, RECEIVE_WAITED)
         run = current_kernel("ReceiveRequest.wait()")
         r = self.recv
         while not r.done:
@@ -462,14 +472,9 @@ def _node_of(run) -> tuple[int, int]:
 
 def send(run, block: TensorBlock, ident) -> PipeSendHandle:
     """``ttl.copy(block, pipe)`` on the pipe's source node."""
-    if not isinstance(ident, SrcPipeIdentity):
-        raise KernelError(
-            f"ttl.copy(block, pipe) sends, but {ident!r} is a receiving end (given to an if_dst "
-            "callback); send on the pipe given to if_src"
-        )
+    rules.check_pipe_end(ident.pipe, True, isinstance(ident, SrcPipeIdentity))
     node = _node_of(run)
-    if ident.pipe.src_node() != node:
-        raise KernelError(f"ttl.copy(block, pipe): node {node} is not the source of {ident.pipe!r}")
+    rules.check_pipe_node(ident.pipe, node, True)
     check_and_apply(block, Op.COPY_SRC)
     s = _Send(run, block, ident, node)
     handle = PipeSendHandle(s)
@@ -484,21 +489,10 @@ def send(run, block: TensorBlock, ident) -> PipeSendHandle:
 
 def receive(run, ident, block: TensorBlock) -> ReceiveRequest:
     """``ttl.copy(pipe, block)`` on a destination node of the pipe."""
-    if not isinstance(ident, DstPipeIdentity):
-        raise KernelError(
-            f"ttl.copy(pipe, block) receives, but {ident!r} is a sending end (given to an if_src "
-            "callback); receive from the pipe given to if_dst"
-        )
+    rules.check_pipe_end(ident.pipe, False, isinstance(ident, SrcPipeIdentity))
     node = _node_of(run)
-    if node not in ident.pipe.dst_nodes():
-        raise KernelError(
-            f"ttl.copy(pipe, block): node {node} is not a destination of {ident.pipe!r}"
-        )
-    if not block.is_reserve:
-        raise KernelError(
-            f"ttl.copy(pipe, block) writes the block, so it must come from reserve(); "
-            f"{block.describe()} comes from wait()"
-        )
+    rules.check_pipe_node(ident.pipe, node, False)
+    check_copy_into(RECEIVE_INTO_BLOCK, block, block.is_reserve)
     check_and_apply(block, Op.COPY_DST)
     r = _Recv(run, block, ident, node)
     req = ReceiveRequest(r)
@@ -526,12 +520,7 @@ def _try_deliver(s: _Send, net_key: str, index: int) -> None:
     for node, ch in chans:
         r = ch.recvs[0]
         dst = r.block
-        if tuple(dst.shape) != tuple(src.shape) or dst.dfb.data_format != src.dfb.data_format:
-            raise KernelError(
-                f"pipe {s.pipe!r}: node {s.node} sends a block of shape {shape_text(src.shape)} "
-                f"({data_type_name(src.dtype)}) but node {node} receives into a block of shape "
-                f"{shape_text(dst.shape)} ({data_type_name(dst.dtype)}); sent and received blocks must match"
-            )
+        rules.check_pipe_blocks(s.pipe, s.node, node, _block_kind(src), _block_kind(dst))
     for node, ch in chans:
         ch.sends.popleft()
         r = ch.recvs.popleft()
@@ -575,19 +564,14 @@ def _transfer_time(s: _Send, dests: list, nbytes: int, start: int) -> int:
     return landed
 
 
+def _block_kind(block: TensorBlock) -> tuple[str, object, str]:
+    return shape_text(block.shape), block.dfb.data_format, data_type_name(block.dtype)
+
+
 def wait_any(requests: tuple[ReceiveRequest, ...], start: int = 0) -> ReadyReceive:
     """The first completed receive of ``requests`` in cyclic order from ``start``."""
     run = current_kernel("ttl.wait_any")
-    if not isinstance(requests, tuple) or not requests:
-        raise KernelError("ttl.wait_any takes a non-empty tuple of ReceiveRequests")
-    if any(not isinstance(r, ReceiveRequest) for r in requests):
-        raise KernelError(
-            "ttl.wait_any takes ReceiveRequests (the results of ttl.copy(pipe, block))"
-        )
-    if len({id(r) for r in requests}) != len(requests):
-        raise KernelError("ttl.wait_any: the requests must be distinct")
-    if not isinstance(start, int) or not 0 <= start < len(requests):
-        raise KernelError(f"ttl.wait_any: start must be an index into the requests, got {start!r}")
+    rules.check_wait_any(requests, start, ReceiveRequest)
     n = len(requests)
     while True:
         for k in range(n):
@@ -597,7 +581,7 @@ def wait_any(requests: tuple[ReceiveRequest, ...], start: int = 0) -> ReadyRecei
                 req._complete(run)
                 return ReadyReceive(i, req)
         if all(r.waited for r in requests):
-            raise KernelError("ttl.wait_any: every request was already waited")
+            raise rules.wait_any_exhausted()
         q = WaitQueue()
         pending = [r for r in requests if not r.recv.done]
         for r in pending:
@@ -613,13 +597,6 @@ def check_unmatched(launch) -> None:
     for (_net_key, _index, node), ch in sorted(launch.channels.items(), key=lambda kv: str(kv[0])):
         if ch.sends:
             s = ch.sends[0]
-            raise KernelError(
-                f"pipe {s.pipe!r}: node {s.node} sent a block that node {node} never received "
-                "(unmatched send)"
-            )
+            raise rules.unmatched_send(s.pipe, s.node, node)
         if ch.recvs:
-            r = ch.recvs[0]
-            raise KernelError(
-                f"pipe {r.pipe!r}: node {node} posted a receive that node {r.pipe.src_node()} never "
-                "sent (unmatched receive)"
-            )
+            raise rules.unmatched_receive(ch.recvs[0].pipe, node)

@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tilewright.device.kernel_api.dataflow import wait_word
-from tilewright.device.noc import noc_multicast_addr
 from tilewright.device.perf import costs
 from tilewright.device.perf import kernel as noc_time
-from tilewright.device.transfer import multicast_targets
-from tilewright.errors import InterfaceError, KernelError, NocError, user_location
+from tilewright.errors import KernelError, user_location
 from tilewright.lang.dfb import current_kernel
 from tilewright.lang.node import current_setup
+from tilewright.lang.rules import sync as rules
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core
@@ -32,81 +31,13 @@ if TYPE_CHECKING:
 __all__ = ["Semaphore", "UnicastRemoteSemaphore", "MulticastRemoteSemaphore"]
 
 _U32 = 1 << 32
-
-
-def _check_value(v, what: str) -> int:
-    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < _U32:
-        raise KernelError(f"{what}: semaphore values are 32-bit unsigned ints, got {v!r}")
-    return v
+_check_value = rules.check_semaphore_value
 
 
 def _dm_run(what: str) -> KernelRun:
     run = current_kernel(what)
-    if run.kernel_context().kernel.kind == "compute":
-        raise KernelError(
-            f"{what} changes or waits on a semaphore, which runs on data-movement kernels "
-            f"(spec §Semaphore); '{run.name}' is a compute kernel"
-        )
+    rules.check_semaphore_kernel(what, run.name, run.kernel_context().kernel.kind == "compute")
     return run
-
-
-def _node_xy(node, grid, what: str) -> tuple[int, int]:
-    if isinstance(node, int) and not isinstance(node, bool):
-        xy = (node, 0)
-    elif (
-        isinstance(node, (tuple, list))
-        and 1 <= len(node) <= 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in node)
-    ):
-        xy = (node[0], node[1] if len(node) > 1 else 0)
-    else:
-        raise InterfaceError(
-            f"{what}: expected a node coordinate, got {node!r}", loc=user_location()
-        )
-    if not (0 <= xy[0] < grid[0] and 0 <= xy[1] < grid[1]):
-        raise InterfaceError(
-            f"{what}: node {xy} is outside the {grid[0]}x{grid[1]} grid", loc=user_location()
-        )
-    return xy
-
-
-def _range_xy(rng, grid, what: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """((x0, y0), (x1, y1)) inclusive corners of a node range given with ints and slices."""
-    if rng is None:
-        return (0, 0), (grid[0] - 1, grid[1] - 1)
-    if not isinstance(rng, (tuple, list)):
-        rng = (rng,)
-    lo, hi = [], []
-    for i, v in enumerate(rng):
-        if isinstance(v, slice):
-            if not (
-                isinstance(v.start, int) and isinstance(v.stop, int) and v.start < v.stop
-            ) or v.step not in (None, 1):
-                raise InterfaceError(
-                    f"{what}: slice {i} needs int start < stop and step 1", loc=user_location()
-                )
-            lo.append(v.start)
-            hi.append(v.stop - 1)
-        elif isinstance(v, int) and not isinstance(v, bool):
-            lo.append(v)
-            hi.append(v)
-        else:
-            raise InterfaceError(
-                f"{what}: range component {i} must be an int or a slice, got {v!r}",
-                loc=user_location(),
-            )
-    if len(lo) == 1:
-        lo.append(0)
-        hi.append(0)
-    if len(lo) != 2:
-        raise InterfaceError(f"{what}: node ranges have 1 or 2 dimensions", loc=user_location())
-    for a, b, n in ((lo[0], hi[0], grid[0]), (lo[1], hi[1], grid[1])):
-        if not (0 <= a and b < n):
-            raise InterfaceError(
-                f"{what}: range {tuple(rng)} leaves the {grid[0]}x{grid[1]} grid",
-                loc=user_location(),
-            )
-    return (lo[0], lo[1]), (hi[0], hi[1])
 
 
 class Semaphore:
@@ -170,13 +101,15 @@ class Semaphore:
 
     def get_remote(self, node: int | Sequence[int]) -> UnicastRemoteSemaphore:
         """The same semaphore on another node (``set`` / ``inc`` over the NoC)."""
-        return UnicastRemoteSemaphore(self, _node_xy(node, self.grid, "Semaphore.get_remote"))
+        return UnicastRemoteSemaphore(
+            self, rules.remote_node(node, self.grid, "Semaphore.get_remote")
+        )
 
     def get_remote_multicast(  # noqa: A002 - range is the spec's name
         self, range: object = None
     ) -> MulticastRemoteSemaphore:
         """The semaphore on every node of ``range`` (default: the whole grid) but the sender."""
-        lo, hi = _range_xy(range, self.grid, "Semaphore.get_remote_multicast")
+        lo, hi = rules.remote_range(range, self.grid, "Semaphore.get_remote_multicast")
         return MulticastRemoteSemaphore(self, lo, hi)
 
     def __repr__(self) -> str:
@@ -228,18 +161,9 @@ class MulticastRemoteSemaphore:
     def set(self, value: int) -> None:
         run = _dm_run("MulticastRemoteSemaphore.set")
         v = _check_value(value, "MulticastRemoteSemaphore.set")
-        device = self.sem.device
-        a, b = device.core(*self.lo), device.core(*self.hi)
-        mcast = noc_multicast_addr(a.noc_x, a.noc_y, b.noc_x, b.noc_y, self.sem.bound_address())
-        try:
-            cores, local = multicast_targets(
-                device, run.core, mcast, False, "MulticastRemoteSemaphore.set"
-            )
-        except NocError as exc:
-            raise KernelError(
-                f"MulticastRemoteSemaphore.set on node {run.core.logical}: {exc.message} "
-                "(a semaphore multicast reaches every node of the range except the sender)"
-            ) from None
+        cores, local = rules.multicast_set_targets(
+            self.sem.device, run.core, self.lo, self.hi, self.sem.bound_address()
+        )
         landed = noc_time.multicast(run, run.core, cores, 4, run.kernel_context().noc, False)
 
         def deliver() -> None:
@@ -248,6 +172,10 @@ class MulticastRemoteSemaphore:
                 core.notify_write(local, local + 4)
 
         noc_time.wake_at(run, landed, deliver)
+
+    def inc(self, value: int = 1) -> None:
+        """Not a multicast operation (spec §Semaphore): an error naming the rule."""
+        raise rules.multicast_inc_violation()
 
     def __repr__(self) -> str:
         return f"<MulticastRemoteSemaphore nodes {self.lo}..{self.hi}>"

@@ -44,7 +44,17 @@ from tilewright.ttnn.types import (
     data_format_of,
 )
 
-__all__ = ["Tensor", "TensorSlice", "encode_pages", "decode_pages"]
+__all__ = [
+    "Tensor",
+    "TensorSlice",
+    "encode_pages",
+    "decode_pages",
+    "SLICE_RULE",
+    "slice_rank_message",
+    "slice_step_message",
+    "slice_range_message",
+    "slice_index_message",
+]
 
 
 def _tile_shape(tile) -> TileShape:
@@ -121,6 +131,35 @@ def decode_pages(
         return np.ascontiguousarray(full[index])
     count = math.prod(shape) if shape else 1
     return decode_elements(pages.reshape(-1), fmt, count).reshape(shape)
+
+
+SLICE_RULE = "tensor-slice"
+"""The rule id of kernel-side tensor slices (registered with the TT-Lang copy rules,
+``lang.rules.copy``; the compiled engine checks run-time bounds with these messages)."""
+
+
+def slice_rank_message(ndim: int, unit: str, grid: tuple, got: int) -> str:
+    return (
+        f"tensor slice needs one index per dimension: the tensor has {ndim} dimensions "
+        f"({unit}: {grid}), got {got}"
+    )
+
+
+def slice_step_message(d: int, step: object) -> str:
+    return f"tensor slice dimension {d}: step must be 1, got {step}"
+
+
+def slice_range_message(d: int, start: object, stop: object, n: int, unit: str) -> str:
+    """``start`` / ``stop``: the numbers, or the placeholders of a run-time check."""
+    return f"tensor slice dimension {d}: {start}:{stop} is outside 0:{n} ({unit})"
+
+
+def slice_index_message(d: int, index: object, n: int) -> str:
+    return f"tensor slice dimension {d}: index {index} is outside 0:{n}"
+
+
+def _slice_error(message: str) -> DeviceError:
+    return DeviceError(message, loc=user_location(), rule=SLICE_RULE)
 
 
 class TensorSlice:
@@ -297,44 +336,29 @@ class Tensor:
         if not isinstance(key, tuple):
             key = (key,)
         grid = self.page_grid()
+        unit = "tiles" if self.layout == Layout.TILE else "elements"
         if len(key) != len(grid):
-            raise DeviceError(
-                f"tensor slice needs one index per dimension: the tensor has {len(grid)} "
-                f"dimensions ({'tiles' if self.layout == Layout.TILE else 'elements'}: {grid}), "
-                f"got {len(key)}",
-                loc=user_location(),
-            )
+            raise _slice_error(slice_rank_message(len(grid), unit, tuple(grid), len(key)))
         index, squeezed = [], []
         for d, (k, n) in enumerate(zip(key, grid)):
             if isinstance(k, slice):
                 if k.step not in (None, 1):
-                    raise DeviceError(
-                        f"tensor slice dimension {d}: step must be 1, got {k.step}",
-                        loc=user_location(),
-                    )
+                    raise _slice_error(slice_step_message(d, k.step))
                 start = 0 if k.start is None else int(k.start)
                 stop = n if k.stop is None else int(k.stop)
                 if not 0 <= start < stop <= n:
-                    raise DeviceError(
-                        f"tensor slice dimension {d}: {start}:{stop} is outside 0:{n} "
-                        f"({'tiles' if self.layout == Layout.TILE else 'elements'})",
-                        loc=user_location(),
-                    )
+                    raise _slice_error(slice_range_message(d, start, stop, n, unit))
                 index.append(slice(start, stop))
                 squeezed.append(False)
             elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
                 i = int(k)
                 if not 0 <= i < n:
-                    raise DeviceError(
-                        f"tensor slice dimension {d}: index {i} is outside 0:{n}",
-                        loc=user_location(),
-                    )
+                    raise _slice_error(slice_index_message(d, i, n))
                 index.append(slice(i, i + 1))
                 squeezed.append(True)
             else:
-                raise DeviceError(
-                    f"tensor slice dimension {d}: expected an int or a slice, got {type(k).__name__}",
-                    loc=user_location(),
+                raise _slice_error(
+                    f"tensor slice dimension {d}: expected an int or a slice, got {type(k).__name__}"
                 )
         return TensorSlice(self, tuple(index), tuple(squeezed))
 

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from tilewright import errors
+from tilewright.compiler.backend.lower.violations import RUNTIME_CLASSES
 from tilewright.native import driver, headers
 
 ROOT = Path(__file__).resolve().parents[3] / "tilewright"
@@ -42,3 +43,10 @@ def test_compiled_tt_lang_error_classes_match_the_runtime_and_the_driver():
     for name, number in support.items():
         assert runtime[RUNTIME_NAME[name]] == number, name
         assert issubclass(driver._ERROR_CLASSES[number], getattr(errors, name)), name
+
+
+def test_the_lowering_emits_exactly_the_classes_compiled_kernels_raise():
+    """A rule's violation becomes a ``fail`` op only for a class ``ttlang::ErrorClass`` has
+    (``lower/violations.py``); any other class makes the kernel not compilable."""
+    support = _enum(headers.errors_header(), "ErrorClass")
+    assert {cls.__name__ for cls in RUNTIME_CLASSES} == set(support)

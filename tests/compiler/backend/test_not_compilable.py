@@ -194,17 +194,6 @@ for i in range(1):
         ),
         "the block op 'ttl.block.where' is not compiled yet",
     ),
-    "waited twice": (
-        dict(
-            reader="""\
-with a_dfb.reserve() as ab:
-    h = ttl.copy(a[0, 0], ab)
-    h.wait()
-    h.wait()  # <-
-"""
-        ),
-        "a transfer handle waited twice",
-    ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),
         "ttl.GroupTransfer",

@@ -3,6 +3,8 @@
 Modules (see docs/compiler.md); the kernel IR itself is ``tilewright.kir``:
 
 * ``lower/`` -- lowering kernel functions (explicit or split) from the Python AST;
+* ``passes/`` -- the IR -> IR passes, run from one list (DST chunking, CB protocol
+  expansion, constant folding, dead-code elimination);
 * ``emit`` -- C++ per kernel with ``#line`` directives to the user's Python lines;
 * ``build`` -- native kernels cached by the IR's content hash;
 * ``compile`` -- one operation call: lower, verify, rewire the program to native kernels;

@@ -34,6 +34,8 @@ from tilewright.errors import NotCompilableError, SourceLoc
 from tilewright.kir.ir import Kernel
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.pipes import PipeNet
+from tilewright.lang.rules.dfb import SPSC
+from tilewright.lang.rules.sync import PIPE_BLOCKS
 from tilewright.lang.semaphore import MulticastRemoteSemaphore, Semaphore, UnicastRemoteSemaphore
 from tilewright.target.enums import DataType as TargetDataType
 from tilewright.ttnn.tensor import Tensor
@@ -162,7 +164,9 @@ def kernel_inputs(record, split_plan, program, setups: dict) -> list[KernelInput
 
 
 def _check_roles(lowered: list[Lowered], world: World, inputs: list[KernelInput]) -> None:
-    """One producer and one consumer kernel per DFB (the interpreter's SPSC rule)."""
+    """One producer and one consumer kernel per DFB (rule ``dfb-spsc``): the interpreter
+    names the kernel that acquires second, which only the run decides, so a program that
+    breaks it is not compiled (``--engine auto`` interprets it)."""
     seen: dict[tuple[int, str], str] = {}
     for low, kin in zip(lowered, inputs):
         for index, role in low.roles:
@@ -171,23 +175,28 @@ def _check_roles(lowered: list[Lowered], world: World, inputs: list[KernelInput]
                 name = next((d.name for d in world.dfbs if d.index == index), str(index))
                 raise NotCompilableError(
                     f"DFB '{name}' has two {role}s (kernels '{other}' and '{kin.name}'); the "
-                    "interpreter reports it when the second one acquires a block",
+                    f"interpreter reports it (rule {SPSC.id}) when the second one acquires a block",
                     loc=SourceLoc(kin.file, kin.tree.lineno),
                 )
             seen[(index, role)] = kin.name
 
 
 def _check_pipes(lowered: list[Lowered], world: World) -> None:
-    """Every block sent and received on a pipe has one shape and format."""
+    """Every block sent and received on a pipe has one shape and format (rule
+    ``pipe-blocks``): the interpreter reports a mismatch at the end that completes the
+    rendezvous, which only the run decides, so such a program is not compiled."""
     seen: dict[tuple[int, int], set] = {}
     for low in lowered:
         for (net, index, _role), blocks in low.pipe_sites:
             seen.setdefault((net, index), set()).update(blocks)
     for (net, index), kinds in seen.items():
         if len(kinds) > 1:
+            declared = next((r.net for r in world.nets.values() if r.position == net), None)
             raise NotCompilableError(
                 f"operation '{world.name}': blocks of different shapes or formats are sent and "
-                f"received on pipe {index} of net {net}; the interpreter reports it at delivery"
+                f"received on pipe {index} of net {net}; the interpreter reports it (rule "
+                f"{PIPE_BLOCKS.id}) at delivery",
+                loc=getattr(declared, "loc", None),
             )
 
 

@@ -14,15 +14,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from tilewright.device.api_messages import ERROR_CLASSES as API_ERROR_CLASSES
 from tilewright.device.engine import current_run
 from tilewright.device.noc import chips_with_tag
 from tilewright.errors import (
-    BlockStateError,
-    DeviceError,
-    DFBContractError,
-    KernelError,
-    NocError,
     TilewrightError,
+    untag_rule,
 )
 from tilewright.kir.interp_scalar import CONVERT, coerce, compile_expr, operand, unsupported
 from tilewright.kir.ir import Const, Op, Var, seq
@@ -180,13 +177,10 @@ def _cpp_if(w: Writer, depth: int, op: Op) -> None:
 # -- fail / failf: the error the compiled kernel raises ---------------------------------------
 
 ERROR_CLASSES: dict[str, type[TilewrightError]] = {
-    "KernelError": KernelError,
-    "DFBContractError": DFBContractError,
-    "NocError": NocError,
-    "BlockStateError": BlockStateError,
-    "DeviceError": DeviceError,
+    c.exception.__name__: c.exception for c in API_ERROR_CLASSES if c.raisable
 }
-"""ttlang::ErrorClass (ttlang/support.h) -> the class native/driver.py raises for it."""
+"""ttlang::ErrorClass (generated into ``twrt_errors.h`` from ``device/api_messages.py``'s
+raisable classes) -> the class native/driver.py raises for it."""
 
 _PRINTF = re.compile(r"%([-+ #0]*\d*(?:\.\d+)?)(hh|h|ll|l|j|z|t)?([diouxXc%])|%")
 # A long long argument read by a conversion without ll / l / j / z / t is its low 32 bits.
@@ -277,15 +271,25 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _fail_macro(stem: str, cls: object, message: object) -> str:
+    """``STEM(cls, "message"`` -- or ``STEM_RULE(cls, "rule", "message"`` for a TT-Lang
+    rule's message: its ``errors.tag_rule`` tag travels as an argument and the ``_RULE``
+    macros put it back in front, so the native driver's error carries the rule id."""
+    rule, text = untag_rule(str(message))
+    if rule is None:
+        return f"{stem}({cls}, {c_string(text)}"
+    return f"{stem}_RULE({cls}, {c_string(rule)}, {c_string(text)}"
+
+
 def _cpp_fail(w: Writer, depth: int, op: Op) -> None:
     cls, message = op.args
-    w.line(depth, f"TTLANG_FAIL({cls}, {c_string(str(message))});")
+    w.line(depth, f"{_fail_macro('TTLANG_FAIL', cls, message)});")
 
 
 def _cpp_failf(w: Writer, depth: int, op: Op) -> None:
     cls, fmt, values = op.args
     args = "".join(f", static_cast<long long>({w.expr(v)})" for v in seq(values))
-    w.line(depth, f"TTLANG_FAILF({cls}, {c_string(str(fmt))}{args});")
+    w.line(depth, f"{_fail_macro('TTLANG_FAILF', cls, fmt)}{args});")
 
 
 def _jump(status: int) -> Callable[[Op, Runner], OpFn]:

@@ -64,6 +64,7 @@ class Handle:
     direction: str  # "read" (into the block) | "write" (out of it) | "send" | "recv"
     waited: bool = False
     pipe: object = None  # pipe copies: the PipeRef
+    slice: object = None  # tensor copies: the SliceRef (what the transfer moves)
 
 
 class _Probe:
@@ -161,6 +162,16 @@ class Tracker:
     def copy(self) -> Tracker:
         return Tracker(self.active, dict(self.held), dict(self.queues), dict(self.handles))
 
+    @property
+    def dead(self) -> bool:
+        """No node reaches this point: the path raised (a ``fail`` op) or jumped away
+        (``break`` / ``continue``); what follows on it never runs."""
+        return not any(self.active)
+
+    def kill(self) -> None:
+        """The path ends here (see :attr:`dead`)."""
+        self.active = tuple(False for _ in self.active)
+
     def queue(self, dfb: DFBInfo, reserve: bool) -> tuple[int, ...]:
         return self.queues.get((dfb.index, reserve), ())
 
@@ -202,7 +213,12 @@ class Tracker:
         return False
 
     def join(self, other: Tracker) -> Tracker:
-        """Both paths' facts: per node, the states of the paths that reach it (united)."""
+        """Both paths' facts: per node, the states of the paths that reach it (united);
+        a dead path contributes nothing."""
+        if other.dead:
+            return self.copy()
+        if self.dead:
+            return other.copy()
         out = self.copy()
         for site, h in other.held.items():
             mine = out.held.get(site)

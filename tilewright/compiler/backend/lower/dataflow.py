@@ -17,23 +17,31 @@ import math
 
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
-from tilewright.compiler.backend.lower.compute import _uop
 from tilewright.compiler.backend.lower.protocol import apply_state, block_of, wait_handle
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     HandleRef,
     PipeRef,
     RemoteSemRef,
-    Scalar,
     SemRef,
     SliceRef,
     Static,
     TensorInfo,
     TensorRef,
     Value,
+    python_type_name,
+    slice_text,
 )
+from tilewright.compiler.backend.lower.violations import (
+    alive,
+    check_at_run_time,
+    holds,
+    violated,
+)
+from tilewright.compiler.backend.passes.tiles import uop
 from tilewright.device.formats import data_type_name
 from tilewright.device.kernel_api.accessor import tensor_accessor_args
+from tilewright.errors import TilewrightError
 from tilewright.kir.ir import (
     AccessorDecl,
     Const,
@@ -44,10 +52,24 @@ from tilewright.kir.ir import (
 )
 from tilewright.kir.ir import Op as IROp
 from tilewright.lang.blockstate import Op
-from tilewright.lang.expr import shape_text
+from tilewright.lang.rules import copy as copy_rules
+from tilewright.lang.rules import sync as sync_rules
+from tilewright.ttnn.tensor import (
+    slice_index_message,
+    slice_range_message,
+    slice_rank_message,
+    slice_step_message,
+)
 from tilewright.ttnn.types import Layout
 
-__all__ = ["tensor_slice", "copy", "wait_handle", "accessor", "sem_op", "remote_sem_op"]
+__all__ = [
+    "tensor_slice",
+    "copy",
+    "wait_handle",
+    "accessor",
+    "sem_op",
+    "remote_sem_op",
+]
 
 
 def accessor(lw, t: TensorInfo) -> AccessorDecl:
@@ -76,16 +98,20 @@ def _layout_unit(t: TensorInfo) -> str:
     return "tiles" if t.tensor.layout == Layout.TILE else "elements"
 
 
+def _slice_violation(message: str) -> TilewrightError:
+    return copy_rules.SLICE.violation(message)
+
+
 def tensor_slice(lw, base: TensorRef, node: ast.Subscript) -> Value:
+    """``t[...]``: page ids with the tensor's own checks (``ttnn.tensor.slice_pages``), static
+    or emitted as run-time checks with its messages."""
     t = base.tensor
     grid = t.pages
+    unit = _layout_unit(t)
     key = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     if len(key) != len(grid):
-        raise lw.fail(
-            f"a tensor slice with {len(key)} indices of a tensor with {len(grid)} dimensions "
-            "(diagnosed by the interpreter)",
-            node,
-        )
+        violated(lw, _slice_violation(slice_rank_message(len(grid), unit, grid, len(key))))
+        return Static(None)
     starts: list[Expr] = []
     stops: list[Expr] = []
     squeezed: list[bool] = []
@@ -93,8 +119,11 @@ def tensor_slice(lw, base: TensorRef, node: ast.Subscript) -> Value:
         if isinstance(k, ast.Slice):
             if k.step is not None:
                 step = lw.scalar(k.step)
-                if not (isinstance(step, Const) and step.value in (None, 1)):
-                    raise lw.fail(f"tensor slice dimension {d}: a step other than 1", node)
+                if not isinstance(step, Const):
+                    raise lw.fail(f"tensor slice dimension {d}: a run-time step", node)
+                if step.value not in (None, 1):
+                    violated(lw, _slice_violation(slice_step_message(d, step.value)))
+                    return Static(None)
             start = (
                 S.to_type(lw.scalar(k.lower), Ty.I64) if k.lower is not None else Const(0, Ty.I64)
             )
@@ -108,10 +137,10 @@ def tensor_slice(lw, base: TensorRef, node: ast.Subscript) -> Value:
                 ),
                 S.compare("le", stop, Const(n, Ty.I64)),
             )
-            _check(
+            check_at_run_time(
                 lw,
                 ok,
-                f"tensor slice dimension {d}: %lld:%lld is outside 0:{n} ({_layout_unit(t)})",
+                lambda a, b, d=d, n=n: _slice_violation(slice_range_message(d, a, b, n, unit)),
                 (start, stop),
             )
             starts.append(start)
@@ -124,23 +153,16 @@ def tensor_slice(lw, base: TensorRef, node: ast.Subscript) -> Value:
                 S.compare("le", Const(0, Ty.I64), index),
                 S.compare("lt", index, Const(n, Ty.I64)),
             )
-            _check(lw, ok, f"tensor slice dimension {d}: index %lld is outside 0:{n}", (index,))
+            check_at_run_time(
+                lw,
+                ok,
+                lambda i, d=d, n=n: _slice_violation(slice_index_message(d, i, n)),
+                (index,),
+            )
             starts.append(index)
             stops.append(S.binary("add", index, Const(1, Ty.I64)))
             squeezed.append(True)
     return SliceRef(t, tuple(starts), tuple(stops), tuple(squeezed))
-
-
-def _check(lw, ok: Expr, fmt: str, values: tuple[Expr, ...]) -> None:
-    """A run-time check raising the interpreter's DeviceError when ``ok`` is false."""
-    if isinstance(ok, Const):
-        if not ok.value:
-            text = fmt.replace("%lld", "{}").format(*(v.value for v in values))  # type: ignore[union-attr]
-            lw.emit("fail", "DeviceError", text)
-        return
-    with lw.new_region() as failing:
-        lw.emit("failf", "DeviceError", fmt, tuple(S.to_type(v, Ty.I64) for v in values))
-    lw.emit("if", S.unary("not", ok), regions=(tuple(failing), ()))
 
 
 def _extents(lw, sl: SliceRef) -> tuple[int, ...] | None:
@@ -153,22 +175,10 @@ def _extents(lw, sl: SliceRef) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def _slice_text(sl: SliceRef) -> str | None:
-    parts = []
-    for a, b, q in zip(sl.starts, sl.stops, sl.squeezed):
-        if not (isinstance(a, Const) and isinstance(b, Const)):
-            return None
-        parts.append(str(a.value) if q else f"{a.value}:{b.value}")
-    return f"TensorSlice[{', '.join(parts)}]"
-
-
 def _kind(v: Value) -> str:
-    table = {BlockRef: "block", SliceRef: "tensor slice", TensorRef: "tensor"}
-    if isinstance(v, Static):
-        return type(v.obj).__name__
-    if isinstance(v, Scalar):
-        return {Ty.BOOL: "bool", Ty.F64: "float"}.get(v.expr.ty, "int")
-    return table.get(type(v), type(v).__name__)
+    """What the interpreter's ``ttl.copy`` calls a value in its messages."""
+    words = {BlockRef: "block", SliceRef: "tensor slice", TensorRef: "tensor"}
+    return words.get(type(v)) or python_type_name(v) or type(v).__name__
 
 
 def _whole(t: TensorInfo) -> SliceRef:
@@ -186,12 +196,8 @@ def copy(lw, node: ast.Call) -> Value:
     if node.keywords or len(node.args) != 2:
         raise lw.fail("ttl.copy takes two positional arguments (src, dst)", node)
     src, dst = lw.expr(node.args[0]), lw.expr(node.args[1])
-    if lw.kin.kind == "compute":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy runs on data-movement kernels; '{lw.kin.name}' is a compute kernel",
-        )
+    compute = lw.kin.kind == "compute"
+    if not holds(lw, copy_rules.check_dm_only, "ttl.copy", lw.kin.name, compute):
         return HandleRef(-1)
     if isinstance(src, TensorRef):
         src = _whole(src.tensor)
@@ -203,12 +209,7 @@ def copy(lw, node: ast.Call) -> Value:
         return _tensor_block(lw, dst, src, read=False, node=node)
     if isinstance(src, PipeRef) or isinstance(dst, PipeRef):
         return lw.hooks.pipe_copy(lw, src, dst, node)
-    lw.emit(
-        "fail",
-        "KernelError",
-        f"ttl.copy({_kind(src)}, {_kind(dst)}): a copy moves data between a block and a tensor "
-        "slice or a pipe; exactly one side must be a block",
-    )
+    violated(lw, copy_rules.copy_ends_violation(_kind(src), _kind(dst)))
     return HandleRef(-1)
 
 
@@ -216,70 +217,30 @@ def _tensor_block(lw, sl: SliceRef, ref: BlockRef, *, read: bool, node: ast.AST)
     held = block_of(lw, ref)
     dfb, t = held.dfb, sl.tensor
     tensor = t.tensor
-    if read and not held.reserve:
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy(tensor_slice, block) writes the block, so it must come from reserve(); "
-            f"{held.describe()} comes from wait()",
-        )
+    if read and not holds(
+        lw, copy_rules.check_copy_into, copy_rules.COPY_INTO_BLOCK, held, held.reserve
+    ):
         return HandleRef(-1)
     tiled = tensor.layout == Layout.TILE
-    if tiled != dfb.tiled:
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy: cannot mix a {'tiled' if tiled else 'row-major'} tensor with a "
-            f"{'tiled' if dfb.tiled else 'row-major'} DFB '{dfb.name}'",
-        )
+    ts = tensor.tile_shape
+    tensor_end = copy_rules.CopyEnd(
+        tiled, tensor.data_format.name, data_type_name(tensor.dtype), (ts.height, ts.width)
+    )
+    dfb_end = copy_rules.CopyEnd(dfb.tiled, dfb.data_format, data_type_name(dfb.dtype), dfb.tile)
+    if not holds(lw, copy_rules.check_copy_pair, dfb.name, tensor_end, dfb_end):
         return HandleRef(-1)
     if not tiled:
         raise lw.fail("ttl.copy of row-major tensors is not compiled yet", node)
-    if tensor.data_format.name != dfb.data_format:
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy: tensor of {data_type_name(tensor.dtype)} and DFB '{dfb.name}' of "
-            f"{data_type_name(dfb.dtype)} differ in format; the NoC copies bytes, so formats must match",
-        )
-        return HandleRef(-1)
-    ts = tensor.tile_shape
-    if (ts.height, ts.width) != tuple(dfb.tile):
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy: tensor tiles {ts.height}x{ts.width} and DFB '{dfb.name}' tiles "
-            f"{dfb.tile[0]}x{dfb.tile[1]} differ",
-        )
-        return HandleRef(-1)
     extents = _extents(lw, sl)
     if extents is None:
         raise lw.fail("a tensor slice whose extent is not known at compile time", node)
-    shape = tuple(dfb.shape)
-    full_shape = extents
     trimmed = tuple(e for e, q in zip(extents, sl.squeezed) if not q)
-    r = len(shape)
-    matches = trimmed == shape or (
-        r <= len(full_shape)
-        and tuple(full_shape[len(full_shape) - r :]) == shape
-        and all(e == 1 for e in full_shape[: len(full_shape) - r])
-    )
-    if not matches:
-        text = _slice_text(sl)
-        if text is None:
-            raise lw.fail(
-                "a tensor slice that does not cover its block (diagnosed by the interpreter)", node
-            )
-        n_t, n_b = math.prod(trimmed), math.prod(shape)
-        th, tw = ts.height, ts.width
-        elems = full_shape[:-2] + (full_shape[-2] * th, full_shape[-1] * tw)
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"Tensor shape {shape_text(elems)} does not match Block shape {shape_text(shape)} "
-            f"(tile counts: {n_t} vs {n_b}): the slice {text} must cover exactly the block of "
-            f"{held.describe()}",
-        )
+    if not copy_rules.covers(extents, trimmed, dfb.shape):
+        text, values = slice_text(sl)
+        try:
+            copy_rules.check_covers(text, extents, trimmed, held, dfb.shape, tensor_end.tile)
+        except TilewrightError as exc:
+            violated(lw, exc, values)
         return HandleRef(-1)
     if not apply_state(lw, ref, Op.COPY_DST if read else Op.COPY_SRC):
         return HandleRef(-1)
@@ -288,7 +249,7 @@ def _tensor_block(lw, sl: SliceRef, ref: BlockRef, *, read: bool, node: ast.AST)
     _emit_pages(lw, acc, sl, held, read)
     lw.handles += 1
     hid = lw.handles
-    lw.tracker.handles[hid] = Handle(hid, ref.site, "read" if read else "write")
+    lw.tracker.handles[hid] = Handle(hid, ref.site, "read" if read else "write", slice=sl)
     if ref.site in lw.tracker.held:
         lw.tracker.update(ref.site, pending=(*lw.tracker.held[ref.site].pending, hid))
     return HandleRef(hid)
@@ -335,43 +296,46 @@ def _emit_pages(lw, acc: AccessorDecl, sl: SliceRef, held, read: bool) -> None:
 
 
 def _uadd(a: Expr, b: Expr) -> Expr:
-    return _uop("add", a, b)
+    return uop("add", a, b)
 
 
 def _umul(a: Expr, k: int) -> Expr:
-    return _uop("mul", a, u32(k))
+    return uop("mul", a, u32(k))
 
 
 # -- semaphores --------------------------------------------------------------------------------
 
 
 def _dm(lw, what: str) -> bool:
-    if lw.kin.kind == "compute":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"{what} changes or waits on a semaphore, which runs on data-movement kernels "
-            f"(spec §Semaphore); '{lw.kin.name}' is a compute kernel",
-        )
-        return False
-    return True
+    compute = lw.kin.kind == "compute"
+    return holds(lw, sync_rules.check_semaphore_kernel, what, lw.kin.name, compute)
 
 
 def _u32_value(lw, node: ast.Call, what: str) -> Expr | None:
+    """A semaphore value: checked now when it is a constant, at run time otherwise."""
     if len(node.args) != 1 or node.keywords:
         raise lw.fail(f"{what} takes one value", node)
     v = lw.scalar(node.args[0])
     if isinstance(v, Const):
-        if isinstance(v.value, bool) or not isinstance(v.value, int) or not 0 <= v.value < 1 << 32:
-            lw.emit(
-                "fail",
-                "KernelError",
-                f"{what}: semaphore values are 32-bit unsigned ints, got {v.value!r}",
-            )
+        if not holds(lw, sync_rules.check_semaphore_value, v.value, what):
             return None
         return u32(int(v.value))
     if not v.ty.is_int:
         raise lw.fail(f"{what} of a value that is not an int", node)
+    if v.ty is not Ty.U32:
+        values = sync_rules.SEMAPHORE_VALUES
+        wide = S.to_type(v, Ty.I64) if v.ty is Ty.I64 else v
+        ok = S.compare("lt", wide, Const(values.stop, wide.ty))
+        if wide.ty is Ty.I64:
+            ok = S.logical("and", S.compare("le", Const(values.start, Ty.I64), wide), ok)
+        check_at_run_time(
+            lw,
+            ok,
+            lambda shown: sync_rules.SEMAPHORE_VALUE.violation(
+                sync_rules.semaphore_value_message(what, shown)
+            ),
+            (v,),
+        )
     return S.to_type(v, Ty.U32)
 
 
@@ -401,9 +365,10 @@ def remote_sem_op(lw, rs: RemoteSemRef, name: str, node: ast.Call) -> Value:
     kind = "MulticastRemoteSemaphore" if rs.multicast else "UnicastRemoteSemaphore"
     what = f"{kind}.{name}"
     if name == "inc" and rs.multicast:
-        raise lw.fail(f"{what}: multicast semaphores only set", node)
-    if lw.kin.kind == "compute":
-        return sem_op_fail(lw, what)
+        violated(lw, sync_rules.multicast_inc_violation())
+        return Static(None)
+    if not _dm(lw, what):
+        return Static(None)
     if name == "inc" and not node.args:
         value: Expr | None = u32(1)
     else:
@@ -420,21 +385,19 @@ def remote_sem_op(lw, rs: RemoteSemRef, name: str, node: ast.Call) -> Value:
             lw.emit("noc.inline_write", u32(core.noc_x), u32(core.noc_y), addr, value)
         return Static(None)
     nodes = [(x, y) for y in range(rs.lo[1], rs.hi[1] + 1) for x in range(rs.lo[0], rs.hi[0] + 1)]
-    if len(nodes) == 1:
-        raise lw.fail(f"{what} on a one-node range (diagnosed by the interpreter)", node)
     me_x = S.to_type(Intrinsic("logical_x", (), Ty.U32), Ty.I64)
     me_y = S.to_type(Intrinsic("logical_y", (), Ty.U32), Ty.I64)
     for x, y in nodes:
         core = device.core(x, y)
         with lw.new_region() as write:
             lw.emit("noc.inline_write", u32(core.noc_x), u32(core.noc_y), addr, value)
+        with lw.new_region() as alone, alive(lw):  # the range is the sender alone: an error
+            if len(nodes) == 1:
+                holds(
+                    lw, sync_rules.multicast_set_targets, device, core, rs.lo, rs.hi, rs.sem.address
+                )
         not_me = S.logical(
             "or", S.compare("ne", me_x, Const(x, Ty.I64)), S.compare("ne", me_y, Const(y, Ty.I64))
         )
-        lw.emit("if", not_me, regions=(tuple(write), ()))
-    return Static(None)
-
-
-def sem_op_fail(lw, what: str) -> Value:
-    _dm(lw, what)
+        lw.emit("if", not_me, regions=(tuple(write), tuple(alone)))
     return Static(None)

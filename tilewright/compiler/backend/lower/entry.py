@@ -2,7 +2,8 @@
 
 :func:`lower_kernel` runs the statement walk (:class:`~.kernel.Lowering`, with the
 expression and protocol rules as its :class:`~.kernel.Hooks`) over every node's
-evaluation of the body at once (:mod:`.values`) and returns the kernel's IR, the
+evaluation of the body at once (:mod:`.values`), runs the IR through the passes
+(:mod:`tilewright.compiler.backend.passes.pipeline`) and returns the kernel's IR, the
 runtime-argument values of each node and the DFB roles the kernel takes.
 """
 
@@ -17,6 +18,7 @@ from tilewright.compiler.backend.lower.kernel import Hooks, KernelInput, Lowerin
 from tilewright.compiler.backend.lower.protocol import release_all
 from tilewright.compiler.backend.lower.resources import prologue
 from tilewright.compiler.backend.lower.values import World
+from tilewright.compiler.backend.passes import pipeline as passes
 from tilewright.errors import SourceLoc
 from tilewright.kir.ir import CBDecl, Kernel
 from tilewright.kir.verify import verify
@@ -28,12 +30,13 @@ __all__ = ["KernelInput", "Lowered", "World", "lower_kernel"]
 class Lowered:
     """A kernel's IR, its runtime arguments per node, and the DFB roles it takes."""
 
-    kernel: Kernel
+    kernel: Kernel  # after every pass (verified)
     args: tuple[tuple[str, tuple[int, ...]], ...]  # (name, value per node)
     roles: tuple[tuple[int, str], ...]  # (CB index, "producer" | "consumer")
     pipe_sites: tuple[
         tuple[tuple[int, int, str], tuple], ...
     ] = ()  # (net, pipe, send|recv) -> blocks
+    lowered: Kernel | None = None  # before the passes (``passes.pipeline.run(lowered, upto)``)
 
 
 HOOKS = Hooks(
@@ -118,6 +121,7 @@ def lower_kernel(
         descriptors=tuple(sorted(lw.extra.get("descriptors", set()))),
         functions=tuple(lw.extra.get("functions", {}).values()),
     )
+    kernel, lowered = passes.run(kernel), kernel
     verify(kernel)
     roles = tuple(
         (index, role)
@@ -129,4 +133,5 @@ def lower_kernel(
         tuple((name, tuple(values)) for name, values in lw.args),
         roles,
         tuple((k, tuple(sorted(v, key=repr))) for k, v in lw.extra.get("pipe_sites", {}).items()),
+        lowered,
     )

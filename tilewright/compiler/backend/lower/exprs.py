@@ -2,8 +2,9 @@
 
 :func:`build_node` is the compile-time twin of ``lang.expr.evaluate``: it binds the
 op's parameters and checks the result shape with the registry's own functions
-(``bind_params``, ``result_shape``), so a bad expression raises the interpreter's
-``KernelError`` -- emitted as a ``fail`` op at the same line -- and builds a
+(``lang.rules.dfb.check_op``: ``bind_params``, ``result_shape``), so a bad expression
+raises the interpreter's ``KernelError`` -- emitted as a ``fail`` op at the same line --
+and builds a
 :class:`~.compute.Node`.  :func:`emit_store` hands a stored tree to
 :class:`~.compute.TileProgram` with the kernel's DST capacity, the positions of the
 blocks it reads, and the kernel's scratch circular buffers.
@@ -18,9 +19,12 @@ from tilewright.compiler.backend.lower.blocks import Held
 from tilewright.compiler.backend.lower.resources import scaler_cb, scratch_cb
 from tilewright.compiler.backend.lower.scalars import to_type
 from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, TupleV, Value
-from tilewright.device.ops import OpError, bind_params, get_op, result_shape
+from tilewright.compiler.backend.lower.violations import violated
+from tilewright.device.ops import get_op
 from tilewright.device.ops.spec import OpKind
+from tilewright.errors import TilewrightError
 from tilewright.kir.ir import Const, Expr, Ty
+from tilewright.lang.rules.dfb import check_op
 
 __all__ = ["build_node", "emit_store", "scalar_float"]
 
@@ -58,11 +62,9 @@ def build_node(
             runtime[k] = v
             params_py[k] = 0.0
     try:
-        bound = bind_params(spec, extra_py, params_py)
-        shapes = [n.shape for n in nodes]
-        shape = tuple(result_shape(spec, *shapes, **bound))
-    except OpError as exc:
-        lw.emit("fail", "KernelError", str(exc))
+        bound, shape = check_op(spec, [n.shape for n in nodes], extra_py, params_py)
+    except TilewrightError as exc:
+        violated(lw, exc)
         return ExprRef(None)
     positional = [p for p in spec.params if not p.keyword_only]
     for key, expr in runtime.items():
@@ -182,7 +184,6 @@ def emit_store(lw, tree: C.Node, held: Held, l1_acc: bool, node: ast.AST) -> Non
         capacity=lw.dst_tiles,
         position=position,
         scratch=scratch,
-        local=lambda name: lw.local(name, Ty.U32),
         scaler=lambda: scaler_cb(lw),
         loc=lw.loc,
     )

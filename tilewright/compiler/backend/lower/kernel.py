@@ -84,9 +84,14 @@ class _Scope:
 
 @dataclass
 class _Frame:
-    """Loop bookkeeping for break / continue."""
+    """Loop bookkeeping for break / continue: the blocks held at the loop's entry, and the
+    facts where the body jumps (the loop's exit joins the breaks, the next iteration the
+    continues)."""
 
     entry_key: tuple
+    next_iteration: Callable[[], None] | None = None  # what a `continue` does first
+    breaks: list[Tracker] = field(default_factory=list)
+    continues: list[Tracker] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +317,8 @@ class Lowering:
 
     def statements(self, stmts: list[ast.stmt]) -> None:
         for i, stmt in enumerate(stmts):
+            if self.tracker.dead:  # the path raised or jumped: the rest never runs
+                return
             self.loc = SourceLoc(self.kin.file, stmt.lineno)
             method = getattr(self, f"stmt_{type(stmt).__name__}", None)
             if method is None:
@@ -408,17 +415,19 @@ class Lowering:
         for name in names:
             self.known.pop(self._cpp_name(name), None)
         self.loc = SourceLoc(self.kin.file, node.lineno)
-        if tr1.shape_key() != tr2.shape_key():
-            raise self.fail(
-                "the branches of this 'if' leave different DFB blocks acquired; acquire and "
-                "release blocks within each branch (or in both)",
-                node,
-            )
-        if tr1.pending_key() != tr2.pending_key():
-            raise self.fail("the branches of this 'if' wait different transfers", node)
+        if not (tr1.dead or tr2.dead):
+            if tr1.shape_key() != tr2.shape_key():
+                raise self.fail(
+                    "the branches of this 'if' leave different DFB blocks acquired; acquire and "
+                    "release blocks within each branch (or in both)",
+                    node,
+                )
+            if tr1.pending_key() != tr2.pending_key():
+                raise self.fail("the branches of this 'if' wait different transfers", node)
+        # the nodes that leave either branch alive (every node that entered, unless a
+        # branch raised or jumped)
         self.tracker = tr1.join(tr2)
-        self.tracker.active = active
-        self.env = merge(env1, env2)
+        self.env = env2 if tr1.dead else env1 if tr2.dead else merge(env1, env2)
         self.emit("if", cond, regions=(tuple(then_ops), tuple(else_ops)))
 
     def truth(self, value: Value, node: ast.AST) -> Expr:
@@ -430,45 +439,67 @@ class Lowering:
             return Const(bool(value.items), Ty.BOOL)
         raise self.fail(f"the truth value of {kind_text(value)}", node)
 
-    def _loop(self, build: Callable[[], None], stmt: ast.stmt, runs: bool = False) -> list[Op]:
+    def _loop(
+        self,
+        build: Callable[[], None],
+        stmt: ast.stmt,
+        runs: bool = False,
+        next_iteration: Callable[[], None] | None = None,
+    ) -> list[Op]:
         """Lower a loop body to a fixpoint of block states; the body's ops.
 
         ``runs``: the body runs at least once (a range with a static positive trip count),
-        so after the loop only the states an iteration ends in are possible."""
+        so after the loop only the states an iteration ends in are possible;
+        ``next_iteration`` emits what the end of the body does before the next iteration
+        (a ``while`` loop's condition), which a ``continue`` must do too."""
         for name in assigned(getattr(stmt, "body", [])):
             self.known.pop(self._cpp_name(name), None)
         env0, tr0 = dict(self.env), self.tracker.copy()
         entry = tr0
         for _ in range(4):
             self.env, self.tracker = dict(env0), entry.copy()
-            self.loops.append(_Frame(entry.shape_key()))
+            frame = _Frame(entry.shape_key(), next_iteration)
+            self.loops.append(frame)
             try:
                 with self.new_region() as body:
                     build()
             finally:
                 self.loops.pop()
             out = self.tracker
+            for jumped in frame.continues:  # the next iteration starts from these too
+                out = out.join(jumped)
             self.loc = SourceLoc(self.kin.file, stmt.lineno)
-            if out.shape_key() != entry.shape_key():
-                raise self.fail(
-                    "a loop iteration ends holding other DFB blocks than it started with; "
-                    "release every block acquired in the loop body within the iteration",
-                    stmt,
-                )
-            open_handles = [
-                h for i, h in out.handles.items() if not h.waited and i not in entry.handles
-            ]
-            if open_handles:
-                raise self.fail(
-                    "a transfer started in a loop iteration is still pending when the iteration ends",
-                    stmt,
-                )
-            if not out.grew(entry):
-                self.tracker = out if runs else entry.join(out)
-                self.env = self.env if runs else merge(env0, self.env)
+            if not out.dead:
+                self._check_iteration(out, entry, stmt)
+            if out.dead or not out.grew(entry):
+                exit_ = out if runs else entry.join(out)
+                for jumped in frame.breaks:
+                    exit_ = exit_.join(jumped)
+                self.tracker = exit_
+                if not out.dead:
+                    self.env = self.env if runs else merge(env0, self.env)
+                elif not runs:
+                    self.env = env0
                 return body
             entry = entry.join(out)
         raise self.fail("block states do not settle over the iterations of this loop", stmt)
+
+    def _check_iteration(self, out: Tracker, entry: Tracker, stmt: ast.stmt) -> None:
+        """What every path through a loop body must give back at its end."""
+        if out.shape_key() != entry.shape_key():
+            raise self.fail(
+                "a loop iteration ends holding other DFB blocks than it started with; "
+                "release every block acquired in the loop body within the iteration",
+                stmt,
+            )
+        open_handles = [
+            h for i, h in out.handles.items() if not h.waited and i not in entry.handles
+        ]
+        if open_handles:
+            raise self.fail(
+                "a transfer started in a loop iteration is still pending when the iteration ends",
+                stmt,
+            )
 
     def stmt_For(self, stmt: ast.For, rest) -> None:
         if stmt.orelse:
@@ -501,12 +532,15 @@ class Lowering:
         flag = self.temp("while", Ty.BOOL)
         self.emit("set", flag, cond)
 
-        def build() -> None:
-            self.statements(stmt.body)
+        def test() -> None:  # Python evaluates the condition before every iteration
             self.loc = SourceLoc(self.kin.file, stmt.lineno)
             self.emit("set", flag, self.truth(self.expr(stmt.test), stmt.test))
 
-        body = self._loop(build, stmt)
+        def build() -> None:
+            self.statements(stmt.body)
+            test()
+
+        body = self._loop(build, stmt, next_iteration=test)
         self.emit("while", flag, regions=(tuple(body),))
 
     def stmt_Break(self, stmt, rest) -> None:
@@ -518,9 +552,16 @@ class Lowering:
     def _jump(self, code: str, stmt: ast.stmt) -> None:
         if not self.loops:
             raise self.fail(f"'{code}' outside a loop", stmt)
-        if self.tracker.shape_key() != self.loops[-1].entry_key:
+        frame = self.loops[-1]
+        if self.tracker.shape_key() != frame.entry_key:
             raise self.fail(f"'{code}' while holding DFB blocks acquired in the loop body", stmt)
+        (frame.breaks if code == "break" else frame.continues).append(self.tracker.copy())
+        if code == "continue" and frame.next_iteration is not None:
+            loc = self.loc
+            frame.next_iteration()
+            self.loc = loc
         self.emit(code)
+        self.tracker.kill()  # the statements after a jump never run
 
     def stmt_With(self, stmt: ast.With, rest) -> None:
         entered: list[tuple[BlockRef, ast.AST]] = []

@@ -30,6 +30,7 @@ from tilewright.compiler.backend.lower.pipes import net_method
 from tilewright.compiler.backend.lower.protocol import (
     accumulate,
     acquire,
+    block_of,
     block_op,
     legacy_release,
     release,
@@ -48,15 +49,19 @@ from tilewright.compiler.backend.lower.values import (
     Static,
     Value,
 )
+from tilewright.compiler.backend.lower.violations import holds, violated
 from tilewright.compiler.raw.lower import raw_call
 from tilewright.device.ops import REGISTRY, get_op
+from tilewright.errors import TilewrightError
 from tilewright.kir.ir import Const
 from tilewright.lang import block as lblock
 from tilewright.lang import copy as lcopy
 from tilewright.lang import declare, misc
 from tilewright.lang import math as lmath
+from tilewright.lang.blockstate import State
 from tilewright.lang.extern import surface
-from tilewright.lang.semaphore import _node_xy, _range_xy
+from tilewright.lang.rules import dfb as dfb_rules
+from tilewright.lang.rules import sync as sync_rules
 
 __all__ = ["call", "function_table", "METHODS"]
 
@@ -183,23 +188,11 @@ def _functions() -> dict[int, Callable]:
 # -- methods -----------------------------------------------------------------------------------
 
 
-def _no_kernel_kw(lw, node: ast.Call, method: str) -> bool:
-    for k in node.keywords:
-        if k.arg == "kernel":
-            lw.emit(
-                "fail",
-                "DFBContractError",
-                f"kernel= is not supported on DFB {method}(); select release ownership on push() or pop()",
-            )
-            return False
-    if node.keywords or node.args:
-        raise lw.fail(f"{method}() takes no arguments", node)
-    return True
-
-
 def _acquire(reserve: bool) -> Callable:
     def lower(lw, dfb: DFBRef, node: ast.Call) -> Value:
-        if not _no_kernel_kw(lw, node, "reserve" if reserve else "wait"):
+        side = dfb_rules.RESERVE if reserve else dfb_rules.WAIT
+        keywords = [str(k.arg) for k in node.keywords]
+        if not holds(lw, dfb_rules.check_acquire_args, side, len(node.args), keywords):
             return Static(None)
         return acquire(lw, dfb.dfb, reserve, node)
 
@@ -239,11 +232,30 @@ def _store(lw, blk: BlockRef, node: ast.Call) -> Value:
         if not isinstance(flag, Const):
             raise lw.fail("store(acc=...) with a run-time flag", node)
         acc = bool(flag.value)
-    if acc:
+    if acc and _accumulates(lw, blk, node):
         accumulate(lw, blk, value, node)
     else:
         store(lw, blk, value, node)
     return Static(None)
+
+
+def _accumulates(lw, blk: BlockRef, node: ast.Call) -> bool:
+    """The legacy ``store(expr, acc=True)`` (spec < 0.12) accumulates into what earlier stores
+    wrote; the first store into a fresh reserve (MW) assigns, as the interpreter does."""
+    held = block_of(lw, blk)
+    fresh = {
+        state == State.MW
+        for on, states in zip(lw.tracker.active, held.states)
+        if on
+        for state, _ in states
+    }
+    if len(fresh) > 1:
+        raise lw.fail(
+            f"store(acc=True) into {held.describe()} assigns or accumulates depending on the "
+            "path taken (the first store into a fresh reserve assigns)",
+            node,
+        )
+    return fresh != {True}
 
 
 def _wait(lw, h: HandleRef, node: ast.Call) -> Value:
@@ -261,19 +273,23 @@ def _sem(name: str) -> Callable:
 
 
 def _remote(lw, sem: SemRef, node: ast.Call, multicast: bool) -> Value:
-    """``sem.get_remote(node)`` / ``sem.get_remote_multicast(range)`` with static arguments."""
+    """``sem.get_remote(node)`` / ``sem.get_remote_multicast(range)`` with static arguments
+    (the interpreter's own checks, ``lang.rules.sync``: a bad node is an ``InterfaceError``,
+    which makes the kernel not compilable; ``--engine auto`` interprets it)."""
     grid = lw.world.grid
     args = [static_value(lw, a) for a in node.args]
     kwargs = {k.arg: static_value(lw, k.value) for k in node.keywords}
     try:
         if multicast:
             rng = args[0] if args else kwargs.get("range")
-            lo, hi = _range_xy(rng, grid, "Semaphore.get_remote_multicast")
+            lo, hi = sync_rules.remote_range(rng, grid, "Semaphore.get_remote_multicast")
             return RemoteSemRef(sem, lo, hi, True)
-        xy = _node_xy(args[0] if args else kwargs.get("node"), grid, "Semaphore.get_remote")
+        where = args[0] if args else kwargs.get("node")
+        xy = sync_rules.remote_node(where, grid, "Semaphore.get_remote")
         return RemoteSemRef(sem, xy, xy, False)
-    except Exception as exc:  # noqa: BLE001 - the interpreter reports it at run time
-        raise lw.fail(f"a remote semaphore the interpreter rejects ({exc})", node) from None
+    except TilewrightError as exc:
+        violated(lw, exc)  # an InterfaceError: not compilable (raises)
+        return Static(None)
 
 
 def _remote_op(name: str) -> Callable:

@@ -40,9 +40,13 @@ from tilewright.compiler.backend.lower.values import (
     Static,
     Value,
 )
+from tilewright.compiler.backend.lower.violations import holds
 from tilewright.device.device import NUM_SEMAPHORES
 from tilewright.kir.ir import Const, Expr, Intrinsic, SemNote, Ty, u32
 from tilewright.lang.blockstate import Op
+from tilewright.lang.pipes import receive_wait_text, send_wait_text
+from tilewright.lang.rules import copy as copy_rules
+from tilewright.lang.rules import sync as sync_rules
 
 __all__ = ["PipeSync", "pipe_copy", "finish_send", "net_method", "pipe_sync", "plan_pipes"]
 
@@ -165,12 +169,8 @@ def net_method(lw, net: NetRef, name: str, node: ast.Call) -> Value:
         for t in terms:
             out = S.logical("or", out, t)
         return Scalar(out)
-    if lw.kin.kind == "compute":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"net.{name} runs on data-movement kernels; '{lw.kin.name}' is a compute kernel",
-        )
+    compute = lw.kin.kind == "compute"
+    if not holds(lw, copy_rules.check_dm_only, f"net.{name}", lw.kin.name, compute):
         return Static(None)
     if len(node.args) != 1 or node.keywords:
         raise lw.fail(f"net.{name} takes one callback", node)
@@ -232,13 +232,7 @@ def _open(lw, ref: PipeRef, node: ast.AST) -> None:
 
 def _send(lw, blk: BlockRef, ref: PipeRef, node: ast.AST) -> Value:
     pipe = _pipe_obj(lw, ref)
-    if ref.role != "src":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy(block, pipe) sends, but <destination end of {pipe!r}> is a receiving end (given "
-            "to an if_dst callback); send on the pipe given to if_src",
-        )
+    if not holds(lw, sync_rules.check_pipe_end, pipe, True, ref.role == "src"):
         return HandleRef(-1)
     _open(lw, ref, node)
     if not apply_state(lw, blk, Op.COPY_SRC):
@@ -253,22 +247,11 @@ def _send(lw, blk: BlockRef, ref: PipeRef, node: ast.AST) -> Value:
 
 def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
     pipe = _pipe_obj(lw, ref)
-    if ref.role != "dst":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy(pipe, block) receives, but <source end of {pipe!r}> is a sending end (given to "
-            "an if_src callback); receive from the pipe given to if_dst",
-        )
+    if not holds(lw, sync_rules.check_pipe_end, pipe, False, ref.role == "src"):
         return HandleRef(-1)
     held = block_of(lw, blk)
-    if not held.reserve:
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"ttl.copy(pipe, block) writes the block, so it must come from reserve(); "
-            f"{held.describe()} comes from wait()",
-        )
+    construct = copy_rules.RECEIVE_INTO_BLOCK
+    if not holds(lw, copy_rules.check_copy_into, construct, held, held.reserve):
         return HandleRef(-1)
     _open(lw, ref, node)
     if not apply_state(lw, blk, Op.COPY_DST):
@@ -322,24 +305,13 @@ def finish_send(lw, h: Handle) -> None:
     sync = pipe_sync(lw, ref.net, ref.index)
     device = lw.world.device
     if h.direction == "recv":
-        _note(
-            lw,
-            sync.done,
-            1,
-            f"receive on pipe {pipe!r} at node {{node}}: waiting for node {pipe.src_node()} to send",
-        )
+        _note(lw, sync.done, 1, receive_wait_text(pipe, "{node}"))
         done = Intrinsic("semaphore", (u32(sync.done),), Ty.U32)
         lw.emit("sem.wait", done, u32(1), "ge")
         lw.emit("sem.set", done, u32(0))
         return
     dests = pipe.dst_nodes()
-    missing = ", ".join(str(n) for n in sorted(dests))
-    _note(
-        lw,
-        sync.posted,
-        len(dests),
-        f"ttl.copy(block, pipe {pipe!r}).wait() on node {{node}}: waiting for node(s) {missing} to receive",
-    )
+    _note(lw, sync.posted, len(dests), send_wait_text(pipe, "{node}", sorted(dests)))
     posted = Intrinsic("semaphore", (u32(sync.posted),), Ty.U32)
     lw.emit("sem.wait", posted, u32(len(dests)), "ge")
     lw.emit("sem.set", posted, u32(0))

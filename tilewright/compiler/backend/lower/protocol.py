@@ -5,14 +5,17 @@ more block than the kernel already holds (cumulative page counts, as the interpr
 asks the CB); ``push()`` / ``pop()`` release the oldest held block with
 ``cb_push_back`` / ``cb_pop_front``; a ``with`` releases at its end; a kernel releases
 what it still holds when it ends (the compiler's auto-sync).  Every rule the
-interpreter checks at these points -- one producer and one consumer per DFB, one held
-block per DFB on data-movement kernels, release order, block states -- is decided
-here, at compile time, with the interpreter's own messages.
+interpreter checks at these points -- one held block per DFB on data-movement kernels,
+the DFB's capacity, release order, block states, store shapes -- is the interpreter's
+own function (``lang.rules.dfb``, ``lang.blockstate``), decided here at compile time
+(``violations.holds``); one producer and one consumer per DFB is checked across
+kernels (``compile._check_roles``).
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Handle, Held, probe
@@ -24,11 +27,16 @@ from tilewright.compiler.backend.lower.values import (
     Scalar,
     Static,
     Value,
+    python_type_name,
+    slice_text,
 )
-from tilewright.kir.ir import Intrinsic, Ty, WaitNote, u32
+from tilewright.compiler.backend.lower.violations import holds, violated
+from tilewright.errors import TilewrightError
+from tilewright.kir.ir import Ty, WaitNote
 from tilewright.lang import blockstate
-from tilewright.lang.blockstate import Op, State
-from tilewright.lang.expr import shape_text
+from tilewright.lang.blockstate import BLOCK_STATE, Op, State
+from tilewright.lang.rules import copy as copy_rules
+from tilewright.lang.rules import dfb as rules
 
 __all__ = [
     "acquire",
@@ -83,7 +91,7 @@ def apply_state(lw, ref: BlockRef, op: Op) -> bool:
             "engine checks block states statically"
         )
     if outcome.states is None:
-        lw.emit("fail", "BlockStateError", outcome.error or "block state error")
+        violated(lw, BLOCK_STATE.violation(outcome.error or "block state error"))
         return False
     if held is not None:
         lw.tracker.update(ref.site, states=outcome.states)
@@ -93,35 +101,19 @@ def apply_state(lw, ref: BlockRef, op: Op) -> bool:
 def acquire(lw, dfb: DFBInfo, reserve: bool, node: ast.AST) -> Value:
     """``dfb.reserve()`` / ``dfb.wait()``: the acquired block."""
     compute = lw.kin.kind == "compute"
-    method, pointer, verb = ("reserve", "write", "push") if reserve else ("wait", "read", "pop")
-    _roles(lw).setdefault(dfb.index, set()).add("producer" if reserve else "consumer")
+    side = rules.RESERVE if reserve else rules.WAIT
+    _roles(lw).setdefault(dfb.index, set()).add(side.role)
     queue = lw.tracker.queue(dfb, reserve)
-    if queue and not compute:
-        held = lw.tracker.held[queue[-1]]
-        lw.emit(
-            "fail",
-            "DFBContractError",
-            f"{dfb.name}.{method}(): kernel '{lw.kin.name}' still holds block {held.describe()}; a "
-            f"data-movement kernel addresses a DFB through one {pointer} pointer: {verb} each block "
-            "before the next acquisition",
-        )
+    held_now = [lw.tracker.held[site] for site in queue]
     need = (len(queue) + 1) * dfb.block_pages
-    if need > dfb.num_pages:
-        lw.emit(
-            "fail",
-            "DFBContractError",
-            f"{dfb.name}.{method}(): kernel '{lw.kin.name}' already holds all {dfb.block_count} "
-            f"blocks of the DFB; {verb} one before acquiring another",
-        )
-        need = dfb.num_pages
+    # a violation fails here; what follows is never reached but keeps the lowering going
+    holds(lw, rules.check_acquire, dfb, side, lw.kin.name, compute, held_now, need, dfb.num_pages)
+    need = min(need, dfb.num_pages)
     _note_wait(lw, dfb, need)
-    lw.emit("cb.reserve_back" if reserve else "cb.wait_front", dfb.index, need)
     site = lw.new_site()
-    addr = None
-    if not compute:
-        addr = lw.temp("blk", Ty.U32)
-        ptr = Intrinsic("write_ptr" if reserve else "read_ptr", (u32(dfb.index),), Ty.U32)
-        lw.emit("set", addr, ptr)
+    addr = None if compute else lw.temp("blk", Ty.U32)  # data movement: the block's L1 address
+    # in blocks: the `cb` pass writes the cumulative pages and the address (passes/cbproto.py)
+    lw.emit("dfb.reserve" if reserve else "dfb.wait", dfb.index, need // dfb.block_pages, addr)
     held = Held(site, dfb, reserve, compute, lw.tracker.uniform(_MW if reserve else _MR), addr=addr)
     lw.tracker.acquire(held)
     lw.extra.setdefault("cbs", set()).add(dfb.index)
@@ -164,8 +156,9 @@ def wait_handle(lw, hid: int, node: ast.AST | None = None) -> bool:
     if h is None:
         return True  # a copy that already failed
     if h.waited:
-        raise lw.fail("a transfer handle waited twice (diagnosed by the interpreter)", node)
-    lw.tracker.handles[hid] = Handle(h.hid, h.site, h.direction, True, h.pipe)
+        _waited_twice(lw, h)
+        return False
+    lw.tracker.handles[hid] = replace(h, waited=True)
     if h.direction == "read":
         lw.emit("noc.read_barrier")
     elif h.direction == "write":
@@ -180,6 +173,23 @@ def wait_handle(lw, hid: int, node: ast.AST | None = None) -> bool:
     return apply_state(lw, BlockRef(h.site), Op.TX_WAIT)
 
 
+def _waited_twice(lw, h: Handle) -> None:
+    """The interpreter's error for a handle waited again (``lang.rules.copy``)."""
+    if h.direction == "send":
+        holds(lw, copy_rules.check_not_waited, True, copy_rules.PIPE_SEND_WAITED)
+        return
+    if h.direction == "recv":
+        holds(lw, copy_rules.check_not_waited, True, copy_rules.RECEIVE_WAITED)
+        return
+    text, values = slice_text(h.slice)  # type: ignore[arg-type]
+    block = block_of(lw, BlockRef(h.site)).describe() if h.site is not None else "a block"
+    what = copy_rules.transfer_what(h.direction, text, block)
+    try:
+        copy_rules.check_not_waited(True, copy_rules.handle_waited(what))
+    except TilewrightError as exc:
+        violated(lw, exc, values)
+
+
 def release(lw, ref: BlockRef, push: bool, *, declared_unused: bool = False) -> None:
     """``blk.push()`` / ``blk.pop()`` (``declared_unused``: ``pop(kernel=...)``, see
     ``lang.blockstate.declared_unused``)."""
@@ -192,21 +202,15 @@ def release(lw, ref: BlockRef, push: bool, *, declared_unused: bool = False) -> 
         lw.tracker.update(ref.site, states=states)
     if ref.site in lw.tracker.held:
         queue = lw.tracker.queue(held.dfb, held.reserve)
-        if queue and queue[0] != ref.site and held.reserve == push:
-            first = lw.tracker.held[queue[0]]
-            verb = "pushed" if push else "popped"
-            lw.emit(
-                "fail",
-                "DFBContractError",
-                f"{held.describe()} is {verb} before {first.describe()}: blocks of a DFB are "
-                f"{verb} in the order they were acquired",
-            )
+        position = queue.index(ref.site) if held.reserve == push else None
+        oldest = lw.tracker.held[queue[0]]
+        if not holds(lw, rules.check_release_order, held, position, oldest, push):
             return
         _complete(lw, held)
     if not apply_state(lw, ref, Op.PUSH if push else Op.POP):
         return
     held = lw.tracker.held[ref.site]
-    lw.emit("cb.push_back" if push else "cb.pop_front", held.dfb.index, held.dfb.block_pages)
+    lw.emit("dfb.push" if push else "dfb.pop", held.dfb.index)
     lw.tracker.release(ref.site)
     lw.extra.setdefault("released", {})[ref.site] = Held(
         held.site,
@@ -219,8 +223,9 @@ def release(lw, ref: BlockRef, push: bool, *, declared_unused: bool = False) -> 
 
 
 def exit_block(lw, ref: BlockRef) -> None:
-    """The end of ``with dfb.reserve() / wait() as blk``: release unless already released."""
-    if ref.site not in lw.tracker.held:
+    """The end of ``with dfb.reserve() / wait() as blk``: release unless already released
+    (or the path ended inside the ``with``)."""
+    if ref.site not in lw.tracker.held or lw.tracker.dead:
         return
     held = lw.tracker.held[ref.site]
     release(lw, ref, held.reserve)
@@ -228,6 +233,8 @@ def exit_block(lw, ref: BlockRef) -> None:
 
 def release_all(lw) -> None:
     """At the kernel's end: release what it holds (DFB order, reserved then waited)."""
+    if lw.tracker.dead:  # the kernel raised on every path: it never gets here
+        return
     for dfb in lw.world.dfbs:
         for reserve in (True, False):
             while lw.tracker.queue(dfb, reserve):
@@ -242,16 +249,8 @@ def release_all(lw) -> None:
 def legacy_release(lw, dfb: DFBInfo, push: bool) -> None:
     """Legacy ``dfb.push()`` / ``dfb.pop()``: the oldest held block of that side."""
     queue = lw.tracker.queue(dfb, push)
-    if not queue:
-        what = "reserved" if push else "waited"
-        lw.emit(
-            "fail",
-            "DFBContractError",
-            f"{dfb.name}.{'push' if push else 'pop'}(): there is no {what} block to "
-            f"{'push' if push else 'pop'}",
-        )
-        return
-    release(lw, BlockRef(queue[0]), push)
+    if holds(lw, rules.check_legacy_release, dfb, push, len(queue)):
+        release(lw, BlockRef(queue[0]), push)
 
 
 # -- block expressions ------------------------------------------------------------------------
@@ -262,13 +261,7 @@ def _read(lw, v: Value) -> C.Node:
     if isinstance(v, ExprRef):
         return v.node  # type: ignore[return-value]
     if isinstance(v, BlockRef):
-        if lw.kin.kind != "compute":
-            lw.emit(
-                "fail",
-                "KernelError",
-                f"reading a block in a block expression runs on compute kernels; '{lw.kin.name}' "
-                "is a data-movement kernel",
-            )
+        if not _compute_only(lw, rules.READ):
             raise _Stop()
         held = block_of(lw, v)
         _check_compute_dfb(lw, held.dfb)
@@ -276,9 +269,13 @@ def _read(lw, v: Value) -> C.Node:
             raise _Stop()
         held = lw.tracker.held.get(v.site, held)
         return C.Leaf(held.dfb.shape, v.site, held.dfb.index, held.version)
-    if isinstance(v, Scalar):
+    if isinstance(v, Scalar) and v.expr.ty is not Ty.BOOL:
         return C.Lit((), v.expr)
-    raise lw.fail("a block expression operand that is not a block, expression or number")
+    kind = python_type_name(v)
+    if kind is None:
+        raise lw.fail("a block expression operand that is not a block, expression or number")
+    violated(lw, rules.operand_violation(kind))
+    raise _Stop()
 
 
 _COMPUTE_FORMATS = frozenset({"Float16_b", "Float32", "Float16", "Bfp8_b", "Bfp4_b", "Bfp2_b"})
@@ -301,13 +298,7 @@ class _Stop(Exception):
 
 def block_op(lw, name: str, operands: list[Value], extra: list[Value], params: dict, node) -> Value:
     """Apply registry op ``name`` (reads, shape rule, parameter binding) -> an ExprRef."""
-    if lw.kin.kind != "compute":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"block expression '{name}' runs on compute kernels; '{lw.kin.name}' is a data-movement "
-            "kernel",
-        )
+    if not _compute_only(lw, rules.expression(name)):
         return ExprRef(None)
     try:
         nodes = [_read(lw, v) for v in operands]
@@ -316,18 +307,17 @@ def block_op(lw, name: str, operands: list[Value], extra: list[Value], params: d
     return build_node(lw, name, nodes, extra, params, node)
 
 
+def _compute_only(lw, what: str) -> bool:
+    return holds(lw, rules.check_compute_only, what, lw.kin.name, lw.kin.kind == "compute")
+
+
 def _dead(value: Value) -> bool:
     return isinstance(value, ExprRef) and value.node is None
 
 
 def store(lw, ref: BlockRef, value: Value, node: ast.AST, *, acc: bool = False) -> None:
     """``blk.store(expr)``."""
-    if lw.kin.kind != "compute":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"store() runs on compute kernels; '{lw.kin.name}' is a data-movement kernel",
-        )
+    if not _compute_only(lw, rules.STORE):
         return
     if _dead(value):
         return
@@ -339,16 +329,14 @@ def store(lw, ref: BlockRef, value: Value, node: ast.AST, *, acc: bool = False) 
     elif isinstance(value, ExprRef):
         tree = value.node  # type: ignore[assignment]
     else:
-        raise lw.fail("store() of something that is not a block expression", node)
+        kind = python_type_name(value)
+        if kind is None:
+            raise lw.fail("store() of something that is not a block expression", node)
+        violated(lw, rules.operand_violation(kind, stored=True))
+        return
     held = block_of(lw, ref)
     _check_compute_dfb(lw, held.dfb)
-    if tuple(tree.shape) != tuple(held.dfb.shape):
-        lw.emit(
-            "fail",
-            "BlockStateError",
-            f"store: expression of shape {shape_text(tree.shape)} does not match "
-            f"{held.describe()} of shape {shape_text(held.dfb.shape)}; shapes must match exactly",
-        )
+    if not holds(lw, rules.check_store_shape, held, tree.shape, held.dfb.shape):
         return
     l1_acc = acc
     if not acc and isinstance(tree, C.Binary) and tree.op == "add":
@@ -377,13 +365,7 @@ def store(lw, ref: BlockRef, value: Value, node: ast.AST, *, acc: bool = False) 
 def accumulate(lw, ref: BlockRef, rhs: Value, node: ast.AST) -> None:
     """``blk += expr``: the interpreter reads blk, adds, and stores; here: packer L1
     accumulation into the reserved block."""
-    if lw.kin.kind != "compute":
-        lw.emit(
-            "fail",
-            "KernelError",
-            f"block expression 'add' runs on compute kernels; '{lw.kin.name}' is a data-movement "
-            "kernel",
-        )
+    if not _compute_only(lw, rules.expression("add")):
         return
     if _dead(rhs):
         return

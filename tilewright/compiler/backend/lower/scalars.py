@@ -134,7 +134,7 @@ def unary(op: str, a: Expr) -> Expr:
     if op == "not":
         a = truth(a)
         if isinstance(a, Const):
-            return Const(not a.value, Ty.BOOL)
+            return fold(UnOp("not", a, Ty.BOOL))
         return UnOp("not", a, Ty.BOOL)
     if op == "pos":
         return to_type(a, Ty.I64) if a.ty in (Ty.BOOL, Ty.U32) else a

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tilewright.kir.ir import Const, Expr, Ty
+from tilewright.lang.rules.registry import RUNTIME_INT
 
 if TYPE_CHECKING:
     from tilewright.device.device import Device
@@ -265,6 +266,38 @@ def describe_dfb(dfb) -> DFBInfo:
         dtype=dfb.dtype,
         address=int(dfb.address or 0),
     )
+
+
+def python_type_name(value: Value) -> str | None:
+    """``type(x).__name__`` of the Python value ``value`` stands for, as the interpreter's
+    messages name it (None: a kernel-time object the interpreter names otherwise)."""
+    if isinstance(value, Scalar):
+        return {Ty.BOOL: "bool", Ty.F64: "float", Ty.F32: "float"}.get(value.expr.ty, "int")
+    if isinstance(value, Static):
+        return type(value.obj).__name__
+    names = {
+        TupleV: "tuple",
+        SliceRef: "TensorSlice",
+        TensorRef: "Tensor",
+        DFBRef: "DataflowBuffer",
+    }
+    return names.get(type(value))
+
+
+def slice_text(sl: SliceRef) -> tuple[str, tuple[Expr, ...]]:
+    """The interpreter's ``repr(TensorSlice)`` of ``sl``: the text, with a ``RUNTIME_INT``
+    slot for each bound known only at run time, and those bounds in slot order."""
+    parts, values = [], []
+
+    def bound(e: Expr) -> str:
+        if isinstance(e, Const):
+            return str(e.value)
+        values.append(e)
+        return RUNTIME_INT
+
+    for a, b, q in zip(sl.starts, sl.stops, sl.squeezed):
+        parts.append(bound(a) if q else f"{bound(a)}:{bound(b)}")
+    return f"TensorSlice[{', '.join(parts)}]", tuple(values)
 
 
 def is_scalar_py(v: object) -> bool:

@@ -165,3 +165,11 @@ struct DFBDescriptor {
         std::snprintf(ttlang_message_, sizeof ttlang_message_, __VA_ARGS__); \
         twrt_fail(ttlang::cls, ttlang_message_, TW_HERE);                 \
     } while (0)
+
+/** A TT-Lang rule's diagnostic: the message carries the rule id to the driver, which
+    reports it as the error's rule (`{rule:id}` in front, errors.tag_rule). */
+#define TTLANG_FAIL_RULE(cls, rule, message) TTLANG_FAIL(cls, "{rule:" rule "}" message)
+
+/** The same with printf-style run-time numbers in the message. */
+#define TTLANG_FAILF_RULE(cls, rule, format, ...) \
+    TTLANG_FAILF(cls, "{rule:" rule "}" format __VA_OPT__(, ) __VA_ARGS__)

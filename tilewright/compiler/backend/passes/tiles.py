@@ -1,0 +1,198 @@
+"""The expression tree of a block store: what ``tile.store`` computes per output tile.
+
+A block expression (``a * b + c``, ``ttl.math.relu(x)``, ``x @ w``, ...) is built while
+the kernel is lowered as a tree of :class:`Node` values whose leaves are blocks at known
+tile offsets in their circular buffers (``Leaf.base``, resolved when the store is
+written); the ``dst`` pass generates its tile code.  ``repr`` is the tree's text in the
+IR (``tilewright explain --ir --after lower``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilewright.compiler.backend.passes.fold import fold_expr
+from tilewright.device.ops.tile_ops import FPU_BINARY
+from tilewright.kir.ir import BinOp, Cast, Const, Expr, Ty, u32
+from tilewright.kir.printer import print_expr
+
+__all__ = [
+    "Node",
+    "Leaf",
+    "Lit",
+    "Fill",
+    "Unary",
+    "Binary",
+    "Matmul",
+    "Reduce",
+    "Bcast",
+    "Transpose",
+    "FPU",
+    "leaves",
+    "leaflike",
+    "regs",
+    "uop",
+]
+
+FPU = frozenset(FPU_BINARY)
+"""Binary ops the FPU computes from two CB operands (``*_tiles``; the op registry's)."""
+
+
+@dataclass(eq=False)
+class Node:
+    """A value of a block expression, of ``shape`` (in tiles)."""
+
+    shape: tuple[int, ...]
+
+
+@dataclass(eq=False)
+class Leaf(Node):
+    """A block read as an operand (or a scratch CB holding a materialised value)."""
+
+    site: int  # the acquisition (-1: scratch)
+    cb: int
+    version: int = 0
+    base: int = 0  # tile offset from the CB's read pointer (a block's: set when stored)
+
+    def __repr__(self) -> str:
+        return f"cb{self.cb}+{self.base}"
+
+
+@dataclass(eq=False)
+class Lit(Node):
+    """A scalar operand (a Python number, static or computed)."""
+
+    value: Expr
+
+    def __repr__(self) -> str:
+        return print_expr(self.value)
+
+
+@dataclass(eq=False)
+class Fill(Node):
+    value: Expr
+
+    def __repr__(self) -> str:
+        return f"fill({print_expr(self.value)})"
+
+
+@dataclass(eq=False)
+class Unary(Node):
+    steps: tuple[tuple[str, tuple[Expr, ...]], ...]  # SFPU ops applied in order
+    child: Node
+
+    def __repr__(self) -> str:
+        text = repr(self.child)
+        for name, params in self.steps:
+            text = f"{name}({', '.join([text, *(print_expr(p) for p in params)])})"
+        return text
+
+
+@dataclass(eq=False)
+class Binary(Node):
+    op: str  # add sub mul div max min
+    a: Node
+    b: Node
+
+    def __repr__(self) -> str:
+        return f"{self.op}({self.a!r}, {self.b!r})"
+
+
+@dataclass(eq=False)
+class Matmul(Node):
+    a: Node
+    b: Node
+    transpose: bool
+
+    def __repr__(self) -> str:
+        return f"matmul({self.a!r}, {self.b!r}{', transpose' if self.transpose else ''})"
+
+
+@dataclass(eq=False)
+class Reduce(Node):
+    dims: frozenset[int]  # normalised: 0 rows, 1 columns (rank-2 blocks)
+    child: Node
+
+    def __repr__(self) -> str:
+        return f"reduce_sum({self.child!r}, dims={sorted(self.dims)})"
+
+
+@dataclass(eq=False)
+class Bcast(Node):
+    dims: frozenset[int]
+    child: Node
+
+    def __repr__(self) -> str:
+        return f"broadcast({self.child!r}, dims={sorted(self.dims)})"
+
+
+@dataclass(eq=False)
+class Transpose(Node):
+    child: Node
+
+    def __repr__(self) -> str:
+        return f"transpose({self.child!r})"
+
+
+def leaves(node: Node) -> list[Leaf]:
+    """The tree's block operands."""
+    out: list[Leaf] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, Leaf):
+            out.append(n)
+        for attr in ("child", "a", "b"):
+            sub = getattr(n, attr, None)
+            if isinstance(sub, Node):
+                stack.append(sub)
+    return out
+
+
+def leaflike(n: Node) -> bool:
+    """A block operand, possibly broadcast: what an FPU op reads from a CB."""
+    return isinstance(n, Leaf) or (isinstance(n, Bcast) and isinstance(n.child, Leaf))
+
+
+def regs(node: Node) -> int:
+    """DST tiles one output tile of ``node`` needs (left operand evaluated first)."""
+    if isinstance(node, (Leaf, Fill, Matmul, Reduce, Transpose, Lit)) or leaflike(node):
+        return 1
+    if isinstance(node, Unary):
+        return regs(node.child)
+    if isinstance(node, Binary):
+        a, b = node.a, node.b
+        if node.op in FPU:
+            if leaflike(a) and leaflike(b):
+                return 1
+            if isinstance(b, Leaf) or isinstance(b, Lit):
+                return regs(a)
+            if isinstance(a, Leaf) or (isinstance(a, Lit) and node.op in FPU):
+                return regs(b)
+        return max(regs(a), regs(b) + 1)
+    return 1
+
+
+def _u32(e: Expr) -> Expr:
+    return e if e.ty is Ty.U32 else fold_expr(Cast(e, Ty.U32))
+
+
+def uop(op: str, a: Expr, b: Expr) -> Expr:
+    """Unsigned tile-index arithmetic (u32): folded where static, ``x + 0`` and ``x * 1``
+    kept as ``x``."""
+    a, b = _u32(a), _u32(b)
+    if isinstance(a, Const) and isinstance(b, Const):
+        return fold_expr(BinOp(op, a, b, Ty.U32))
+    if op == "add" and isinstance(b, Const) and b.value == 0:
+        return a
+    if op == "add" and isinstance(a, Const) and a.value == 0:
+        return b
+    if op == "mul" and isinstance(b, Const) and b.value == 1:
+        return a
+    if op == "mul" and isinstance(a, Const) and a.value == 1:
+        return b
+    if op == "mul" and (
+        (isinstance(a, Const) and a.value == 0) or (isinstance(b, Const) and b.value == 0)
+    ):
+        return u32(0)
+    return BinOp(op, a, b, Ty.U32)
