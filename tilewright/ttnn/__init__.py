@@ -15,6 +15,7 @@ from tilewright.device.mesh import (  # noqa: F401
     MeshShape,
     MeshWorkload,
 )
+from tilewright.ttnn import _ttnn, reports  # noqa: E402,F401  (ttnn._ttnn.reports)
 from tilewright.ttnn.ccl import all_gather, all_reduce, reduce_scatter  # noqa: F401
 from tilewright.ttnn.convert import (  # noqa: F401
     deallocate,
@@ -56,11 +57,13 @@ from tilewright.ttnn.generic_op import (  # noqa: F401
     DataMovementConfigDescriptor,
     KernelDescriptor,
     MathFidelity,
+    MeshProgramDescriptor,
     ProgramDescriptor,
     ReaderConfigDescriptor,
     RuntimeArgs,
     SemaphoreDescriptor,
     TensorAccessorArgs,
+    UnpackToDestMode,
     WriterConfigDescriptor,
     cb_descriptor_from_sharded_tensor,
     generic_op,
@@ -120,6 +123,8 @@ __all__ = [
     "num_cores_to_corerangeset",
     "generic_op",
     "ProgramDescriptor",
+    "MeshProgramDescriptor",
+    "UnpackToDestMode",
     "KernelDescriptor",
     "CBDescriptor",
     "CBFormatDescriptor",
