@@ -14,10 +14,12 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from tilewright.cli import emit, explain, run, sysdesc
+    from tilewright.cli import check, emit, explain, run, setup_ttlang, sysdesc
 
     cli.add_command(sysdesc.sysdesc)
     cli.add_command(run.run)
+    cli.add_command(check.check)
+    cli.add_command(setup_ttlang.setup_ttlang)
     cli.add_command(explain.explain)
     cli.add_command(emit.emit)
 

@@ -37,6 +37,8 @@ class RunOptions:
     """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
     fabric: FabricConfig = FabricConfig.DISABLED
     """The fabric of mesh devices opened from now on (``ttnn.set_fabric_config``)."""
+    num_devices: int | None = None
+    """Chips the program sees of the multi-chip system (``--num-devices``; None: all)."""
     watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
     """Seconds a kernel may run without yielding before a livelock is reported (``--watchdog``)."""
     engine: str = "auto"
@@ -95,6 +97,7 @@ def reset(
     system_desc=None,
     watchdog: float | None = DEFAULT_WATCHDOG_SECONDS,
     engine: str = "auto",
+    num_devices: int | None = None,
 ) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
     OPTIONS.watchdog = watchdog
@@ -106,3 +109,4 @@ def reset(
     OPTIONS.tracer = None
     OPTIONS.fabric = FabricConfig.DISABLED
     OPTIONS.engine = engine
+    OPTIONS.num_devices = num_devices

@@ -422,7 +422,7 @@ class TensorBlock(BlockOperators):
 
     def as_block_value(self) -> BlockExpr:
         """The block as an operand of an expression: a read (state transition STORE_SRC)."""
-        return BlockExpr(self.read(), self.shape, self.tile)
+        return BlockExpr(self.read(), self.shape, self.tile, self.dfb.tiled)
 
     def read(self) -> np.ndarray:
         """Read the block as an operand (state transition STORE_SRC)."""

@@ -113,14 +113,18 @@ class BlockOperators(abc.ABC):
 
 
 class BlockExpr(BlockOperators):
-    """The value of a block expression: float32 data, its block shape (tiles) and tile."""
+    """The value of a block expression: float32 data, its block shape and tile, and whether it
+    is tiled (shape in tiles) or row-major (shape in elements, spec §Dataflow buffer)."""
 
-    __slots__ = ("data", "shape", "tile")
+    __slots__ = ("data", "shape", "tile", "tiled")
 
-    def __init__(self, data: np.ndarray, shape: tuple[int, ...], tile: TileShape) -> None:
+    def __init__(
+        self, data: np.ndarray, shape: tuple[int, ...], tile: TileShape, tiled: bool = True
+    ) -> None:
         self.data = data
         self.shape = tuple(shape)
         self.tile = tile
+        self.tiled = tiled
 
     def as_block_value(self) -> BlockExpr:
         return self
@@ -205,6 +209,7 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
     except OpError as exc:
         raise KernelError(str(exc)) from None
     shapes = [v.shape if isinstance(v, BlockExpr) else () for v in vals]
+    tiled = _one_layout(spec, vals)
     tile = next((v.tile for v in vals if isinstance(v, BlockExpr)), TILE_32x32)
     try:
         shape = result_shape(spec, *shapes, **bound)
@@ -219,7 +224,27 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
         raise KernelError(str(exc)) from None
     run.clock += costs.TILE_SFPU * max(1, math.prod(shape) if shape else 1)
     run.stats_ops += 1
-    return BlockExpr(np.asarray(data, dtype=np.float32), shape, tile)
+    return BlockExpr(np.asarray(data, dtype=np.float32), shape, tile, tiled)
+
+
+def _layout_text(v: BlockExpr) -> str:
+    unit = "tiles" if v.tiled else "elements"
+    return f"a {'tiled' if v.tiled else 'row-major'} block of {shape_text(v.shape)} {unit}"
+
+
+def _one_layout(spec, vals) -> bool:
+    """The operands' layout (tiled or row-major); a mix of the two is an error naming both."""
+    blocks = [(i, v) for i, v in enumerate(vals) if isinstance(v, BlockExpr)]
+    for i, v in blocks[1:]:
+        j, first = blocks[0]
+        if v.tiled != first.tiled:
+            raise KernelError(
+                f"{spec.qualified_name}: operand {j + 1} is {_layout_text(first)} and operand "
+                f"{i + 1} is {_layout_text(v)}; tiled and row-major blocks do not mix",
+                hint="make both dataflow buffers from tensors of one layout "
+                "(ttnn.to_layout(t, ttnn.TILE_LAYOUT) on the host)",
+            )
+    return blocks[0][1].tiled if blocks else True
 
 
 _TAKES_TILE: dict[str, bool] = {}

@@ -70,6 +70,8 @@ from tilewright.ttnn.generic_op import (  # noqa: F401
 )
 from tilewright.ttnn.memory import (  # noqa: F401
     create_sharded_memory_config,
+    get_memory_config,
+    is_sharded,
     num_cores_to_corerangeset,
     split_work_to_cores,
 )
@@ -138,6 +140,8 @@ __all__ = [
     "MathFidelity",
     "cb_descriptor_from_sharded_tensor",
     "split_work_to_cores",
+    "is_sharded",
+    "get_memory_config",
     "GetNumAvailableDevices",
     "get_num_devices",
     "MeshShape",
