@@ -31,7 +31,7 @@ from tilewright.native.build import BuildResult, build_shared_object, is_current
 __all__ = ["NativeKernel", "kernel_source", "NativeRun"]
 
 _PRELUDE = {
-    "data_movement": ['#include "api/dataflow/dataflow_api.h"'],
+    "data_movement": ['#include "api/dataflow/dataflow_api.h"', '#include "tilewright/firmware.h"'],
     "compute": ['#include "api/compute/compute_kernel_api.h"'],
 }
 
