@@ -25,8 +25,15 @@ __all__ = ["compare_compilers", "compare_readbacks"]
 _TAIL = 12  # lines of a failed run's output shown
 
 
-def _run(cmd: list[str], variables: dict[str, str] | None) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, env=variables, capture_output=True, text=True)
+def _start(cmd: list[str], variables: dict[str, str] | None) -> subprocess.Popen:
+    return subprocess.Popen(
+        cmd, env=variables, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _finish(proc: subprocess.Popen) -> subprocess.CompletedProcess:
+    out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def _tail(proc: subprocess.CompletedProcess) -> str:
@@ -68,14 +75,19 @@ def compare_readbacks(ours: list[readback.Readback], theirs: list[readback.Readb
         where = list(int(i) for i in worst)
         lines.append(
             f"{head}: {count} of {va.size} elements differ; largest |difference| "
-            f"{float(delta[worst]):.6g} at {where} (Tilewright {va[worst]!r}, real compiler "
-            f"{vb[worst]!r})"
+            f"{float(delta[worst]):.6g} at {where} (Tilewright {float(va[worst])!r}, real compiler "
+            f"{float(vb[worst])!r})"
         )
     return lines
 
 
-def compare_compilers(program: str, args: list[str], options: list[str]) -> int:
-    """Run ``program`` with both compilers and print the comparison; the exit status."""
+def compare_compilers(
+    program: str, args: list[str], options: list[str], real_options: list[str] | None = None
+) -> int:
+    """Run ``program`` with both compilers and print the comparison; the exit status.
+
+    ``options`` go to both runs, ``real_options`` (default ``options``) to the real
+    compiler's instead."""
     real = ttlang_env.SPEC.tt_lang.replace("==", " ")
     with tempfile.TemporaryDirectory(prefix="tilewright-compare-") as tmp:
         ours_file, theirs_file = (
@@ -83,16 +95,19 @@ def compare_compilers(program: str, args: list[str], options: list[str]) -> int:
             os.path.join(tmp, "ttlang.npz"),
         )
         tail = [program, *args]
-        ours = _run(
+        # The two runs are independent processes: run them side by side.
+        ours_proc = _start(
             [sys.executable, "-m", "tilewright", "run", *options, "--record", ours_file, *tail],
             None,
         )
-        real_argv = ["run", "--compiler", "ttlang", *options, "--record", theirs_file, *tail]
+        theirs_options = options if real_options is None else real_options
+        real_argv = ["run", "--compiler", "ttlang", *theirs_options, "--record", theirs_file, *tail]
         if ttlang_env.in_real_compiler():
             cmd, variables = [sys.executable, "-m", "tilewright", *real_argv], None
         else:
             cmd, variables = ttlang_env.command(ttlang_env.require(), real_argv)
-        theirs = _run(cmd, variables)
+        theirs_proc = _start(cmd, variables)
+        ours, theirs = _finish(ours_proc), _finish(theirs_proc)
         ours_records = readback.load(ours_file) if os.path.exists(ours_file) else []
         theirs_records = readback.load(theirs_file) if os.path.exists(theirs_file) else []
     print(f"compare: {program} with Tilewright's compiler and the real compiler ({real})")

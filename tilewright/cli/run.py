@@ -188,7 +188,15 @@ def run(
                 "and --trace"
             )
         try:
-            sys.exit(compare_compilers(program, args, forwarded_options(ctx, ("compare",))))
+            sys.exit(
+                compare_compilers(
+                    program,
+                    args,
+                    forwarded_options(ctx, ("compare",)),
+                    # --engine chooses how Tilewright's own compiler's kernels run
+                    forwarded_options(ctx, ("compare", "engine")),
+                )
+            )
         except TilewrightError as err:
             raise click.ClickException(f"{err.message}\nhint: {err.hint}") from None
     if compiler == "ttlang":

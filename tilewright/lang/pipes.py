@@ -102,8 +102,9 @@ def _coord_text(coord: tuple) -> str:
 class Pipe:
     """``ttl.Pipe(src, dst)``: unicast (``dst`` a node) or multicast (``dst`` a node range)."""
 
-    # ``ttl.Pipe[ttl.DstT]`` in annotations (spec: ``ttl.Pipe[DstT](src, dst)``).
-    __class_getitem__ = classmethod(types.GenericAlias)
+    def __class_getitem__(cls, item: object) -> types.GenericAlias:
+        """``ttl.Pipe[ttl.DstT]`` (spec: ``ttl.Pipe[DstT](src, dst)``)."""
+        return types.GenericAlias(cls, item)
 
     def __init__(self, src: object, dst: object) -> None:
         self.src = _coord(src, "ttl.Pipe src")
@@ -193,7 +194,9 @@ def _check_callback(callback: object, method: str) -> None:
 class PipeNet:
     """``ttl.PipeNet(pipes)``: a non-empty group of pipes of one kind."""
 
-    __class_getitem__ = classmethod(types.GenericAlias)  # ``ttl.PipeNet[ttl.DstT]``
+    def __class_getitem__(cls, item: object) -> types.GenericAlias:
+        """``ttl.PipeNet[ttl.DstT]``."""
+        return types.GenericAlias(cls, item)
 
     def __init__(self, pipes: Pipe | Iterable[Pipe], graph: object = None) -> None:
         if graph is not None:

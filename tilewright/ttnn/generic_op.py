@@ -540,6 +540,9 @@ def generic_op(io_tensors: Sequence, program_descriptor):
     if not any(meshes):
         if isinstance(program_descriptor, MeshProgramDescriptor):
             program_descriptor = _single_chip_program(program_descriptor)
+        from tilewright.device import session
+
+        session.tracer_for(device)  # --trace shows generic_op launches too
         device.command_queue.enqueue_program(build_program(program_descriptor, base_dir))
         return tensors[-1]
     if not all(meshes):

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from tilewright.errors import user_location
 
-__all__ = ["Readback", "start", "note", "records", "save", "load"]
+__all__ = ["Readback", "start", "stop", "note", "records", "save", "load"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +48,12 @@ def start() -> None:
     """Record every readback of this process from now on."""
     global _RECORDS
     _RECORDS = []
+
+
+def stop() -> None:
+    """Record no more (the records are dropped)."""
+    global _RECORDS
+    _RECORDS = None
 
 
 def records() -> list[Readback]:
@@ -82,7 +89,9 @@ def save(path: str) -> None:
     """Write the records to ``path`` (``.npz``)."""
     recs = records()
     meta = [{"where": r.where, "dtype": r.dtype, "shape": list(r.shape)} for r in recs]
-    arrays = {f"r{i}": np.frombuffer(r.data, dtype=np.uint8) for i, r in enumerate(recs)}
+    arrays: dict[str, Any] = {
+        f"r{i}": np.frombuffer(r.data, dtype=np.uint8) for i, r in enumerate(recs)
+    }
     with open(path, "wb") as f:
         np.savez(f, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **arrays)
 
