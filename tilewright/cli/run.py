@@ -217,17 +217,8 @@ def run(
     if isolate:
         from tilewright.native.isolate import run_isolated
 
-        forwarded = [
-            *(["--trace", trace_path] if trace_path else []),
-            *(["--stats"] if stats else []),
-            *(["--board", board] if board else []),
-            *(["--system-desc", system_desc] if system_desc else []),
-            "--watchdog",
-            str(watchdog),
-            "--engine",
-            engine,
-        ]
-        sys.exit(run_isolated(program, list(args), forwarded))
+        # the child runs the program: every option given here but --isolate itself
+        sys.exit(run_isolated(program, list(args), forwarded_options(ctx, ("isolate",))))
     if isolate_channel:
         from tilewright.native.isolate import attach_child
 
