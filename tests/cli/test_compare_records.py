@@ -61,3 +61,14 @@ def test_an_environment_is_current_only_with_the_stamp_of_what_it_should_hold(tm
     stamp.write_text(json.dumps(ttlang_env.SPEC.stamp()))
     assert ttlang_env.find(env) == ttlang_env.TtlangEnv(env)
     assert "tt-lang==1.1.1" in ttlang_env.SPEC.stamp()["packages"]
+
+
+def test_setup_refuses_to_replace_a_folder_that_is_not_an_environment(tmp_path):
+    import pytest
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep")
+    with pytest.raises(ttlang_env.EnvError, match="is not a Python environment; not replacing it"):
+        ttlang_env.setup(folder, python="/nonexistent/python3.12", echo=lambda _line: None)
+    assert (folder / "notes.txt").read_text() == "keep"

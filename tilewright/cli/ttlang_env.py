@@ -186,7 +186,12 @@ def setup(path: Path | None = None, *, python: str | None = None, echo=print) ->
         return env
     exe = python or python312()
     if env.path.exists():
-        shutil.rmtree(env.path)
+        if any(env.path.iterdir()) and not (env.path / "pyvenv.cfg").exists():
+            raise EnvError(
+                f"{env.path} exists and is not a Python environment; not replacing it",
+                hint="remove it, or choose another place (--env / $TILEWRIGHT_TTLANG_ENV)",
+            )
+        shutil.rmtree(env.path)  # an out-of-date or half-made environment
     env.path.parent.mkdir(parents=True, exist_ok=True)
     echo(f"making the tt-lang environment at {env.path} from {exe}")
     proc = subprocess.run([exe, "-m", "venv", str(env.path)], capture_output=True, text=True)
