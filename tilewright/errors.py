@@ -46,6 +46,7 @@ __all__ = [
     "OutOfMemoryError",
     "FormatError",
     "internal_file",
+    "treat_as_internal",
     "user_frame",
     "user_location",
     "traceback_location",
@@ -55,6 +56,21 @@ __all__ = [
 ]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_INTERNAL_DIRS: tuple[str, ...] = (_PACKAGE_DIR,)
+
+
+def treat_as_internal(directory: str) -> None:
+    """Count the files under ``directory`` as not the user's, like Tilewright's own.
+
+    For a compiler that runs on Tilewright in the user's place (the real TT-Lang compiler
+    under ``tilewright run --compiler ttlang``): a diagnostic names the user's line, not the
+    compiler's frame that called ttnn.
+    """
+    global _INTERNAL_DIRS
+    root = os.path.abspath(directory) + os.sep
+    if root not in _INTERNAL_DIRS:
+        _INTERNAL_DIRS = (*_INTERNAL_DIRS, root)
+        internal_file.cache_clear()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -67,7 +83,7 @@ def internal_file(filename: str) -> bool:
     ``<string>`` of generated dataclass methods) have no line to show either.  Cached:
     the same few file names are asked about on every walk.
     """
-    return filename.startswith(_PACKAGE_DIR) or filename.startswith("<")
+    return filename.startswith(_INTERNAL_DIRS) or filename.startswith("<")
 
 
 def user_frame(frame: FrameType | None) -> FrameType | None:

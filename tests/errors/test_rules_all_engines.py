@@ -273,6 +273,25 @@ CASES: dict[str, Case] = {
         native="block math on a row-major DFB is not compiled (32x32 tiles only)",
         native_message="block math on DFB 'r' (row-major)",
     ),
+    "block-layouts": Case(
+        "block-layouts",
+        KernelError,
+        r"^operator\.add: operand 1 is a tiled block of \(1, 1\) tiles and operand 2 is a "
+        r"row-major block of \(32, 32\) elements; tiled and row-major blocks do not mix$",
+        (
+            dm(
+                "with d.reserve() as x:\n    ttl.copy(a[0, 0], x).wait()\n"
+                "with r.reserve() as y:\n    ttl.copy(rm[0:32, 0:32], y).wait()\n",
+                "reader",
+            ),
+            ck("with d.wait() as x, r.wait() as y, e.reserve() as o:\n    o.store(x + y)  # <-\n"),
+        ),
+        setup="r = ttl.make_dataflow_buffer_like(rm, shape=(32, 32), block_count=2)\n",
+        extra_params=", rm",
+        extra_args=", dev(torch.ones(32, 32), layout=ttnn.ROW_MAJOR_LAYOUT)",
+        native="block math on a row-major DFB is not compiled (32x32 tiles only)",
+        native_message="ttl.copy of row-major tensors is not compiled yet",
+    ),
     "block-op": Case(
         "block-op",
         KernelError,
@@ -642,11 +661,12 @@ CASES: dict[str, Case] = {
 """Bad programs by name; each names its rule (several programs may test one rule)."""
 
 UNREACHABLE = {
-    "pipe-unmatched": "a pipe transfer is always waited -- by its handle or when its block is "
-    "released -- so an unmatched send or receive deadlocks first (DeadlockError, "
-    "tests/ttl/test_pipes.py); the end-of-launch report guards the interpreter's bookkeeping",
+    "pipe-unmatched": "an unmatched receive is waited, so it deadlocks first (DeadlockError on "
+    "both engines); an unmatched send completes without its receivers (spec §Pipe), so the "
+    "interpreter reports it when the operation ends, at no kernel line, where the compiled "
+    "rendezvous deadlocks on it (tests/ttl/test_pipes.py covers both)",
 }
-"""Rules without a bad program, and why none reaches them."""
+"""Rules without a row here (no bad program has one diagnostic on every engine), and why."""
 
 WIDTH_SHARDED = """
 def width_sharded():

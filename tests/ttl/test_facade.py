@@ -8,6 +8,7 @@ import pytest
 
 from tilewright import ttl
 from tilewright.lang import declare
+from tilewright.lang import types as lang_types
 
 _OWNERS = ("tilewright.lang", "tilewright.compiler.operation")
 
@@ -34,6 +35,9 @@ def test_every_name_comes_from_lang_or_the_compiler_operation():
             continue  # ttl.math / ttl.block: façades of lang.math / lang.block; ttl.utils
         if name == "TILE_SHAPE":  # a plain value: lang's
             assert obj is declare.TILE_SHAPE
+            continue
+        if name in lang_types.__all__:  # the spec's type aliases: typing objects, lang's
+            assert obj is getattr(lang_types, name)
             continue
         module = getattr(obj, "__module__", None) or type(obj).__module__
         if not module.startswith(_OWNERS):

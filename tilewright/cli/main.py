@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tilewright import __version__
-from tilewright.cli import emit, explain, run, sysdesc
+from tilewright.cli import check, emit, explain, run, setup_ttlang, sysdesc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,6 +17,8 @@ def cli() -> None:
 def _register() -> None:
     cli.add_command(sysdesc.sysdesc)
     cli.add_command(run.run)
+    cli.add_command(check.check)
+    cli.add_command(setup_ttlang.setup_ttlang)
     cli.add_command(explain.explain)
     cli.add_command(emit.emit)
 

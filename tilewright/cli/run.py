@@ -2,9 +2,16 @@
 
 Options are checked before the program starts, so a bad option never costs a run: the
 trace and perf-report files' folders must exist, ``--board`` and ``--system-desc``
-exclude each other, and the descriptor passes the same check as ``tilewright sysdesc
-check``.  ``--stats``, ``--perf-report`` and the trace carry the modelled device time
-(``docs/performance-model.md``); ``--dry-run`` keeps it and skips the numeric payload.
+exclude each other, the descriptor passes the same check as ``tilewright sysdesc
+check``, and an option of ``tilewright run`` written after the program is refused with
+the command line that means it (everything after the program is the program's; ``--``
+passes such a word on).  ``--stats``, ``--perf-report`` and the trace carry the modelled
+device time (``docs/performance-model.md``); ``--dry-run`` keeps it and skips the
+numeric payload.
+
+``--compiler ttlang`` compiles the program's operations with the real TT-Lang compiler
+(in its Python 3.12 environment, ``cli/ttlang_env``); ``--compare`` runs the program
+through both compilers and compares what it reads back (``cli/compare``).
 """
 
 from __future__ import annotations
@@ -15,7 +22,9 @@ import sys
 
 import click
 
+from tilewright.cli import ttlang_env
 from tilewright.cli.runner import run_program
+from tilewright.cli.ttlang_run import run_with_real_compiler
 from tilewright.device import session
 from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS
 from tilewright.device.perf.report import write_csv
@@ -23,10 +32,14 @@ from tilewright.device.requirements import check_runnable
 from tilewright.device.trace import Tracer
 from tilewright.errors import TilewrightError
 from tilewright.lazy import lazy_import
-from tilewright.target import BOARD_PRESETS, read_system_desc
+from tilewright.target import read_system_desc
+from tilewright.target.presets import board_names
 
 # Process isolation loads the native engine: only `--isolate` runs need it here.
 isolate_module = lazy_import("tilewright.native.isolate")
+# ttnn (and with it the device) loads when a program runs, not when the command line starts.
+readback = lazy_import("tilewright.ttnn.readback")
+compare_module = lazy_import("tilewright.cli.compare")
 
 __all__ = ["run"]
 
@@ -116,9 +129,33 @@ def _write_perf_report(path: str) -> None:
 )
 @click.option(
     "--board",
-    type=click.Choice(tuple(BOARD_PRESETS)),
+    type=click.Choice(board_names()),
     default=None,
-    help="Board preset the program's ttnn.open_device uses (default n150).",
+    help="Board preset the program's devices are built from (default n150; multi-chip "
+    "programs: galaxy). Every preset `tilewright sysdesc default --board` knows.",
+)
+@click.option(
+    "--num-devices",
+    "num_devices",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Show the program N chips of the system (a mesh of N chips; tt-lang-sim's flag): "
+    "what ttnn.GetNumAvailableDevices() returns and ttnn.open_mesh_device() opens.",
+)
+@click.option(
+    "--compiler",
+    type=click.Choice(["tilewright", "ttlang"]),
+    default="tilewright",
+    show_default=True,
+    help="Which TT-Lang compiler compiles the program's operations: Tilewright's own, or "
+    "the real TT-Lang compiler (tt-lang, set up once by `tilewright setup-ttlang`).",
+)
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="Run the program with both compilers and compare, bit for bit, every tensor it "
+    "reads back (ttnn.to_torch); differences are listed per tensor.",
 )
 @click.option(
     "--system-desc",
@@ -152,7 +189,10 @@ def _write_perf_report(path: str) -> None:
     "(python), or compiled with an error for what does not compile (native).",
 )
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
+@click.option("--record", "record_path", default=None, hidden=True)
+@click.pass_context
 def run(
+    ctx,
     program,
     args,
     trace_path,
@@ -160,13 +200,18 @@ def run(
     perf_report,
     dry_run,
     board,
+    num_devices,
+    compiler,
+    compare,
     system_desc,
     watchdog,
     isolate,
     engine,
     isolate_channel,
+    record_path,
 ):
     """Run PROGRAM (a Python file using `import ttl` / `import ttnn`) with ARGS."""
+    args = program_args(ctx, list(args))
     if not math.isfinite(watchdog):  # FloatRange lets nan and inf through
         raise click.BadParameter(
             f"{watchdog} is not a number of seconds (0 turns the watchdog off)",
@@ -183,20 +228,42 @@ def run(
     if perf_report:
         _check_trace_path(perf_report, "--perf-report")
     descriptor = _load_system_desc(system_desc) if system_desc else None
+    if compare:
+        if compiler != "tilewright" or isolate or trace_path:
+            raise click.UsageError(
+                "--compare runs the program with both compilers; drop --compiler, --isolate "
+                "and --trace"
+            )
+        try:
+            sys.exit(
+                compare_module.compare_compilers(
+                    program,
+                    args,
+                    forwarded_options(ctx, ("compare",)),
+                    # --engine chooses how Tilewright's own compiler's kernels run
+                    forwarded_options(ctx, ("compare", "engine")),
+                )
+            )
+        except TilewrightError as err:
+            raise click.ClickException(f"{err.message}\nhint: {err.hint}") from None
+    if compiler == "ttlang":
+        if not ttlang_env.in_real_compiler():
+            try:
+                sys.exit(ttlang_env.run_in_env(["run", *forwarded_options(ctx), program, *args]))
+            except TilewrightError as err:  # no environment yet: say how to make it
+                raise click.ClickException(f"{err.message}\nhint: {err.hint}") from None
+        if isolate:
+            raise click.UsageError("--isolate is not available with --compiler ttlang")
+        if engine == "python":
+            raise click.UsageError(
+                "--engine python interprets Tilewright's own compiler's kernels; the real "
+                "compiler's kernels are C++ and run on the native engine (drop --engine)"
+            )
     if isolate:
-        forwarded = [
-            *(["--trace", trace_path] if trace_path else []),
-            *(["--stats"] if stats else []),
-            *(["--perf-report", perf_report] if perf_report else []),
-            *(["--dry-run"] if dry_run else []),
-            *(["--board", board] if board else []),
-            *(["--system-desc", system_desc] if system_desc else []),
-            "--watchdog",
-            str(watchdog),
-            "--engine",
-            engine,
-        ]
-        sys.exit(isolate_module.run_isolated(program, list(args), forwarded))
+        # the child runs the program: every option given here but --isolate itself
+        sys.exit(
+            isolate_module.run_isolated(program, list(args), forwarded_options(ctx, ("isolate",)))
+        )
     if isolate_channel:
         try:
             isolate_module.attach_child(isolate_channel)
@@ -211,8 +278,16 @@ def run(
         engine=engine,
         perf_report=perf_report,
         dry_run=dry_run,
+        num_devices=num_devices,
     )
-    status = run_program(program, list(args))
+    if record_path:
+        readback.start()
+    if compiler == "ttlang":
+        status, _rejected = run_with_real_compiler(program, list(args))
+    else:
+        status = run_program(program, list(args))
+    if record_path:
+        readback.save(record_path)
     if trace_path:
         _write_trace(trace_path)
     if perf_report:
@@ -220,3 +295,58 @@ def run(
     if stats:
         click.echo(session.format_stats(), err=True)
     sys.exit(status)
+
+
+def program_args(ctx: click.Context, args: list[str]) -> list[str]:
+    """The program's arguments: a ``tilewright`` option among them is refused with the command
+    line that means it; ``--`` passes the rest on as they are (and is dropped)."""
+    own = {o for p in ctx.command.params if isinstance(p, click.Option) for o in p.opts}
+    own.discard("--help")
+    for i, word in enumerate(args):
+        if word == "--":
+            return args[:i] + args[i + 1 :]
+        name = word.split("=", 1)[0]
+        if name in own:
+            value = (
+                [args[i + 1]]
+                if "=" not in word and not _is_flag(ctx, name) and i + 1 < len(args)
+                else []
+            )
+            program = ctx.params.get("program", "PROGRAM")
+            rest = args[:i] + args[i + 1 + len(value) :]
+            fixed = " ".join(
+                [ctx.command_path, *forwarded_options(ctx), word, *value, program, *rest]
+            )
+            raise click.UsageError(
+                f"{name} after the program is an option of `{ctx.command_path}`: options go "
+                f"before the program (what follows it is the program's own arguments).\n"
+                f"  {fixed}\n"
+                f"To give the program an argument {name}, write `--` before it: "
+                f"{ctx.command_path} {program} -- {word}",
+                ctx=ctx,
+            )
+    return args
+
+
+def _is_flag(ctx: click.Context, name: str) -> bool:
+    for p in ctx.command.params:
+        if isinstance(p, click.Option) and name in p.opts:
+            return bool(p.is_flag)
+    return False
+
+
+def forwarded_options(ctx: click.Context, drop: tuple[str, ...] = ()) -> list[str]:
+    """The options given to this command, as a command line for a child ``tilewright run``."""
+    out: list[str] = []
+    for p in ctx.command.params:
+        if not isinstance(p, click.Option) or p.name in drop or p.name == "isolate_channel":
+            continue
+        if ctx.get_parameter_source(p.name) != click.core.ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[p.name]
+        if p.is_flag:
+            if value:
+                out.append(p.opts[0])
+        else:
+            out += [p.opts[0], str(value)]
+    return out

@@ -20,6 +20,7 @@ import os
 import runpy
 import sys
 import traceback
+from collections.abc import Callable
 
 from tilewright.errors import (
     TilewrightError,
@@ -50,9 +51,11 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
+    aliases: dict[str, str] = ALIASES
+
     def find_spec(self, fullname, path=None, target=None):
         head, _, rest = fullname.partition(".")
-        base = ALIASES.get(head)
+        base = self.aliases.get(head)
         if base is None:
             return None
         real = base + ("." + rest if rest else "")
@@ -64,8 +67,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 _FINDER = _AliasFinder()
 
 
-def install_aliases() -> None:
-    """Make ``import ttl`` and ``import ttnn`` give Tilewright's modules."""
+def install_aliases(names: tuple[str, ...] = ("ttl", "ttnn")) -> None:
+    """Make ``import ttl`` and ``import ttnn`` (or only ``names``) give Tilewright's modules.
+
+    With the real TT-Lang compiler (``--compiler ttlang``) only ``ttnn`` is Tilewright's.
+    """
+    _FINDER.aliases = {name: ALIASES[name] for name in names}
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
 
@@ -118,9 +125,19 @@ def _undiagnosed(exc: BaseException) -> str:
     )
 
 
-def run_program(path: str, argv: list[str]) -> int:
-    """Run ``path`` as ``__main__``; return the process exit status."""
-    install_aliases()
+def run_program(
+    path: str,
+    argv: list[str],
+    *,
+    aliases: tuple[str, ...] = ("ttl", "ttnn"),
+    classify: Callable[[BaseException], int | None] | None = None,
+) -> int:
+    """Run ``path`` as ``__main__``; return the process exit status.
+
+    ``classify`` sees a failure first: it reports it and returns the status, or returns
+    None to leave it to the reporting below (the real compiler's rejections).
+    """
+    install_aliases(aliases)
     before = _open_devices()
     path = os.path.abspath(path)
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
@@ -137,26 +154,34 @@ def run_program(path: str, argv: list[str]) -> int:
             return code
         print(code, file=sys.stderr)
         return 1
-    except TilewrightError as exc:
-        if exc.loc is None:  # any layer's error: point at the user's innermost frame
-            exc.loc = traceback_location(exc)
-        print(format_error(exc), file=sys.stderr)
-        return 1
+    except Exception as exc:
+        status = classify(exc) if classify is not None else None
+        if status is not None:
+            return status
+        return _report(exc)
     except KeyboardInterrupt as exc:
         notes = getattr(exc, "__notes__", ())
         where = "\n" + "\n".join(notes) if notes else " (outside a launch)"
         print(f"KeyboardInterrupt: interrupted{where}", file=sys.stderr)
         return 130
-    except Exception as exc:
-        if _escaped_from_tilewright(exc):  # no internal traceback reaches the user
-            print(_undiagnosed(exc), file=sys.stderr)
-            return 1
-        users_frames(exc)  # the user's own failure: show where it happened, in their code
-        traceback.print_exception(exc)
-        return 1
     finally:
         _close_devices_left_open(before)
         sys.argv = saved_argv
         if sys.path and sys.path[0] == os.path.dirname(path):
             sys.path.pop(0)
         _ = saved_path0
+
+
+def _report(exc: Exception) -> int:
+    """Print a failure of the program as the command line reports it; the exit status."""
+    if isinstance(exc, TilewrightError):
+        if exc.loc is None:  # any layer's error: point at the user's innermost frame
+            exc.loc = traceback_location(exc)
+        print(format_error(exc), file=sys.stderr)
+        return 1
+    if _escaped_from_tilewright(exc):  # no internal traceback reaches the user
+        print(_undiagnosed(exc), file=sys.stderr)
+        return 1
+    users_frames(exc)  # the user's own failure: show where it happened, in their code
+    traceback.print_exception(exc)
+    return 1

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import IntEnum
 
 import numpy as np
 
 from tilewright.device.coords import CoreCoord, CoreRangeSet
+from tilewright.device.named_enum import NamedIntEnum
 from tilewright.errors import DeviceError
 
 __all__ = [
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-class BufferType(IntEnum):
+class BufferType(NamedIntEnum):
     DRAM = 0
     L1 = 1
     SYSTEM_MEMORY = 2
@@ -47,14 +47,14 @@ class BufferType(IntEnum):
     TRACE = 4
 
 
-class TensorMemoryLayout(IntEnum):
+class TensorMemoryLayout(NamedIntEnum):
     INTERLEAVED = 0
     HEIGHT_SHARDED = 2
     WIDTH_SHARDED = 3
     BLOCK_SHARDED = 4
 
 
-class ShardOrientation(IntEnum):
+class ShardOrientation(NamedIntEnum):
     ROW_MAJOR = 0
     COL_MAJOR = 1
 
@@ -157,6 +157,7 @@ class Buffer:
         self.address = self._allocator.allocate(per_bank, bottom_up=is_dram, what=what)
         self.allocated = True
         self._check_no_cb_clash()
+        device.buffers[id(self)] = self  # live until deallocated (ttnn's memory reports)
 
     # -- placement ---------------------------------------------------------------------------
 
@@ -454,6 +455,7 @@ class Buffer:
         if self.allocated and not self.device.closed:
             self._allocator.free(self.address)
         self.allocated = False
+        self.device.buffers.pop(id(self), None)
 
     def __repr__(self) -> str:
         return (

@@ -205,6 +205,9 @@ class Device:
         self.l1_small_allocator = FreeListAllocator(
             "L1_SMALL", cd.l1_size - l1_small_size, cd.l1_size, buffer_align
         )
+        # Every allocated buffer (id -> Buffer) until it is deallocated: what ttnn's
+        # memory reports (ttnn.reports.get_buffer_pages) list.
+        self.buffers: dict[int, object] = {}
         self.engine = Engine(options, name=f"device {device_id}")
         # The device-time model's NoC / DRAM state, shared with native kernels.
         self.perf = NocModel(self)
@@ -290,6 +293,11 @@ class Device:
     @property
     def num_l1_banks(self) -> int:
         return len(self.cores)
+
+    @property
+    def l1_buffer_end(self) -> int:
+        """The top of the L1 region circular buffers and L1 buffers share (L1_SMALL above)."""
+        return self.l1_size - self.l1_small_size
 
     def resolve_local(self, core: Core, addr: int) -> int:
         """Check a local L1 address (native pointers are local addresses too)."""

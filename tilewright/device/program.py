@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 from tilewright.device.coords import CoreCoord, CoreRangeSet, as_core_range_set
 from tilewright.device.device import MAX_RUNTIME_ARGS, NUM_SEMAPHORES
+from tilewright.device.named_enum import NamedIntEnum
 from tilewright.errors import DeviceError
 
 __all__ = [
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-class DataMovementProcessor(IntEnum):
+class DataMovementProcessor(NamedIntEnum):
     RISCV_0 = 0  # BRISC (writer by default)
     RISCV_1 = 1  # NCRISC (reader by default)
     RISCV_2 = 2
@@ -42,12 +42,12 @@ class DataMovementProcessor(IntEnum):
     RISCV_7 = 7
 
 
-class NOC(IntEnum):
+class NOC(NamedIntEnum):
     NOC_0 = 0
     NOC_1 = 1
 
 
-class MathFidelity(IntEnum):
+class MathFidelity(NamedIntEnum):
     LoFi = 0
     HiFi2 = 2
     HiFi3 = 3

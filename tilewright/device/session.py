@@ -46,6 +46,8 @@ class RunOptions:
     """A descriptor path or object ``ttnn.open_device`` uses when given none (``--system-desc``)."""
     fabric: FabricConfig = FabricConfig.DISABLED
     """The fabric of mesh devices opened from now on (``ttnn.set_fabric_config``)."""
+    num_devices: int | None = None
+    """Chips the program sees of the multi-chip system (``--num-devices``; None: all)."""
     watchdog: float | None = DEFAULT_WATCHDOG_SECONDS
     """Seconds a kernel may run without yielding before a livelock is reported (``--watchdog``)."""
     engine: str = "auto"
@@ -147,6 +149,7 @@ def reset(
     engine: str = "auto",
     perf_report: str | None = None,
     dry_run: bool = False,
+    num_devices: int | None = None,
 ) -> None:
     """Start a new session (what `tilewright run` does before running a program)."""
     OPTIONS.watchdog = watchdog
@@ -162,3 +165,4 @@ def reset(
     OPTIONS.dry_run = dry_run
     OPTIONS.ops = []
     OPTIONS.timeline_ns = 0.0
+    OPTIONS.num_devices = num_devices

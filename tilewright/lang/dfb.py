@@ -401,7 +401,7 @@ class TensorBlock(BlockOperators):
     def as_block_value(self) -> BlockExpr:
         """The block as an operand of an expression: a read (state transition STORE_SRC)."""
         page = self.dfb.block_bytes // max(1, self.dfb.block_pages)
-        return BlockExpr(self.read(), self.shape, self.tile, leaf_bytes=page)
+        return BlockExpr(self.read(), self.shape, self.tile, leaf_bytes=page, tiled=self.dfb.tiled)
 
     def read(self) -> np.ndarray:
         """Read the block as an operand (state transition STORE_SRC)."""

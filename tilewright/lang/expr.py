@@ -20,6 +20,7 @@ from tilewright.device.ops import OpError, get_op
 from tilewright.device.perf import pipeline
 from tilewright.errors import KernelError, user_location
 from tilewright.lang.rules.dfb import (
+    check_block_layouts,
     check_compute_only,
     check_op,
     expression,
@@ -116,13 +117,14 @@ class BlockOperators(abc.ABC):
 
 
 class BlockExpr(BlockOperators):
-    """The value of a block expression: float32 data, its block shape (tiles) and tile.
+    """The value of a block expression: float32 data, its block shape and tile, and whether it
+    is tiled (shape in tiles) or row-major (shape in elements, spec §Dataflow buffer).
 
     ``work`` is the modelled (unpack, math) cycles of computing it so far, charged when
     it is stored (device/perf/pipeline.py); ``leaf_bytes`` the bytes per tile of a value
     read straight from a block (0 for computed values, which are in DST)."""
 
-    __slots__ = ("data", "shape", "tile", "work", "leaf_bytes")
+    __slots__ = ("data", "shape", "tile", "work", "leaf_bytes", "tiled")
 
     def __init__(
         self,
@@ -131,12 +133,14 @@ class BlockExpr(BlockOperators):
         tile: TileShape,
         work: tuple[int, int] = (0, 0),
         leaf_bytes: int = 0,
+        tiled: bool = True,
     ) -> None:
         self.data = data
         self.shape = tuple(shape)
         self.tile = tile
         self.work = work
         self.leaf_bytes = leaf_bytes
+        self.tiled = tiled
 
     @property
     def tiles(self) -> int:
@@ -217,6 +221,7 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
     vals = [_operand(o) for o in operands[:n_ops]]
     extra = operands[n_ops:]
     shapes = [v.shape if isinstance(v, BlockExpr) else () for v in vals]
+    tiled = _one_layout(spec, vals)
     bound, shape = check_op(spec, shapes, extra, params)
     tile = next((v.tile for v in vals if isinstance(v, BlockExpr)), TILE_32x32)
     arrays = [v.data if isinstance(v, BlockExpr) else np.float32(v) for v in vals]
@@ -231,7 +236,14 @@ def evaluate(name: str, *operands, **params) -> BlockExpr:
     inner = shapes[0][-1] if spec.kind.value == "matmul" and shapes[0] else 1
     out_tiles = max(1, -(-int(value.size) // 1024))
     work = pipeline.block_op(run, spec.kind.value, name, blocks, out_tiles, inner)
-    return BlockExpr(value, shape, tile, work)
+    return BlockExpr(value, shape, tile, work, tiled=tiled)
+
+
+def _one_layout(spec, vals) -> bool:
+    """The operands' layout (tiled or row-major; rule ``block-layouts``)."""
+    blocks = [(i, v.tiled, v.shape) for i, v in enumerate(vals) if isinstance(v, BlockExpr)]
+    check_block_layouts(spec.qualified_name, blocks)
+    return blocks[0][1] if blocks else True
 
 
 _TAKES_TILE: dict[str, bool] = {}

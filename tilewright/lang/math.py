@@ -44,6 +44,12 @@ __all__ = [
     "expm1",
     "floor",
     "frac",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "eq",
+    "ne",
     "gelu",
     "hardsigmoid",
     "hardtanh",
@@ -92,6 +98,16 @@ __all__ = [
 
 def _bind(name: str):
     return bind_op("math", name)
+
+
+# Comparisons as functions (tt-lang-sim 1.1.6): ``ttl.math.gt(a, b)`` is ``a > b``, 1.0 where
+# true and 0.0 elsewhere -- the registry's operator ops under their function names.
+gt = _bind("gt")
+lt = _bind("lt")
+ge = _bind("ge")
+le = _bind("le")
+eq = _bind("eq")
+ne = _bind("ne")
 
 
 abs = _bind("abs")

@@ -7,17 +7,22 @@ pipes of one kind; kernels call ``net.if_src(cb)`` / ``net.if_dst(cb)``, which r
 pipe identity that ``ttl.copy(block, pipe)`` sends on and ``ttl.copy(pipe, block)``
 receives from.
 
-Transfers are a rendezvous per (pipe, destination) channel, in FIFO order: a send
-is delivered when every destination of its pipe has posted a receive; then one
-NoC write (a multicast for multicast pipes, one trace event) copies the sender's
-block into each receiver's block.  Sends and receives return handles;
-``ttl.wait_any(requests, start=)`` picks the first completed receive in cyclic
-order.  A send or receive that nothing matches is reported — in the deadlock
-report while kernels wait on it, or at the end of the operation.
+Transfers go through a channel per (pipe, destination), in FIFO order.  A send takes
+its block's bytes when it is issued and completes without waiting for its receivers
+(spec §Pipe, "copy blk to pipe"): each destination gets the bytes when it has posted a
+receive, one NoC write per send (a multicast for multicast pipes, one trace event).  So
+the spec's scatter-gather -- every node of a column multicasts to the whole column,
+itself included, and only then receives, the column's sends one after another -- runs
+as the spec shows it, as tt-lang-sim runs it; multicast destinations of one net may
+overlap.  Sends and receives return handles; ``ttl.wait_any(requests, start=)`` picks
+the first completed receive in cyclic order.  A receive that nothing matches is
+reported in the deadlock report while a kernel waits on it; a send or receive still
+unmatched at the end of the operation is an error.
 """
 
 from __future__ import annotations
 
+import types
 from collections import deque
 from collections.abc import Callable, Iterable
 
@@ -109,6 +114,10 @@ def _coord_text(coord: tuple) -> str:
 class Pipe:
     """``ttl.Pipe(src, dst)``: unicast (``dst`` a node) or multicast (``dst`` a node range)."""
 
+    def __class_getitem__(cls, item: object) -> types.GenericAlias:
+        """``ttl.Pipe[ttl.DstT]`` (spec: ``ttl.Pipe[DstT](src, dst)``)."""
+        return types.GenericAlias(cls, item)
+
     def __init__(self, src: object, dst: object) -> None:
         self.src = _coord(src, "ttl.Pipe src")
         if any(isinstance(c, slice) for c in self.src):
@@ -197,6 +206,10 @@ def _check_callback(callback: object, method: str) -> None:
 class PipeNet:
     """``ttl.PipeNet(pipes)``: a non-empty group of pipes of one kind."""
 
+    def __class_getitem__(cls, item: object) -> types.GenericAlias:
+        """``ttl.PipeNet[ttl.DstT]``."""
+        return types.GenericAlias(cls, item)
+
     def __init__(self, pipes: Pipe | Iterable[Pipe], graph: object = None) -> None:
         if graph is not None:
             raise InterfaceError(
@@ -221,16 +234,6 @@ class PipeNet:
             raise InterfaceError(
                 "ttl.PipeNet pipes use coordinates of different ranks", loc=user_location()
             )
-        if pipes[0].multicast:
-            seen: dict[tuple[int, int], Pipe] = {}
-            for p in pipes:
-                for n in p.dst_nodes():
-                    if n in seen:
-                        raise InterfaceError(
-                            f"ttl.PipeNet: multicast destinations of {seen[n]!r} and {p!r} overlap at node {n}",
-                            loc=user_location(),
-                        )
-                    seen[n] = p
         self.pipes = pipes
         self.loc = user_location()
         if SETUP_STACK:
@@ -322,6 +325,7 @@ def receive_wait_text(pipe: Pipe, node: object) -> str:
 class _Send:
     __slots__ = (
         "block",
+        "data",
         "pipe",
         "node",
         "remaining",
@@ -336,13 +340,17 @@ class _Send:
     def __init__(self, run, block, ident: SrcPipeIdentity, node) -> None:
         self.run = run
         self.block = block
+        self.data = block.memory().copy()  # the bytes leave the block when the send is issued
         self.pipe = ident.pipe
         self.node = node
         self.remaining = set(ident.pipe.dst_nodes())
-        self.done = False
-        self.done_at = 0
+        self.done = True  # the sender's wait() does not wait for receivers
         self.queue = WaitQueue()
         self.started = run.clock
+        # One NoC write (a multicast for a multicast pipe) issued now: when it has landed.
+        device = run.core.device
+        dests = [device.core(n) for n in ident.pipe.dst_nodes()]
+        self.done_at = _transfer_time(self, dests, self.data.size, self.started)
         self.label = f"{ident.net.key}[{ident.index}]"
 
     def describe_wait(self, _detail) -> str:
@@ -480,8 +488,9 @@ def send(run, block: TensorBlock, ident) -> PipeSendHandle:
     handle = PipeSendHandle(s)
     block.pending.append(handle)
     for d in ident.pipe.dst_nodes():
-        _channel((ident.net.key, ident.index, d)).sends.append(s)
-    _try_deliver(s, ident.net.key, ident.index)
+        ch = _channel((ident.net.key, ident.index, d))
+        ch.sends.append(s)
+        _try_deliver(ch, d)
     run.clock += costs.SEMAPHORE_OP  # the handshake with the receivers' ready signals
     run.stats_ops += 1
     return handle
@@ -499,50 +508,41 @@ def receive(run, ident, block: TensorBlock) -> ReceiveRequest:
     block.pending.append(req)
     ch = _channel((ident.net.key, ident.index, node))
     ch.recvs.append(r)
-    if ch.sends:
-        _try_deliver(ch.sends[0], ident.net.key, ident.index)
+    _try_deliver(ch, node)
     run.clock += costs.SEMAPHORE_OP  # the ready signal to the sender
     run.stats_ops += 1
     return req
 
 
-def _try_deliver(s: _Send, net_key: str, index: int) -> None:
-    """Deliver ``s`` if it heads every destination channel and each has a receive."""
-    chans = [(d, _channel((net_key, index, d))) for d in s.pipe.dst_nodes()]
-    for _, ch in chans:
-        if not ch.sends or ch.sends[0] is not s or not ch.recvs:
-            return
-    src = s.block
-    data = src.memory()
-    nbytes = data.size
-    start = max([s.run.clock] + [ch.recvs[0].run.clock for _, ch in chans])
-    done_at = _transfer_time(s, [ch.recvs[0].run.core for _, ch in chans], nbytes, start)
-    for node, ch in chans:
-        r = ch.recvs[0]
-        dst = r.block
-        rules.check_pipe_blocks(s.pipe, s.node, node, _block_kind(src), _block_kind(dst))
-    for node, ch in chans:
-        ch.sends.popleft()
-        r = ch.recvs.popleft()
-        mem = r.block.memory()
-        mem[:] = data
-        r.block.dfb.core.notify_write(r.block.addr, r.block.addr + nbytes)
-        r.done, r.done_at = True, done_at
-        r.queue.wake()
-        for q in r.listeners:
-            q.wake()
-        s.remaining.discard(node)
-    s.done, s.done_at = True, done_at
-    s.queue.wake()
+def _try_deliver(ch: _Channel, node) -> None:
+    """Deliver the oldest send of ``ch`` to its oldest receive (at ``node``), if both exist."""
+    if not ch.sends or not ch.recvs:
+        return
+    s, r = ch.sends[0], ch.recvs[0]
+    rules.check_pipe_blocks(s.pipe, s.node, node, _block_kind(s.block), _block_kind(r.block))
+    ch.sends.popleft()
+    ch.recvs.popleft()
+    nbytes = s.data.size
+    r.block.memory()[:] = s.data
+    r.block.dfb.core.notify_write(r.block.addr, r.block.addr + nbytes)
+    # A receiver that was ready when the send issued gets the bytes when they land; one that
+    # posts later, the transfer's latency after it does.
+    start = max(s.started, r.run.clock)
+    r.done, r.done_at = True, max(s.done_at, start + (s.done_at - s.started))
+    r.queue.wake()
+    for q in r.listeners:
+        q.wake()
+    first = len(s.remaining) == len(s.pipe.dst_nodes())
+    s.remaining.discard(node)
     tracer = state.TRACER
-    if tracer is not None:
+    if tracer is not None and first:  # one NoC write per send (a multicast reaches them all)
         kind = "multicast" if s.pipe.multicast else "pipe write"
         tracer.span(
             s.run,
             kind,
-            start,
-            done_at,
-            {"pipe": repr(s.pipe), "bytes": nbytes, "destinations": len(chans)},
+            s.started,
+            s.done_at,
+            {"pipe": repr(s.pipe), "bytes": nbytes, "destinations": len(s.pipe.dst_nodes())},
         )
 
 

@@ -32,7 +32,7 @@ from tilewright.native.driver import driver_for
 __all__ = ["NativeKernel", "kernel_source", "NativeRun"]
 
 _PRELUDE = {
-    "data_movement": ['#include "api/dataflow/dataflow_api.h"'],
+    "data_movement": ['#include "api/dataflow/dataflow_api.h"', '#include "tilewright/firmware.h"'],
     "compute": ['#include "api/compute/compute_kernel_api.h"'],
 }
 

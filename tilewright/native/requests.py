@@ -11,7 +11,9 @@ Python code runs on a fiber stack.  Handlers:
 * ``map_dram`` -- map a DRAM channel on first touch;
 * ``accessor_describe`` -- the TensorAccessor of a tensor passed to an external call;
 * ``pack_int_error`` -- the FormatError of a value an integer format cannot hold;
-* ``sfpu_round`` -- numpy's round on a DST tile (its corner cases are numpy's).
+* ``sfpu_round`` -- numpy's round on a DST tile (its corner cases are numpy's);
+* ``zone`` -- a device-profiler marker (``tools/profiler/kernel_profiler.hpp``): a zone's
+  start clock, then its span on the trace, or an instant event.
 """
 
 from __future__ import annotations
@@ -102,6 +104,28 @@ def _sfpu_round(run, args, _tables: CallTables) -> int:
     return 0
 
 
+_ZONE_BEGIN, _ZONE_END, _ZONE_DATA, _ZONE_EVENT = range(4)
+
+
+def _zone(run, args, _tables: CallTables) -> int:
+    """``DeviceZoneScopedN`` and friends: (phase, name pointer, start clock or value)."""
+    phase = int(args[0])
+    if phase == _ZONE_BEGIN:
+        return int(run.clock)
+    tracer = run.engine.tracer
+    if tracer is None:
+        return 0
+    if phase == _ZONE_EVENT:
+        tracer.instant(run, f"event {int(args[2])}")
+        return 0
+    name = ctypes.string_at(int(args[1])).decode("utf-8", "replace")
+    if phase == _ZONE_END:
+        tracer.span(run, f"zone {name}", int(args[2]), run.clock)
+    else:
+        tracer.instant(run, f"zone {name}", {"data": int(args[2])})
+    return 0
+
+
 HANDLERS: dict[bytes, Callable] = {
     b"observe": _observe,
     b"dprint": _dprint,
@@ -109,6 +133,7 @@ HANDLERS: dict[bytes, Callable] = {
     b"accessor_describe": _accessor_describe,
     b"pack_int_error": _pack_int_error,
     b"sfpu_round": _sfpu_round,
+    b"zone": _zone,
 }
 
 

@@ -73,6 +73,17 @@ from tilewright.lang.semaphore import (
     Semaphore,
     UnicastRemoteSemaphore,
 )
+from tilewright.lang.types import (
+    Count,
+    DstT,
+    Index,
+    NaturalInt,
+    NodeCoord,
+    NodeRange,
+    PositiveInt,
+    Shape,
+    Size,
+)
 from tilewright.lang.unsupported import Program
 from tilewright.lang.unsupported import unsupported as _unsupported
 from tilewright.ttl import block, math, raw, utils
@@ -153,6 +164,15 @@ __all__ = [
     "DataflowBuffer",
     "CircularBuffer",
     "TILE_SHAPE",
+    "PositiveInt",
+    "NaturalInt",
+    "Size",
+    "Shape",
+    "Index",
+    "Count",
+    "NodeCoord",
+    "NodeRange",
+    "DstT",
     "utils",
     "TensorBlock",
     "Block",

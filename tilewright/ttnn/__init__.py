@@ -15,6 +15,7 @@ from tilewright.device.mesh import (  # noqa: F401
     MeshShape,
     MeshWorkload,
 )
+from tilewright.ttnn import _ttnn, reports  # noqa: E402,F401  (ttnn._ttnn.reports)
 from tilewright.ttnn.ccl import all_gather, all_reduce, reduce_scatter  # noqa: F401
 from tilewright.ttnn.convert import (  # noqa: F401
     deallocate,
@@ -56,17 +57,21 @@ from tilewright.ttnn.generic_op import (  # noqa: F401
     DataMovementConfigDescriptor,
     KernelDescriptor,
     MathFidelity,
+    MeshProgramDescriptor,
     ProgramDescriptor,
     ReaderConfigDescriptor,
     RuntimeArgs,
     SemaphoreDescriptor,
     TensorAccessorArgs,
+    UnpackToDestMode,
     WriterConfigDescriptor,
     cb_descriptor_from_sharded_tensor,
     generic_op,
 )
 from tilewright.ttnn.memory import (  # noqa: F401
     create_sharded_memory_config,
+    get_memory_config,
+    is_sharded,
     num_cores_to_corerangeset,
     split_work_to_cores,
 )
@@ -130,6 +135,8 @@ __all__ = [
     "num_cores_to_corerangeset",
     "generic_op",
     "ProgramDescriptor",
+    "MeshProgramDescriptor",
+    "UnpackToDestMode",
     "KernelDescriptor",
     "CBDescriptor",
     "CBFormatDescriptor",
@@ -151,6 +158,8 @@ __all__ = [
     "init_device_compute_kernel_config",
     "cb_descriptor_from_sharded_tensor",
     "split_work_to_cores",
+    "is_sharded",
+    "get_memory_config",
     "GetNumAvailableDevices",
     "get_num_devices",
     "MeshShape",

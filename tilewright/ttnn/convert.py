@@ -24,6 +24,7 @@ from tilewright.device.formats import DATA_TYPE_NAMES, TtnnDataType, data_type_n
 from tilewright.device.ops import OpParamError, OpShapeError
 from tilewright.errors import DeviceError, user_location
 from tilewright.lazy import torch
+from tilewright.ttnn import readback
 from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_tensor import MeshTensor
 from tilewright.ttnn.tensor import Tensor, _tile_shape, encode_pages
@@ -204,7 +205,7 @@ def values_to_torch(values: np.ndarray, tensor: Tensor, dtype=None, torch_rank=N
 
 
 def to_numpy(tensor: Tensor) -> np.ndarray:
-    return tensor.to_numpy()
+    return readback.note(tensor.to_numpy())
 
 
 def _shard_buffer_spec(

@@ -20,6 +20,7 @@ from tilewright.ttnn.chips import OPEN_LOCK, holder_of, register, unregister
 from tilewright.ttnn.located import at_user_call
 from tilewright.ttnn.mesh_device import (
     GetNumAvailableDevices,
+    check_visible,
     close_mesh_device,
     get_num_devices,
     resolve_system,
@@ -60,7 +61,10 @@ def _open(device_id, l1_small_size, system_desc, board, options) -> Device:
     held = holder_of(device_id)
     if held is not None:
         raise DeviceError(f"device {device_id} is already open ({held}); close it first")
-    sd = resolve_system(system_desc, board, multi_chip=device_id > 0).system_desc
+    system = resolve_system(system_desc, board, multi_chip=device_id > 0)
+    if device_id > 0 and system_desc is None and board is None:
+        check_visible(system, [device_id])  # --num-devices
+    sd = system.system_desc
     n = len(sd.chip_desc_indices)
     if not 0 <= device_id < n:
         raise DeviceError(f"device_id {device_id} does not exist: the system has {n} chip(s)")

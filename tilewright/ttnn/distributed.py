@@ -26,7 +26,7 @@ import numpy as np
 
 from tilewright.device.topology import MeshError, MeshShape
 from tilewright.errors import DeviceError
-from tilewright.ttnn import convert
+from tilewright.ttnn import convert, readback
 from tilewright.ttnn.convert import check_not_empty, dtype_arg, layout_arg, place_on_device
 from tilewright.ttnn.convert import from_torch as _single_from_torch
 from tilewright.ttnn.located import at_user_call
@@ -457,7 +457,7 @@ def to_torch(tensor: Tensor, dtype=None, *, torch_rank=None, mesh_composer=None,
         values = tensor.to_numpy()
     else:
         raise DeviceError(f"ttnn.to_torch takes a ttnn tensor, got {type(tensor).__name__}")
-    return convert.values_to_torch(values, tensor, dtype, torch_rank)
+    return readback.note(convert.values_to_torch(values, tensor, dtype, torch_rank))
 
 
 @at_user_call

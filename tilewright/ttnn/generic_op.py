@@ -30,10 +30,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from tilewright.device import session
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet, as_core_range_set
 from tilewright.device.device import MAX_RUNTIME_ARGS, NUM_SEMAPHORES
 from tilewright.device.formats import TTNN_TO_DATA_FORMAT, DataFormat, TtnnDataType
 from tilewright.device.kernel_api.accessor import tensor_accessor_args
+from tilewright.device.mesh import MeshCoordinateRange, MeshWorkload
+from tilewright.device.named_enum import NamedIntEnum
 from tilewright.device.program import (
     NOC,
     CircularBufferConfig,
@@ -45,12 +48,15 @@ from tilewright.device.program import (
 )
 from tilewright.errors import DescriptorError, SourceLoc, user_location
 from tilewright.native.kernels import NativeKernel
+from tilewright.ttnn.mesh_tensor import MeshTensor
 
 __all__ = [
     "MathFidelity",
     "NOC",
     "DataMovementProcessor",
     "ProgramDescriptor",
+    "MeshProgramDescriptor",
+    "UnpackToDestMode",
     "KernelDescriptor",
     "CBDescriptor",
     "CBFormatDescriptor",
@@ -77,6 +83,17 @@ def _user_loc() -> SourceLoc | None:
 
 
 # -- configs ---------------------------------------------------------------------------------
+
+
+class UnpackToDestMode(NamedIntEnum):
+    """ttnn ``UnpackToDestMode``, one per circular buffer of a compute kernel: ``UnpackToDestFp32``
+    unpacks that CB's tiles straight into a 32-bit DST, bypassing the source registers.
+
+    Tilewright's unpacker never rounds through SrcA/SrcB (their TF32 precision is not
+    modelled), so both modes give the same bits; the modes are checked and kept."""
+
+    Default = 0
+    UnpackToDestFp32 = 1
 
 
 @dataclass
@@ -222,6 +239,49 @@ class ProgramDescriptor:
     semaphores: Sequence[SemaphoreDescriptor] = ()
 
 
+class MeshProgramDescriptor:
+    """ttnn ``MeshProgramDescriptor``: a program descriptor per range of mesh coordinates.
+
+    ``MeshProgramDescriptor({range: program, ...})`` or ``desc[range] = program``; the chips of
+    each range run their program together (one mesh workload), the mesh's other chips run none.
+    """
+
+    def __init__(self, mesh_programs: dict | None = None) -> None:
+        self.mesh_programs: list[tuple[Any, ProgramDescriptor]] = []
+        for key, value in (mesh_programs or {}).items():
+            self[key] = value
+
+    @staticmethod
+    def _same(a, b) -> bool:
+        return tuple(a.start) == tuple(b.start) and tuple(a.end) == tuple(b.end)
+
+    def __setitem__(self, key, value: ProgramDescriptor) -> None:
+        if not isinstance(key, MeshCoordinateRange):
+            raise _error(
+                f"MeshProgramDescriptor keys are ttnn.MeshCoordinateRange, got {type(key).__name__}"
+            )
+        if not isinstance(value, ProgramDescriptor):
+            raise _error(
+                f"MeshProgramDescriptor values are ttnn.ProgramDescriptor, got {type(value).__name__}"
+            )
+        self.mesh_programs.append((key, value))
+
+    def __getitem__(self, key) -> ProgramDescriptor:
+        for k, v in self.mesh_programs:
+            if self._same(k, key):
+                return v
+        raise KeyError(f"{key!r} is not in this MeshProgramDescriptor")
+
+    def __contains__(self, key) -> bool:
+        return any(self._same(k, key) for k, _ in self.mesh_programs)
+
+    def __iter__(self):
+        return iter(list(self.mesh_programs))
+
+    def __len__(self) -> int:
+        return len(self.mesh_programs)
+
+
 class TensorAccessorArgs:
     """``ttnn.TensorAccessorArgs(tensor)``: the compile-time args describing a tensor's buffer."""
 
@@ -229,7 +289,17 @@ class TensorAccessorArgs:
         self.tensor = tensor
 
     def get_compile_time_args(self) -> list[int]:
-        return tensor_accessor_args(self.tensor.buffer)
+        if not isinstance(self.tensor, MeshTensor):
+            return tensor_accessor_args(self.tensor.buffer)
+        # A mesh tensor's chips hold equal buffers (lock-step allocation): one set of args
+        # serves the kernel on every chip, as ttnn's MeshBuffer gives.
+        per_chip = [tensor_accessor_args(t.buffer) for t in self.tensor.shards]
+        if any(a != per_chip[0] for a in per_chip):
+            raise _error(
+                "TensorAccessorArgs of a mesh tensor whose chips hold differently placed buffers",
+                hint="take each chip's tensor with ttnn.get_device_tensors(tensor)",
+            )
+        return per_chip[0]
 
     def get_common_runtime_args(self) -> list[int]:
         return []
@@ -308,6 +378,12 @@ def _kernel_config(desc: KernelDescriptor, index: int):
         (str(k), int(v)) for k, v in (named.items() if isinstance(named, dict) else named)
     )
     if isinstance(cfg, ComputeConfigDescriptor):
+        for cb, mode in enumerate(cfg.unpack_to_dest_mode):
+            if not isinstance(mode, UnpackToDestMode):
+                raise _error(
+                    f"kernel {index}: unpack_to_dest_mode[{cb}] is {mode!r}, not a "
+                    "ttnn.UnpackToDestMode (Default or UnpackToDestFp32)"
+                )
         return ComputeConfig(
             MathFidelity(int(cfg.math_fidelity)),
             bool(cfg.fp32_dest_acc_en),
@@ -434,8 +510,13 @@ def _check_processors(program: Program) -> None:
                 )
 
 
-def generic_op(io_tensors: Sequence, program_descriptor: ProgramDescriptor):
-    """Run ``program_descriptor`` on the device of ``io_tensors``; return the last (output) tensor."""
+def generic_op(io_tensors: Sequence, program_descriptor):
+    """Run ``program_descriptor`` on the device of ``io_tensors``; return the last (output) tensor.
+
+    With mesh tensors (on a mesh device) a ``ProgramDescriptor`` runs on every chip of the mesh
+    and a ``MeshProgramDescriptor`` runs each of its programs on its range of chips; either way
+    the chips run together, as one mesh workload (ttnn's SPMD and mesh-program forms).
+    """
     tensors = list(io_tensors)
     if not tensors:
         raise _error("generic_op needs at least one tensor (the last one is the output)")
@@ -447,7 +528,41 @@ def generic_op(io_tensors: Sequence, program_descriptor: ProgramDescriptor):
     base_dir = (
         os.path.dirname(os.path.abspath(caller.f_code.co_filename)) if caller is not None else None
     )
-    program = build_program(program_descriptor, base_dir)
+    meshes = [isinstance(t, MeshTensor) for t in tensors]
     device = tensors[-1].device()
-    device.command_queue.enqueue_program(program)
+    if not any(meshes):
+        if isinstance(program_descriptor, MeshProgramDescriptor):
+            program_descriptor = _single_chip_program(program_descriptor)
+        session.tracer_for(device)  # --trace shows generic_op launches too
+        device.command_queue.enqueue_program(build_program(program_descriptor, base_dir))
+        return tensors[-1]
+    if not all(meshes):
+        raise _error(
+            f"generic_op's tensor {meshes.index(False)} is a single-device tensor among mesh "
+            "tensors; distribute it over the mesh too"
+        )
+    workload = MeshWorkload("generic_op")
+    if isinstance(program_descriptor, MeshProgramDescriptor):
+        for coords, desc in program_descriptor:
+            workload.add_program(coords, build_program(desc, base_dir))
+    else:
+        workload.add_program(
+            MeshCoordinateRange(device.shape), build_program(program_descriptor, base_dir)
+        )
+    device.enqueue_mesh_workload(workload)
     return tensors[-1]
+
+
+def _single_chip_program(desc: MeshProgramDescriptor) -> ProgramDescriptor:
+    """The program of a mesh program descriptor for a single device (coordinate (0, 0))."""
+    programs = list(desc)
+    if (
+        len(programs) != 1
+        or tuple(programs[0][0].start) != (0, 0)
+        or tuple(programs[0][0].end) != (0, 0)
+    ):
+        raise _error(
+            "a MeshProgramDescriptor for single-device tensors holds exactly one program, for "
+            "MeshCoordinateRange((0, 0), (0, 0))"
+        )
+    return programs[0][1]

@@ -16,9 +16,16 @@ from tilewright.device.buffer import BufferType, ShardOrientation, ShardSpec, Te
 from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
 from tilewright.errors import DeviceError
 from tilewright.ttnn.located import at_user_call
+from tilewright.ttnn.tensor import Tensor
 from tilewright.ttnn.types import CoreGrid, MemoryConfig, ShardStrategy
 
-__all__ = ["create_sharded_memory_config", "num_cores_to_corerangeset", "split_work_to_cores"]
+__all__ = [
+    "create_sharded_memory_config",
+    "num_cores_to_corerangeset",
+    "split_work_to_cores",
+    "is_sharded",
+    "get_memory_config",
+]
 
 _LAYOUT = {
     ShardStrategy.HEIGHT: TensorMemoryLayout.HEIGHT_SHARDED,
@@ -160,3 +167,21 @@ def _split_over_set(cores: CoreRangeSet, units: int, row_wise: bool):
 
 def _coords_to_set(coords) -> CoreRangeSet:
     return CoreRangeSet([CoreRange(c, c) for c in coords])
+
+
+def _tensor_arg(tensor, what: str):
+    if not isinstance(tensor, Tensor):
+        raise DeviceError(f"ttnn.{what} takes a ttnn tensor, got {type(tensor).__name__}")
+    return tensor
+
+
+@at_user_call
+def is_sharded(tensor) -> bool:
+    """``ttnn.is_sharded(tensor)``: whether the tensor's memory config is sharded."""
+    return _tensor_arg(tensor, "is_sharded").is_sharded()
+
+
+@at_user_call
+def get_memory_config(tensor) -> MemoryConfig | None:
+    """``ttnn.get_memory_config(tensor)``: where the tensor lives (None for a host tensor)."""
+    return _tensor_arg(tensor, "get_memory_config").memory_config()

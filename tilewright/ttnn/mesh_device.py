@@ -12,6 +12,11 @@ The virtual system (tt-metal's ``SystemMesh``) is chosen once per request:
   multi-device programs run without flags.  ``MeshShape(1, 2)`` on it is a line of two
   linked Galaxy chips, as on a real Galaxy.
 
+``--num-devices N`` (tt-lang-sim's flag) shows the program N chips of that system: the
+chips of its default N-chip mesh (the whole system's shape when N is every chip, else a
+1xN line), which ``GetNumAvailableDevices`` counts, ``open_mesh_device()`` opens and
+``get_device_ids`` lists; other chips cannot be opened.
+
 ``set_fabric_config`` (before ``open_mesh_device``, as in tt-metal) decides how the chips
 of a mesh reach each other (:mod:`tilewright.device.fabric`).
 """
@@ -38,6 +43,8 @@ from tilewright.ttnn import chips as open_chips
 __all__ = [
     "DEFAULT_MULTI_CHIP_BOARD",
     "resolve_system",
+    "visible_layout",
+    "check_visible",
     "open_mesh_device",
     "close_mesh_device",
     "create_mesh_device",
@@ -88,6 +95,35 @@ def resolve_system(system_desc=None, board: str | None = None, *, multi_chip: bo
     name = board or (DEFAULT_MULTI_CHIP_BOARD if multi_chip else DEFAULT_SINGLE_CHIP_BOARD)
     sd = target.board_preset(name).system_desc
     return _system(sd, name, board_mesh_shape(name))
+
+
+def visible_layout(system: System):
+    """The chips the program sees (``--num-devices``): a layout, or None for every chip."""
+    n = session.OPTIONS.num_devices
+    if n is None:
+        return None
+    if n > system.mesh.num_chips:
+        raise MeshError(
+            f"--num-devices {n}: {system.name} has {system.mesh.num_chips} chips",
+            hint="ask for fewer devices, or choose a bigger system with --board",
+        )
+    rows, cols = system.mesh.shape if n == system.mesh.num_chips else (1, n)
+    return system.mesh.place(rows, cols)
+
+
+def check_visible(system: System, chips) -> None:
+    """Refuse chips outside the ones ``--num-devices`` shows."""
+    layout = visible_layout(system)
+    if layout is None:
+        return
+    seen = {chip for row in layout for chip in row}
+    outside = [c for c in chips if c not in seen]
+    if outside:
+        raise MeshError(
+            f"device {outside[0]} is not one of the {session.OPTIONS.num_devices} devices "
+            f"--num-devices shows (devices {sorted(seen)})",
+            hint="open at most --num-devices chips (ttnn.GetNumAvailableDevices())",
+        )
 
 
 def _system(sd, name: str, shape) -> System:
@@ -172,18 +208,31 @@ def _open_mesh(
     mesh_shape, l1_small_size, offset, physical_device_ids, system_desc, board, options
 ) -> MeshDevice:
     system = resolve_system(system_desc, board, multi_chip=True)
+    visible = visible_layout(system) if system_desc is None and board is None else None
     if mesh_shape is None:
-        shape = MeshShape(*system.mesh.shape)
+        shape = MeshShape(
+            *(system.mesh.shape if visible is None else (len(visible), len(visible[0])))
+        )
     else:
         shape = mesh_shape if isinstance(mesh_shape, MeshShape) else MeshShape(mesh_shape)
     off = None
     if offset is not None:
         coord = offset if isinstance(offset, MeshCoordinate) else MeshCoordinate(offset)
         off = (coord.row, coord.col)
-    layout = system.mesh.place(
-        shape.rows, shape.cols, offset=off, device_ids=physical_device_ids or None
-    )
+    if (
+        visible is not None
+        and off is None
+        and not physical_device_ids
+        and ((shape.rows, shape.cols) == (len(visible), len(visible[0])))
+    ):
+        layout = visible
+    else:
+        layout = system.mesh.place(
+            shape.rows, shape.cols, offset=off, device_ids=physical_device_ids or None
+        )
     chips = [chip for row in layout for chip in row]
+    if system_desc is None and board is None:
+        check_visible(system, chips)
     for chip in chips:
         held = open_chips.holder_of(chip)
         if held is not None:
@@ -230,15 +279,20 @@ def create_mesh_device(*args, **kwargs):
 
 
 def GetNumAvailableDevices(system_desc=None, board=None) -> int:  # noqa: N802
-    """Chips of the system (32 without flags: the default multi-chip system)."""
-    return resolve_system(system_desc, board, multi_chip=True).mesh.num_chips
+    """Chips of the system (32 without flags: the default multi-chip system; N with
+    ``--num-devices N``)."""
+    return len(get_device_ids(system_desc, board))
 
 
 get_num_devices = GetNumAvailableDevices
 
 
 def get_device_ids(system_desc=None, board=None) -> list[int]:
-    return list(range(GetNumAvailableDevices(system_desc, board)))
+    system = resolve_system(system_desc, board, multi_chip=True)
+    visible = visible_layout(system) if system_desc is None and board is None else None
+    if visible is None:
+        return list(range(system.mesh.num_chips))
+    return sorted(chip for row in visible for chip in row)
 
 
 def GetNumPCIeDevices(system_desc=None, board=None) -> int:  # noqa: N802

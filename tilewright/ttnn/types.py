@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import Enum, IntEnum
+from enum import Enum
 
 from tilewright.device.buffer import (
     BufferType,
@@ -25,6 +25,7 @@ from tilewright.device.formats import (
     TtnnDataType,
     data_type_named,
 )
+from tilewright.device.named_enum import NamedIntEnum
 from tilewright.errors import DeviceError, user_location
 
 __all__ = [
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 
-class DataType(IntEnum):
+class DataType(NamedIntEnum):
     """ttnn ``DataType`` (values stable across versions)."""
 
     BFLOAT16 = TtnnDataType.BFLOAT16
@@ -75,9 +76,6 @@ class DataType(IntEnum):
     UINT8 = TtnnDataType.UINT8
     UINT16 = TtnnDataType.UINT16
     INT32 = TtnnDataType.INT32
-
-    def __repr__(self) -> str:
-        return f"DataType.{self.name}"
 
 
 bfloat16 = DataType.BFLOAT16
@@ -132,7 +130,7 @@ def is_float(dtype: DataType) -> bool:
     return data_format_of(dtype) in FLOAT_FORMATS
 
 
-class Layout(IntEnum):
+class Layout(NamedIntEnum):
     ROW_MAJOR = 0
     TILE = 1
 

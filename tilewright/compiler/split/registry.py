@@ -100,6 +100,11 @@ TTL_CALLS: dict[str, Placement] = {
     "grid_size": Placement.CONTROL,
     "dims": Placement.CONTROL,
     "cores": Placement.CONTROL,
+    # The spec's type aliases (lang/types.py): annotations; called, an int conversion.
+    **dict.fromkeys(
+        ("PositiveInt", "NaturalInt", "Size", "Shape", "Index", "Count", "NodeCoord", "NodeRange"),
+        Placement.CONTROL,
+    ),
     "tile_index": Placement.CONTROL,
     "signpost": Placement.CONTROL,
     "static_range": Placement.CONTROL,

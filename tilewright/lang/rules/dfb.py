@@ -39,6 +39,7 @@ __all__ = [
     "check_compute_only",
     "check_store_shape",
     "check_store_layout",
+    "check_block_layouts",
     "operand_violation",
     "check_op",
     "op_violation",
@@ -128,6 +129,12 @@ STORE_LAYOUT = rule(
     BlockStateError,
     "A.5",
     "tiled and row-major values do not mix in a store",
+)
+BLOCK_LAYOUTS = rule(
+    "block-layouts",
+    KernelError,
+    "A.5",
+    "the block operands of one block op are all tiled or all row-major",
 )
 BLOCK_OPERAND = rule(
     "block-operand",
@@ -263,6 +270,27 @@ def check_store_layout(
             f"fit {block.describe()}, which holds {'x'.join(map(str, expected))} {layout}; "
             "tiled and row-major blocks do not mix"
         )
+
+
+def _layout_text(tiled: bool, shape: Sequence[int]) -> str:
+    unit = "tiles" if tiled else "elements"
+    return f"a {'tiled' if tiled else 'row-major'} block of {shape_text(shape)} {unit}"
+
+
+def check_block_layouts(op: str, operands: Sequence[tuple[int, bool, Sequence[int]]]) -> None:
+    """The block operands of op ``op`` -- (position, tiled, shape) each -- share one layout
+    (a tiled block's shape counts tiles, a row-major one's elements); a mix names both."""
+    if not operands:
+        return
+    j, tiled, shape = operands[0]
+    for i, other, other_shape in operands[1:]:
+        if other != tiled:
+            raise BLOCK_LAYOUTS.violation(
+                f"{op}: operand {j + 1} is {_layout_text(tiled, shape)} and operand {i + 1} is "
+                f"{_layout_text(other, other_shape)}; tiled and row-major blocks do not mix",
+                hint="make both dataflow buffers from tensors of one layout "
+                "(ttnn.to_layout(t, ttnn.TILE_LAYOUT) on the host)",
+            )
 
 
 def operand_violation(kind: str, stored: bool = False) -> TilewrightError:

@@ -28,9 +28,9 @@ class Rule:
     """The section of the TT-Lang digest (reference/ttlang-language.md) it implements."""
     summary: str
 
-    def violation(self, message: str) -> TilewrightError:
+    def violation(self, message: str, hint: str | None = None) -> TilewrightError:
         """The error reporting a break of this rule (located by whoever raises it)."""
-        return self.error(message, rule=self.id)
+        return self.error(message, rule=self.id, hint=hint)
 
 
 RULES: dict[str, Rule] = {}

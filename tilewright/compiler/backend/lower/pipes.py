@@ -253,6 +253,17 @@ def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
     construct = copy_rules.RECEIVE_INTO_BLOCK
     if not holds(lw, copy_rules.check_copy_into, construct, held, held.reserve):
         return HandleRef(-1)
+    net = _net_of(lw.world, ref.net)
+    roles = {p.src_node() for p in net.pipes} & {n for p in net.pipes for n in p.dst_nodes()}
+    if roles and any(k[0] == ref.net and k[2] == "send" for k in _sites(lw)):
+        # Spec §Pipe (scatter-gather): a send completes without its receivers, so a kernel
+        # may send and then receive on one net; the rendezvous protocol would hang there.
+        raise lw.fail(
+            f"a receive after a send on one pipe net whose node {min(roles)} is a source and a "
+            "destination: its send must not wait for receivers (spec §Pipe scatter-gather), "
+            "which the compiled rendezvous protocol does",
+            node,
+        )
     _open(lw, ref, node)
     if not apply_state(lw, blk, Op.COPY_DST):
         return HandleRef(-1)

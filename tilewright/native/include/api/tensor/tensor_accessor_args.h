@@ -70,3 +70,20 @@ struct TensorAccessorArgs {
     /** Offset of the next object's common runtime args (this encoding uses none). */
     static constexpr uint32_t next_common_runtime_args_offset() { return static_cast<uint32_t>(CRTA_OFFSET); }
 };
+
+namespace tensor_accessor::detail {
+/**
+ * The compile-time-args offset of the TENSOR_IDX-th of several TensorAccessorArgs laid end
+ * to end from CTA_OFFSET (tt-metal's helper; the TT-Lang compiler emits it for every tensor
+ * a kernel reads or writes).  Each object's words follow the previous one's.
+ */
+template <uint32_t TENSOR_IDX, uint32_t CTA_OFFSET>
+TW_ACCESSOR_CONSTEXPR uint32_t get_tensor_accessor_args_cta_offset() {
+    if constexpr (TENSOR_IDX == 0) {
+        return CTA_OFFSET;
+    } else {
+        return TensorAccessorArgs<get_tensor_accessor_args_cta_offset<TENSOR_IDX - 1, CTA_OFFSET>()>::
+            next_compile_time_args_offset();
+    }
+}
+}  // namespace tensor_accessor::detail
