@@ -133,7 +133,8 @@ class Operation:
         args, write_back = host_tensors.stage(self.name, params, args, call_loc)
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
-        key = warm.key_of(self, device, grid, args, factory)  # docs/compiler.md "Warm calls"
+        sig = warm.signature_of(self, device, grid, args)  # what every cache keys on
+        key = warm.key_of(self, sig, factory)  # docs/compiler.md "Warm calls"
         hit = warm.lookup(self, key, device, args)
         setups = hit.setups if hit else evaluate_setups(self, self.body, device, grid, args)
         program = (
@@ -159,11 +160,12 @@ class Operation:
                 args,
                 call_loc,
                 runtime_resources=resources is not None,
+                signature=sig,
             )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
         if hit is None:
-            warm.remember(self, key, device, setups, program)
+            warm.remember(self, key, device, setups, program, sig.keep)
         if resources is not None:
             self.runtime_lifetimes = resources.lifetimes
         write_back()  # host tensor arguments get the results (docs/compatibility.md)
