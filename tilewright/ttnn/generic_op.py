@@ -45,6 +45,7 @@ from tilewright.device.program import (
 )
 from tilewright.errors import DescriptorError, SourceLoc, user_location
 from tilewright.native.kernels import NativeKernel
+from tilewright.ttnn.descriptor_checks import check_generic_op
 
 __all__ = [
     "MathFidelity",
@@ -436,12 +437,10 @@ def _check_processors(program: Program) -> None:
 
 def generic_op(io_tensors: Sequence, program_descriptor: ProgramDescriptor):
     """Run ``program_descriptor`` on the device of ``io_tensors``; return the last (output) tensor."""
-    tensors = list(io_tensors)
-    if not tensors:
-        raise _error("generic_op needs at least one tensor (the last one is the output)")
-    devices = {id(t.device()) for t in tensors if t.device() is not None}
-    if len(devices) != 1:
-        raise _error("generic_op's tensors must all be on one device")
+    tensors = list(io_tensors) if isinstance(io_tensors, Sequence) else [io_tensors]
+    check_generic_op(  # every field, before anything is built (descriptor_checks.py)
+        tensors, program_descriptor, ComputeConfigDescriptor, DataMovementConfigDescriptor
+    )
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
     base_dir = (
