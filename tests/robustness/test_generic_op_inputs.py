@@ -163,3 +163,17 @@ def test_random_descriptor_mutations_are_errors_or_run(device, native_cache):
             assert err.loc is not None and err.loc.file == __file__, name
         else:
             assert not mutated, f"{name}: a malformed descriptor ran"
+
+
+def test_a_cpp_build_error_of_a_parallel_build_is_located_at_the_users_line(device):
+    """Two kernels build in parallel; the failing build's traceback ended in the pool's
+    worker, so the error was located at concurrent/futures/thread.py."""
+    from tilewright.errors import NativeBuildError, traceback_location
+
+    desc = base_descriptor()
+    desc.kernels[0].kernel_source = "void kernel_main() { this is not C++; }\n"
+    desc.kernels[1].kernel_source = "namespace NAMESPACE { void MAIN { int x = ; } }\n"
+    with pytest.raises(NativeBuildError) as info:
+        run_generic_op(device, desc)
+    where = traceback_location(info.value)
+    assert where is not None and where.file == __file__ and where.line == _line("# CALL")

@@ -13,7 +13,15 @@ from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS, EngineOptions, La
 from tilewright.device.fabric import FabricConfig
 from tilewright.device.trace import Tracer
 
-__all__ = ["RunOptions", "OPTIONS", "engine_options", "tracer_for", "record_launch", "LaunchRecord"]
+__all__ = [
+    "RunOptions",
+    "OPTIONS",
+    "LAUNCH_OBSERVERS",
+    "engine_options",
+    "tracer_for",
+    "record_launch",
+    "LaunchRecord",
+]
 
 
 @dataclass(slots=True)
@@ -59,10 +67,17 @@ def tracer_for(device):
     return OPTIONS.tracer
 
 
+LAUNCH_OBSERVERS: list = []
+"""Callables ``observer(name)`` run after each operation's launch (``tilewright emit``
+records the results its ``run.py`` checks)."""
+
+
 def record_launch(name: str, result) -> None:
-    """Keep a launch's statistics for ``--stats``."""
+    """Keep a launch's statistics for ``--stats``; tell the launch observers."""
     if OPTIONS.stats:
         OPTIONS.launches.append(LaunchRecord(name, result))
+    for observer in list(LAUNCH_OBSERVERS):
+        observer(name)
 
 
 def format_stats() -> str:
