@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 
 import click
 
+from tilewright.cli import signals
 from tilewright.cli.runner import run_program
 from tilewright.device import session
 from tilewright.device.engine import DEFAULT_WATCHDOG_SECONDS
@@ -144,7 +146,14 @@ def run(
             "--engine",
             engine,
         ]
-        sys.exit(isolate_module.run_isolated(program, list(args), forwarded))
+        with signals.sigterm_as_interrupt():  # passed on to the child as SIGTERM
+            status = isolate_module.run_isolated(
+                program,
+                list(args),
+                forwarded,
+                lambda: signal.SIGTERM if signals.terminated() else signal.SIGINT,
+            )
+        sys.exit(status)
     if isolate_channel:
         try:
             isolate_module.attach_child(isolate_channel)
@@ -158,7 +167,8 @@ def run(
         watchdog=watchdog or None,
         engine=engine,
     )
-    status = run_program(program, list(args))
+    with signals.sigterm_as_interrupt():  # a report, the trace and no compiler left running
+        status = run_program(program, list(args))
     if trace_path:
         _write_trace(trace_path)
     if stats:
