@@ -57,7 +57,7 @@ def _bool(value: object, where: str) -> None:
 
 
 def _enum(value: object, cls: type[Enum], where: str) -> None:
-    names = ", ".join(m.name for m in cls)  # type: ignore[attr-defined]
+    names = ", ".join(m.name for m in cls)
     if isinstance(value, cls):
         return
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
@@ -85,7 +85,7 @@ def _uint32_list(value: object, where: str, limit: int | None = None) -> None:
         _int(v, f"{where}[{i}]")
 
 
-def _cores(value: object, where: str, device) -> CoreRangeSet:
+def _cores(value: Any, where: str, device) -> CoreRangeSet:
     try:
         if isinstance(value, CoreCoord):
             cores = CoreRangeSet([CoreRange(value, value)])
@@ -119,7 +119,7 @@ def _pairs(value: object, where: str, value_check: Callable[[object, str], objec
         value_check(v, f"{where}[{name!r}]")
 
 
-def _runtime_args(value: object, where: str) -> None:
+def _runtime_args(value: Any, where: str) -> None:
     if value is None or hasattr(value, "items") and not isinstance(value, Mapping):
         if value is not None:  # ttnn.RuntimeArgs
             for coord, args in value.items():
@@ -140,9 +140,10 @@ def _runtime_args(value: object, where: str) -> None:
                 _uint32_list(args, f"{where}[{x}][{y}]", MAX_RUNTIME_ARGS)
 
 
-def _config(cfg: object, where: str, compute_cls: type, dm_cls: type) -> None:
-    if isinstance(cfg, compute_cls):
-        _enum(cfg.math_fidelity, MathFidelity, f"{where}.math_fidelity")  # type: ignore[attr-defined]
+def _config(cfg: Any, where: str, compute_cls: type, dm_cls: type) -> None:
+    compute, data_movement = isinstance(cfg, compute_cls), isinstance(cfg, dm_cls)
+    if compute:
+        _enum(cfg.math_fidelity, MathFidelity, f"{where}.math_fidelity")
         for name in (
             "fp32_dest_acc_en",
             "dst_full_sync_en",
@@ -150,21 +151,21 @@ def _config(cfg: object, where: str, compute_cls: type, dm_cls: type) -> None:
             "bfp8_pack_precise",
         ):
             _bool(getattr(cfg, name), f"{where}.{name}")
-    elif isinstance(cfg, dm_cls):
-        _enum(cfg.processor, DataMovementProcessor, f"{where}.processor")  # type: ignore[attr-defined]
-        _enum(cfg.noc, NOC, f"{where}.noc")  # type: ignore[attr-defined]
+    elif data_movement:
+        _enum(cfg.processor, DataMovementProcessor, f"{where}.processor")
+        _enum(cfg.noc, NOC, f"{where}.noc")
 
 
-def _kernel(kd: object, where: str, device, compute_cls: type, dm_cls: type) -> None:
+def _kernel(kd: Any, where: str, device, compute_cls: type, dm_cls: type) -> None:
     if not hasattr(kd, "kernel_source"):
         raise _error(f"{where} is a {type(kd).__name__}; it must be a ttnn.KernelDescriptor")
-    _cores(kd.core_ranges, f"{where}.core_ranges", device)  # type: ignore[attr-defined]
-    _uint32_list(kd.compile_time_args, f"{where}.compile_time_args")  # type: ignore[attr-defined]
-    _pairs(kd.defines, f"{where}.defines", lambda v, w: None)  # type: ignore[attr-defined]
-    _pairs(kd.named_compile_time_args, f"{where}.named_compile_time_args", _int)  # type: ignore[attr-defined]
-    _runtime_args(kd.runtime_args, f"{where}.runtime_args")  # type: ignore[attr-defined]
-    _uint32_list(kd.common_runtime_args, f"{where}.common_runtime_args", MAX_RUNTIME_ARGS)  # type: ignore[attr-defined]
-    _config(kd.config, f"{where}.config", compute_cls, dm_cls)  # type: ignore[attr-defined]
+    _cores(kd.core_ranges, f"{where}.core_ranges", device)
+    _uint32_list(kd.compile_time_args, f"{where}.compile_time_args")
+    _pairs(kd.defines, f"{where}.defines", lambda v, w: None)
+    _pairs(kd.named_compile_time_args, f"{where}.named_compile_time_args", _int)
+    _runtime_args(kd.runtime_args, f"{where}.runtime_args")
+    _uint32_list(kd.common_runtime_args, f"{where}.common_runtime_args", MAX_RUNTIME_ARGS)
+    _config(kd.config, f"{where}.config", compute_cls, dm_cls)
 
 
 def _data_format(value: object, where: str) -> None:
@@ -179,14 +180,14 @@ def _data_format(value: object, where: str) -> None:
     raise _error(f"{where}: data format {value!r} is not a ttnn data type (ttnn.bfloat16, ...)")
 
 
-def _cb(cb: object, where: str, device) -> None:
+def _cb(cb: Any, where: str, device) -> None:
     if not hasattr(cb, "format_descriptors"):
         raise _error(f"{where} is a {type(cb).__name__}; it must be a ttnn.CBDescriptor")
     l1 = int(device.l1_size) if device is not None else _U32
-    _int(cb.total_size, f"{where}.total_size", 1, l1, "a size in bytes within L1")  # type: ignore[attr-defined]
-    _cores(cb.core_ranges, f"{where}.core_ranges", device)  # type: ignore[attr-defined]
+    _int(cb.total_size, f"{where}.total_size", 1, l1, "a size in bytes within L1")
+    _cores(cb.core_ranges, f"{where}.core_ranges", device)
     num_cbs = int(device.capacity.num_cbs) if device is not None else 64
-    for i, f in enumerate(_sequence(cb.format_descriptors, f"{where}.format_descriptors")):  # type: ignore[attr-defined]
+    for i, f in enumerate(_sequence(cb.format_descriptors, f"{where}.format_descriptors")):
         at = f"{where}.format_descriptors[{i}]"
         if not hasattr(f, "buffer_index"):
             raise _error(f"{at} is a {type(f).__name__}; it must be a ttnn.CBFormatDescriptor")
@@ -195,13 +196,13 @@ def _cb(cb: object, where: str, device) -> None:
         _int(f.page_size, f"{at}.page_size", 1, l1, "a page size in bytes within L1")
 
 
-def _semaphore(sem: object, where: str, device) -> None:
+def _semaphore(sem: Any, where: str, device) -> None:
     if not hasattr(sem, "initial_value"):
         raise _error(f"{where} is a {type(sem).__name__}; it must be a ttnn.SemaphoreDescriptor")
-    if sem.id is not None:  # type: ignore[attr-defined]
-        _int(sem.id, f"{where}.id", 0, NUM_SEMAPHORES - 1, "a semaphore id")  # type: ignore[attr-defined]
-    _cores(sem.core_ranges, f"{where}.core_ranges", device)  # type: ignore[attr-defined]
-    _int(sem.initial_value, f"{where}.initial_value")  # type: ignore[attr-defined]
+    if sem.id is not None:
+        _int(sem.id, f"{where}.id", 0, NUM_SEMAPHORES - 1, "a semaphore id")
+    _cores(sem.core_ranges, f"{where}.core_ranges", device)
+    _int(sem.initial_value, f"{where}.initial_value")
 
 
 # -- the call -------------------------------------------------------------------------------------
@@ -229,15 +230,15 @@ def check_tensors(tensors: Sequence) -> object:
     return device
 
 
-def check_generic_op(tensors: Sequence, desc: object, compute_cls: type, dm_cls: type) -> Any:
+def check_generic_op(tensors: Sequence, desc: Any, compute_cls: type, dm_cls: type) -> Any:
     """Check the whole call (module docstring); the device it runs on."""
     device = check_tensors(tensors)
     if not all(hasattr(desc, n) for n in ("kernels", "cbs", "semaphores")):
         raise _error(f"generic_op needs a ttnn.ProgramDescriptor, got {type(desc).__name__}")
-    for i, kd in enumerate(_sequence(desc.kernels, "kernels")):  # type: ignore[attr-defined]
+    for i, kd in enumerate(_sequence(desc.kernels, "kernels")):
         _kernel(kd, f"kernels[{i}]", device, compute_cls, dm_cls)
-    for i, cb in enumerate(_sequence(desc.cbs, "cbs")):  # type: ignore[attr-defined]
+    for i, cb in enumerate(_sequence(desc.cbs, "cbs")):
         _cb(cb, f"cbs[{i}]", device)
-    for i, sem in enumerate(_sequence(desc.semaphores, "semaphores")):  # type: ignore[attr-defined]
+    for i, sem in enumerate(_sequence(desc.semaphores, "semaphores")):
         _semaphore(sem, f"semaphores[{i}]", device)
     return device

@@ -23,7 +23,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -193,7 +193,7 @@ def write_operation(
     (out / "program.json").write_text(json.dumps(desc, indent=2) + "\n")
     (out / "run.py").write_text(RUNNER.format(operation=record.name))
     written += [out / "program.json", out / "run.py"]
-    np.savez(out / "inputs.npz", **_values(compiled))
+    np.savez(out / "inputs.npz", **cast(dict[str, Any], _values(compiled)))
     written.append(out / "inputs.npz")
     return written
 
@@ -215,7 +215,7 @@ def _values(compiled: CompiledCall) -> dict[str, np.ndarray]:
 def write_results(directory: str | os.PathLike, compiled: CompiledCall) -> Path:
     """Write the call's results (its tensors after the launch) for ``run.py`` to check."""
     path = Path(directory) / "expected.npz"
-    np.savez(path, **_values(compiled))
+    np.savez(path, **cast(dict[str, Any], _values(compiled)))
     return path
 
 
