@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import resource
 import sys
 
 import numpy as np
@@ -71,24 +72,37 @@ def _shape(op: str, shape) -> tuple[int, ...]:
     return out
 
 
-_HOST_BYTES = 4  # rand / randn draw float32 samples on the host before encoding them
+_HOST_BYTES = 4  # a float32 value per element on the host before encoding
+_DRAW_BYTES = 12  # rand / randn: float64 samples and their float32 copy
 
 
 def _host_memory() -> int:
-    """The machine's physical memory in bytes (a host array beyond it cannot succeed)."""
+    """What one host array may take: the machine's physical memory, or less under an
+    address-space limit (``ulimit -v``)."""
     try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+        room = int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 1 << 40
+        room = 1 << 40
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft != resource.RLIM_INFINITY:
+        room = min(room, int(soft))
+    return room
 
 
-def check_size(op: str, dims: tuple[int, ...], layout: Layout, device, memory_config) -> None:
+def check_size(
+    op: str,
+    dims: tuple[int, ...],
+    layout: Layout,
+    device,
+    memory_config,
+    per_element: int = _HOST_BYTES,
+) -> None:
     """Refuse, before any host allocation, a tensor that cannot exist: larger than the
-    memory it is to live in (the device's DRAM or L1, or the host's), counted at 4 bytes
-    per element (its float32 values on the host; every device format is at most that)."""
+    memory it is to live in (the device's DRAM or L1, at one byte or more per element),
+    or than the host can hold while making it (``per_element`` bytes per element)."""
     tiled = layout == Layout.TILE and len(dims) >= 2
     padded = (*dims[:-2], -(-dims[-2] // 32) * 32, -(-dims[-1] // 32) * 32) if tiled else dims
-    need = math.prod(padded) * _HOST_BYTES
+    need = math.prod(padded) * per_element
     chip = (list(device.devices)[0] if is_mesh_device(device) else device) if device else None
     if isinstance(chip, Device):
         cap = chip.capacity
@@ -215,7 +229,9 @@ def rand(
     values on every call, any other seed the same values every time (see ``_draw``; the
     values are not bit-equal to ttnn's device RNG)."""
     dims = _shape("ttnn.rand", shape)
-    check_size("ttnn.rand", dims, layout_arg("ttnn.rand", layout), device, memory_config)
+    check_size(
+        "ttnn.rand", dims, layout_arg("ttnn.rand", layout), device, memory_config, _DRAW_BYTES
+    )
     u = _draw("uniform", dims, seed)
     values = (np.float32(low) + np.float32(high - low) * u).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
@@ -234,7 +250,9 @@ def randn(
 ) -> Tensor:
     """Standard normal values; ``seed`` as in :func:`rand`."""
     dims = _shape("ttnn.randn", shape)
-    check_size("ttnn.randn", dims, layout_arg("ttnn.randn", layout), device, memory_config)
+    check_size(
+        "ttnn.randn", dims, layout_arg("ttnn.randn", layout), device, memory_config, _DRAW_BYTES
+    )
     values = _draw("normal", dims, seed)
     return _make(values, dtype, layout, device, memory_config, tile)
 
