@@ -77,15 +77,20 @@ _DRAW_BYTES = 12  # rand / randn: float64 samples and their float32 copy
 
 
 def _host_memory() -> int:
-    """What one host array may take: the machine's physical memory, or less under an
-    address-space limit (``ulimit -v``)."""
+    """What one more host array may take: the machine's available memory, or less under
+    an address-space limit (``ulimit -v``: the limit less what the process maps now)."""
     try:
-        room = int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+        room = int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
         room = 1 << 40
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     if soft != resource.RLIM_INFINITY:
-        room = min(room, int(soft))
+        try:
+            with open("/proc/self/statm") as f:
+                mapped = int(f.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+        except (OSError, ValueError, IndexError):  # pragma: no cover - no procfs
+            mapped = 0
+        room = min(room, int(soft) - mapped)
     return room
 
 
