@@ -71,6 +71,7 @@ class CallSignature:
     aliases: tuple[int, ...]  # per argument, the first argument sharing its buffer
     free: tuple  # (name, signature) of the body's free names
     opaque: bool  # a free value is known only by identity
+    opaque_names: frozenset[str]  # the free names whose values are (in part) opaque
     keep: tuple  # the objects signed by identity, kept alive while the key is
     values: dict  # the free values themselves (what the warm path checks), not keyed
 
@@ -288,13 +289,18 @@ def attribute_paths(tree: ast.AST | None) -> dict[str, frozenset[tuple[str, ...]
 
 def sign_names(
     values: dict[str, object], paths, addresses: bool = True
-) -> tuple[tuple, bool, tuple]:
-    """``(name, signature)`` of each value, whether one was opaque, what was kept alive.
+) -> tuple[tuple, frozenset[str], tuple]:
+    """``(name, signature)`` of each value, the names of the opaque ones, what was kept alive.
     ``addresses``: tensors with their address (the lowering reads every tensor it may use
     as an argument, whose address is a runtime arg)."""
     signer = _Signer(paths, addresses)
-    out = tuple((name, signer.named(name, values[name])) for name in sorted(values))
-    return out, signer.opaque, tuple(signer.keep)
+    out, opaque = [], set()
+    for name in sorted(values):
+        signer.opaque = False
+        out.append((name, signer.named(name, values[name])))
+        if signer.opaque:
+            opaque.add(name)
+    return tuple(out), frozenset(opaque), tuple(signer.keep)
 
 
 def sign_cells(fns, paths) -> tuple[tuple, tuple]:
@@ -319,6 +325,7 @@ def of_call(op, device, grid, args, engine: str | None, paths) -> CallSignature:
     for a bad ``--tw-engine``); ``paths``: :func:`attribute_paths` of the body's source."""
     free: tuple = ()
     opaque = True  # a body whose free names cannot be read (an empty cell)
+    opaque_names: frozenset[str] = frozenset()
     keep: tuple = ()
     values: dict = {}
     if isinstance(op.body, types.FunctionType):
@@ -327,7 +334,8 @@ def of_call(op, device, grid, args, engine: str | None, paths) -> CallSignature:
         except ValueError:
             values = {}
         else:
-            free, opaque, keep = sign_names(values, paths)
+            free, opaque_names, keep = sign_names(values, paths)
+            opaque = bool(opaque_names)
     options_signer = _Signer()
     options = options_signer.sign(op.options)
     lowest = device.l1_allocator.lowest_allocated_address()
@@ -340,6 +348,7 @@ def of_call(op, device, grid, args, engine: str | None, paths) -> CallSignature:
         aliases=_aliases(args),
         free=free,
         opaque=opaque or options_signer.opaque,
+        opaque_names=opaque_names,
         keep=keep + (device, *options_signer.keep),
         values=values,
     )

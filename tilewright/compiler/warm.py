@@ -251,9 +251,8 @@ def key_of(op, sig: signature.CallSignature, factory) -> tuple | None:
         return None
     if not all(_callable_ok(n, sig.values) for n in body.called):
         return None
-    for name, part in sig.free:
-        if signature.is_opaque(part) and not name.startswith(_INJECTED):
-            return None  # the body or a kernel reads an object whose state the key cannot see
+    if any(not name.startswith(_INJECTED) for name in sig.opaque_names):
+        return None  # the body or a kernel reads an object whose state the key cannot see
     return sig.key()
 
 

@@ -262,7 +262,7 @@ def call_key(record, sig: CallSignature, inputs: list[KernelInput]) -> tuple[tup
         fn0 = kin.fns[0]
         cells, kept = sign_cells(kin.fns, paths)
         glb = fn0.__globals__
-        names, _opaque, kept_globals = sign_names(
+        names, _opaque_names, kept_globals = sign_names(
             {n: glb[n] for n in code_names(fn0.__code__) if n in glb}, paths, addresses=False
         )
         parts.append((id(fn0.__code__), cells, names))
