@@ -23,7 +23,7 @@ zero, ``generic_op`` descriptor fuzzing, ``emit`` reruns, huge shapes, signals a
 pytest plugin's options.  Deterministic (fixed seeds).
 
 Prints one JSON object: per category the counts, and the total.  Not a test: run
-``python benchmarks/bench_hostile_inputs.py`` (about two minutes; ``--quick`` tries a
+``python benchmarks/bench_hostile_inputs.py`` (about three minutes; ``--quick`` tries a
 tenth of the generated inputs; ``--list`` prints every input's outcome on stderr; category
 names as arguments run only those).
 """
