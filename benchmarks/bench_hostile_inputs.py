@@ -10,15 +10,20 @@ each outcome on a line of its own:
 * ``traceback`` -- any other exception escaped (a bug),
 * ``hang``      -- the input did not finish within its time budget (the parent kills the
                    child and goes on with the next input),
-* ``died``      -- the child process ended during the input (a crash, an exit).
+* ``died``      -- the child process ended during the input (a crash, an exit),
+* ``wrong``     -- a silent wrong answer: the input ran without an error and its result
+                   differs from the reference (the interpreter, torch, the original call).
 
 Categories: system descriptors (mutated ``.ttsys`` bytes, extreme values, hostile files),
 ``tilewright run`` options, ttnn host API arguments, TT-Lang programs, native C++ faults
 (kernels that exit, abort, fault, loop, reach out of their L1), the build cache (damaged
-objects and manifests, unusable directories) and threads.  Deterministic (fixed seeds).
+objects and manifests, unusable directories), threads, and (issue 26) argument aliasing,
+captured-value mutation between calls (both caches), integer overflow and division by
+zero, ``generic_op`` descriptor fuzzing, ``emit`` reruns, huge shapes, signals and the
+pytest plugin's options.  Deterministic (fixed seeds).
 
 Prints one JSON object: per category the counts, and the total.  Not a test: run
-``python benchmarks/bench_hostile_inputs.py`` (about two minutes; ``--quick`` tries a
+``python benchmarks/bench_hostile_inputs.py`` (about three minutes; ``--quick`` tries a
 tenth of the generated inputs; ``--list`` prints every input's outcome on stderr; category
 names as arguments run only those).
 """
@@ -38,8 +43,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OUTCOMES = ("clean", "handled", "traceback", "hang", "died")
-BUDGET = {"native": 60.0, "cache": 120.0, "threads": 120.0}  # seconds per input (default 30)
+OUTCOMES = ("clean", "handled", "traceback", "hang", "died", "wrong")
+BUDGET = {"native": 60.0, "cache": 120.0, "threads": 120.0, "emit": 180.0, "signals": 120.0,
+          "plugin": 120.0}  # fmt: skip  # seconds per input (default 30)
 
 Case = tuple[str, Callable[[], object]]
 LIST = "--list" in sys.argv  # every input's outcome on stderr
@@ -48,11 +54,17 @@ LIST = "--list" in sys.argv  # every input's outcome on stderr
 # -- the child: run the cases of one category ---------------------------------------------------
 
 
+class WrongAnswer(Exception):
+    """Raised by a case whose input ran without an error and gave a wrong result."""
+
+
 def _classify(fn: Callable[[], object]) -> tuple[str, str]:
     from tilewright.errors import TilewrightError
 
     try:
         result = fn()
+    except WrongAnswer as exc:
+        return "wrong", str(exc)[:160]
     except TilewrightError as err:
         return "clean", f"{type(err).__name__}[{err.rule}]: {err.message.splitlines()[0][:120]}"
     except KeyboardInterrupt as exc:  # a report of where the kernels were is clean too
@@ -120,7 +132,7 @@ def run_category(category: str, quick: bool) -> dict:
                 counts[msg["outcome"]] += 1
                 if LIST:
                     print(f"{category}: {name}: {msg['outcome']}: {msg['detail']}", file=sys.stderr)
-                if msg["outcome"] not in ("clean", "handled"):
+                if msg["outcome"] not in ("clean", "handled"):  # traceback, wrong
                     bad.append(f"{msg['outcome']}: {name}: {msg['detail']}")
                 current = None
                 deadline = time.monotonic() + budget
@@ -653,6 +665,19 @@ def threads(quick: bool) -> Iterator[Case]:
     yield "six threads open one chip", open_same_chip
 
 
+def _issue26(module: str, name: str) -> Callable[[bool], Iterator[Case]]:
+    """A category of ``hostile_cases`` (issue 26), given this driver's WrongAnswer."""
+
+    def category(quick: bool) -> Iterator[Case]:
+        import importlib
+
+        found = getattr(importlib.import_module(f"hostile_cases.{module}"), name)
+        yield from found(WrongAnswer, quick)
+
+    category.__doc__ = f"hostile_cases.{module}.{name}"
+    return category
+
+
 CATEGORIES: dict[str, Callable[[bool], Iterator[Case]]] = {
     "descriptors": descriptors,
     "run_options": run_options,
@@ -661,6 +686,15 @@ CATEGORIES: dict[str, Callable[[bool], Iterator[Case]]] = {
     "native": native_faults,
     "cache": build_cache,
     "threads": threads,
+    "aliasing": _issue26("calls", "aliasing"),
+    "captured": _issue26("calls", "captured"),
+    "overflow": _issue26("calls", "overflow"),
+    "generic_op": _issue26("calls", "descriptors"),
+    "huge_shapes": _issue26("calls", "huge_shapes"),
+    "emit": _issue26("processes", "emit_reruns"),
+    "threads_one_device": _issue26("processes", "threads_one_device"),
+    "signals": _issue26("processes", "signals"),
+    "plugin": _issue26("processes", "plugin_options"),
 }
 
 

@@ -79,3 +79,20 @@ def test_the_ini_switch_and_explicit_loading_without_autoload(suite: Path):
         suite, "-p", "tilewright", "-k", "scaled_add", env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     )
     assert "2 passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tilewright-board", "n9000"], "--tilewright-board n9000: unknown board 'n9000'"),
+        (["--tilewright-system-desc", "/nonexistent.ttsys"], "--tilewright-system-desc /nonexistent.ttsys"),
+        (["--tilewright-board", "n150", "--tilewright-system-desc", "x.ttsys"], "give one"),
+    ],
+)  # fmt: skip
+def test_bad_plugin_options_are_one_usage_error_at_start_up(suite: Path, args, message):
+    """Before, a bad board failed every test, located in _pytest/fixtures.py."""
+    proc = run_pytest(suite, "-p", "tilewright", *args)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 4, out  # pytest's usage error
+    assert message in out, out
+    assert "_pytest/fixtures.py" not in out and "PASSED" not in out, out

@@ -25,7 +25,7 @@ from tilewright.kir.interp import Env, eval_expr
 from tilewright.kir.interp_scalar import fold
 from tilewright.kir.ir import KIND_DM, BinOp, Cast, Const, Expr, Ty, UnOp, Var
 from tilewright.kir.printer import print_expr
-from tilewright.kir.scalar import OPERATORS
+from tilewright.kir.scalar import OPERATORS, overflow_text
 
 I64, U32, U64, F64, BOOL = Ty.I64, Ty.U32, Ty.U64, Ty.F64, Ty.BOOL
 MIN, MAX = -(1 << 63), (1 << 63) - 1
@@ -93,9 +93,18 @@ def test_folding_and_the_interpreter_give_the_value_the_ir_defines(op, a, b, ty,
     assert eval_expr(live, env) == want
 
 
+_PY = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}
+
+
 @pytest.mark.parametrize(("op", "a", "b", "ty", "want"), [e for e in EDGES if e[3] is I64])
 def test_the_lowering_folds_with_the_same_evaluator(op, a, b, ty, want):
-    """Python int arithmetic in kernel code folds through the table (i64 wraps)."""
+    """Python int arithmetic in kernel code folds through the table: ``+ - *`` are the
+    checked rows (Python's exact result, or OverflowError: never a wrap-around)."""
+    exact = _PY[op](a, b) if op in _PY else want
+    if exact != want and not MIN <= exact <= MAX:
+        with pytest.raises(OverflowError, match="does not fit in int64"):
+            S.binary(op, Const(a, I64), Const(b, I64))
+        return
     assert S.binary(op, Const(a, I64), Const(b, I64)) == Const(want, _result(op, I64))
 
 
@@ -105,7 +114,9 @@ def test_unary_and_cast_edges_fold_as_the_interpreter_computes():
         assert eval_expr(UnOp("neg", Var("a", ty), ty), Env(values={"a": a})) == want
     assert S.to_type(Const(-1, I64), U32) == Const(0xFFFFFFFF, U32)
     assert S.to_type(Const(float("nan"), F64), I64) == Const(MIN, I64)  # cvttsd2si
-    assert S.unary("neg", Const(MIN, I64)) == Const(MIN, I64)
+    assert fold(UnOp("neg", Const(MIN, I64), I64)) == Const(MIN, I64)  # the IR's neg wraps
+    with pytest.raises(OverflowError):  # kernel code's -x is checked
+        S.unary("neg", Const(MIN, I64))
 
 
 def _edge_kernel():
@@ -189,3 +200,62 @@ def test_every_pass_reads_the_table():
         assert "x" in cpp and cpp != repr(e)
         form = row.cpp_signed or row.cpp
         assert form.split("(")[0].split("{")[0] in cpp
+
+
+@pytest.mark.parametrize(
+    ("op", "a", "b"),
+    [("add_checked", MAX, 1), ("sub_checked", MIN, 1), ("mul_checked", 1 << 62, 4),
+     ("neg_checked", MIN, None)],
+)  # fmt: skip
+def test_checked_operators_are_one_overflow_error_on_both_engines(device, op, a, b):  # noqa: F811
+    """The operators compiled TT-Lang integers use: exact, or the same KernelError at the
+    line (before, (1 << 62) * 4 wrapped to 0 and passed the slice check after it)."""
+    symbol = {"add_checked": "+", "sub_checked": "-", "mul_checked": "*", "neg_checked": "-"}[op]
+    out = cb(0, "r", 1, "Float32")
+    b_ = Builder("ovf", KIND_DM, slot="ncrisc", cbs=(out,), args=("n",))
+    n = b_.local("n", I64)
+    b_.loc = SourceLoc("/user/prog.py", 40)
+    b_.set(n, Const(a, I64))  # a local: computed at run time
+    b_.loc = SourceLoc("/user/prog.py", 41)
+    b_.set(n, UnOp(op, n, I64) if b is None else BinOp(op, n, Const(b, I64), I64))
+    kernel = b_.kernel()
+    for engine in ENGINES:
+        with pytest.raises(KernelError) as info:
+            run_ir(device, [kernel], [[0]], engine)
+        assert info.value.message == overflow_text(symbol), engine
+        assert info.value.loc is not None and info.value.loc.line == 41, engine
+
+
+def test_true_division_by_zero_in_kernel_code_is_one_error_on_both_engines(device):  # noqa: F811
+    out = cb(0, "r", 1, "Float32")
+    b = Builder("div", KIND_DM, slot="ncrisc", cbs=(out,), args=("n",))
+    x = b.local("x", F64)
+    b.set(x, Const(0.0, F64))
+    b.loc = SourceLoc("/user/prog.py", 7)
+    b.set(x, BinOp("truediv_checked", Const(1.0, F64), x, F64))
+    kernel = b.kernel()
+    for engine in ENGINES:
+        with pytest.raises(KernelError) as info:
+            run_ir(device, [kernel], [[0]], engine)
+        assert info.value.message == "division by zero in kernel code", engine
+        assert info.value.loc is not None and info.value.loc.line == 7, engine
+
+
+def test_a_for_loop_near_int64_max_ends_as_python_range_does(device):  # noqa: F811
+    """``for i in range(MAX - 4, MAX, 3)``: i = MAX-4, MAX-1, then the increment leaves int64
+    and the loop ends (the C++ ``it += 3`` wrapped to negative values and looped on)."""
+    out = cb(0, "count", 1, "Float32")
+    b = Builder("loop", KIND_DM, slot="ncrisc", cbs=(out,))
+    i, count = b.local("i", I64), b.local("count", I64)
+    b.set(count, Const(0, I64))
+    with b.for_(i, Const(MAX - 4, I64), Const(MAX, I64), 3):
+        b.set(count, BinOp("add", count, Const(1, I64), I64))
+    b.op("cb.reserve_back", 0, 1)
+    b.op("sem.set", write_ptr(0), Cast(count, U32))
+    b.op("cb.push_back", 0, 1)
+    kernel = b.kernel()
+    for engine in ENGINES:
+        res = f32_tensor(device)
+        w = writer(accessor("out", res, 0, 0), out, 1)
+        run_ir(device, [kernel, w], [[], [res.buffer_address()]], engine)
+        assert page_words(res)[0] == 2, engine

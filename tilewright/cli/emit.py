@@ -44,6 +44,7 @@ def emit(output: str | None, program: str, args: tuple[str, ...]) -> None:
     session.reset(engine="native")
     seen: dict[tuple[str, ...], str] = {}
     names: dict[str, int] = {}
+    pending: list[tuple[str, str, object]] = []  # (operation, folder, compiled) until launched
 
     def observe(record, compiled, built) -> None:
         key = tuple(build.ir_key(k) for k in compiled.kernels)
@@ -54,12 +55,20 @@ def emit(output: str | None, program: str, args: tuple[str, ...]) -> None:
         folder = record.name if count == 1 else f"{record.name}-{count}"
         seen[key] = folder
         host.write_operation(os.path.join(output, folder), record, compiled, built)
+        pending.append((record.name, folder, compiled))
+
+    def launched(name: str) -> None:  # the results the emitted run.py checks
+        if pending and pending[0][0] == name:
+            _, folder, compiled = pending.pop(0)
+            host.write_results(os.path.join(output, folder), compiled)
 
     backend.COMPILE_OBSERVERS.append(observe)
+    session.LAUNCH_OBSERVERS.append(launched)
     try:
         status = run_program(program, rest)
     finally:
         backend.COMPILE_OBSERVERS.remove(observe)
+        session.LAUNCH_OBSERVERS.remove(launched)
     sys.stdout.flush()
     for folder in seen.values():
         click.echo(f"emitted {os.path.join(output, folder)}", err=True)

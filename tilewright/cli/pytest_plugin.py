@@ -38,6 +38,7 @@ runner = lazy_import("tilewright.cli.runner")
 device_session = lazy_import("tilewright.device.session")
 chips = lazy_import("tilewright.ttnn.chips")
 ttnn_device = lazy_import("tilewright.ttnn.device")
+targets = lazy_import("tilewright.cli.plugin_targets")  # option checks: target and device layers
 
 __all__ = ["ENTRY_POINT"]
 
@@ -86,12 +87,35 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     early_config.stash[_ACTIVE] = active
     if not active:
         return
-    runner.install_aliases()
     ns = early_config.known_args_namespace
-    device_session.reset(
-        board=getattr(ns, "tilewright_board", None),
-        system_desc=getattr(ns, "tilewright_system_desc", None),
+    board, descriptor = _checked_options(
+        getattr(ns, "tilewright_board", None), getattr(ns, "tilewright_system_desc", None)
     )
+    runner.install_aliases()
+    device_session.reset(board=board, system_desc=descriptor)
+
+
+def _checked_options(board: str | None, path: str | None) -> tuple[str | None, object]:
+    """The board and the system descriptor, checked once at start-up as ``tilewright run``
+    checks them: a bad one is a usage error here, not a failure of every test (located in
+    ``_pytest/fixtures.py``)."""
+    if board is not None and path is not None:
+        raise pytest.UsageError(
+            "--tilewright-board and --tilewright-system-desc both choose the system the "
+            "devices are built from; give one"
+        )
+    try:
+        if board is not None:
+            targets.check_runnable(targets.board_preset(board))
+        if path is not None:
+            root = targets.read_system_desc(path)
+            targets.check_runnable(root)
+            return None, root
+    except TilewrightError as err:
+        flag = "--tilewright-board" if board is not None else "--tilewright-system-desc"
+        hint = f" (hint: {err.hint})" if err.hint else ""
+        raise pytest.UsageError(f"{flag} {board or path}: {err.message}{hint}") from None
+    return board, None
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 
 import click
 
-from tilewright.cli import ttlang_env
+from tilewright.cli import signals, ttlang_env
 from tilewright.cli.runner import run_program
 from tilewright.cli.ttlang_run import run_with_real_compiler
 from tilewright.device import session
@@ -261,9 +262,14 @@ def run(
             )
     if isolate:
         # the child runs the program: every option given here but --isolate itself
-        sys.exit(
-            isolate_module.run_isolated(program, list(args), forwarded_options(ctx, ("isolate",)))
-        )
+        with signals.sigterm_as_interrupt():  # passed on to the child as SIGTERM
+            status = isolate_module.run_isolated(
+                program,
+                list(args),
+                forwarded_options(ctx, ("isolate",)),
+                lambda: signal.SIGTERM if signals.terminated() else signal.SIGINT,
+            )
+        sys.exit(status)
     if isolate_channel:
         try:
             isolate_module.attach_child(isolate_channel)
@@ -282,10 +288,11 @@ def run(
     )
     if record_path:
         readback.start()
-    if compiler == "ttlang":
-        status, _rejected = run_with_real_compiler(program, list(args))
-    else:
-        status = run_program(program, list(args))
+    with signals.sigterm_as_interrupt():  # a report, the trace and no compiler left running
+        if compiler == "ttlang":
+            status, _rejected = run_with_real_compiler(program, list(args))
+        else:
+            status = run_program(program, list(args))
     if record_path:
         readback.save(record_path)
     if trace_path:

@@ -18,10 +18,13 @@ import importlib.abc
 import importlib.util
 import os
 import runpy
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 
+from tilewright.cli import signals
 from tilewright.errors import (
     TilewrightError,
     format_error,
@@ -125,6 +128,25 @@ def _undiagnosed(exc: BaseException) -> str:
     )
 
 
+def _report_interrupt(exc: KeyboardInterrupt) -> int:
+    """Where every kernel was (the engine's note), for Ctrl-C or SIGTERM (``signals``); a
+    second interrupt while this prints is ignored (an ``--isolate`` parent may pass one on)."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        notes = getattr(exc, "__notes__", ())
+        where = "\n" + "\n".join(notes) if notes else " (outside a launch)"
+        if signals.terminated():
+            where = where.replace("interrupted (Ctrl-C)", "terminated (SIGTERM)")
+            print(f"terminated (SIGTERM){where}", file=sys.stderr)
+            return signals.TERMINATED_STATUS
+        print(f"KeyboardInterrupt: interrupted{where}", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
 def run_program(
     path: str,
     argv: list[str],
@@ -160,10 +182,7 @@ def run_program(
             return status
         return _report(exc)
     except KeyboardInterrupt as exc:
-        notes = getattr(exc, "__notes__", ())
-        where = "\n" + "\n".join(notes) if notes else " (outside a launch)"
-        print(f"KeyboardInterrupt: interrupted{where}", file=sys.stderr)
-        return 130
+        return _report_interrupt(exc)
     finally:
         _close_devices_left_open(before)
         sys.argv = saved_argv

@@ -23,6 +23,7 @@ from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split import splitter
 from tilewright.compiler.split.identity import operation_identity
+from tilewright.device.launch import device_claim
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
 from tilewright.lang.extern.plan import with_sites
 from tilewright.lang.launch import evaluate_setups, run_launch
@@ -133,7 +134,15 @@ class Operation:
         args, write_back = host_tensors.stage(self.name, params, args, call_loc)
         device = _check_tensors(self.name, params, args, call_loc)
         grid = self._resolve_grid(device, args, call_loc)
-        key = warm.key_of(self, device, grid, args, factory)  # docs/compiler.md "Warm calls"
+        with device_claim(device, call_loc):  # no other thread's launch touches the program
+            self._call_on(device, grid, args, factory, call_loc)
+        write_back()  # host tensor arguments get the results (docs/compatibility.md)
+        return None
+
+    def _call_on(self, device, grid, args, factory, call_loc) -> None:
+        """The call once its device is claimed: warm or full path, then the launch."""
+        sig = warm.signature_of(self, device, grid, args)  # what every cache keys on
+        key = warm.key_of(self, sig, factory)  # docs/compiler.md "Warm calls"
         hit = warm.lookup(self, key, device, args)
         setups = hit.setups if hit else evaluate_setups(self, self.body, device, grid, args)
         program = (
@@ -159,15 +168,14 @@ class Operation:
                 args,
                 call_loc,
                 runtime_resources=resources is not None,
+                signature=sig,
             )
         self.last_program = program
         self.last_launch = run_launch(self.name, device, grid, setups, program)
         if hit is None:
-            warm.remember(self, key, device, setups, program)
+            warm.remember(self, key, device, setups, program, sig.keep)
         if resources is not None:
             self.runtime_lifetimes = resources.lifetimes
-        write_back()  # host tensor arguments get the results (docs/compatibility.md)
-        return None
 
     def _resolve_grid(self, device, args, loc: SourceLoc | None) -> tuple[int, ...]:
         spec = self.grid

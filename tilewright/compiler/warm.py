@@ -31,23 +31,20 @@ from __future__ import annotations
 
 import ast
 import builtins
-import enum
 import types
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tilewright.compiler import program_builder
-from tilewright.compiler.backend.compile import _names, _sig
+from tilewright.compiler import program_builder, signature
 from tilewright.compiler.backend.engine import COMPILE_OBSERVERS, engine_of
 from tilewright.errors import InterfaceError
-from tilewright.ttnn.tensor import Tensor
 
 if TYPE_CHECKING:
     from tilewright.device.device import Device
     from tilewright.lang.node import NodeSetup
 
-__all__ = ["WarmCall", "declarative", "key_of", "lookup", "remember"]
+__all__ = ["WarmCall", "declarative", "key_of", "lookup", "remember", "signature_of"]
 
 _PURE_BUILTINS = frozenset(
     "abs bool divmod enumerate float int isinstance len max min pow range reversed round "
@@ -65,6 +62,7 @@ class WarmCall:
     device: Device
     setups: dict[int, NodeSetup]
     program: program_builder.OperationProgram
+    keep: tuple = ()  # what the key names by identity (``CallSignature.keep``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +74,7 @@ class _Body:
 
 
 _BODIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # op -> _Body | None
+_PATHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # op -> attribute paths
 _WARM: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # op -> {key: WarmCall}
 
 
@@ -183,9 +182,8 @@ def declarative(tree: ast.FunctionDef) -> _Body | None:
     return _Body(frozenset(called), frozenset(scan.loaded - scan.called - local))
 
 
-def _body_of(op) -> _Body | None:
-    if op in _BODIES:
-        return _BODIES[op]
+def _tree_of(op) -> ast.AST | None:
+    """The body's function: the operation's, or the splitter's generated multi-kernel one."""
     tree: ast.AST | None = op.record.source.tree
     if op.split_plan is not None:  # the generated multi-kernel function
         try:
@@ -195,20 +193,24 @@ def _body_of(op) -> _Body | None:
         tree = next(
             (n for n in getattr(module, "body", ()) if isinstance(n, ast.FunctionDef)), None
         )
+    return tree
+
+
+def _body_of(op) -> _Body | None:
+    if op in _BODIES:
+        return _BODIES[op]
+    tree = _tree_of(op)
     found = declarative(tree) if isinstance(tree, ast.FunctionDef) else None
     _BODIES[op] = found
     return found
 
 
-def _free_values(fn: types.FunctionType) -> dict[str, object]:
-    """The body's free names: closure cells, then the module globals its code names."""
-    out: dict[str, object] = {}
-    for name in _names(fn.__code__):
-        if name in fn.__globals__:
-            out[name] = fn.__globals__[name]
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        out[name] = cell.cell_contents  # ValueError when empty: no warm key
-    return out
+def _paths_of(op) -> dict:
+    """The attribute paths the body's source reads (``signature.attribute_paths``)."""
+    got = _PATHS.get(op)
+    if got is None:
+        got = _PATHS[op] = signature.attribute_paths(_tree_of(op))
+    return got
 
 
 def _callable_ok(name: str, values: dict[str, object]) -> bool:
@@ -222,72 +224,36 @@ def _callable_ok(name: str, values: dict[str, object]) -> bool:
     return str(getattr(v, "__module__", "") or "").split(".")[0] == "tilewright"
 
 
-def _fixed(name: str, v: object) -> bool:
-    """A value the key may take by identity: code (a function, class or module, as the
-    lowering cache does), an enum member, or a value the splitter injected into a unified
-    body (its selectors, fixed per operation)."""
-    return name.startswith(_INJECTED) or isinstance(
-        v, (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type, enum.Enum)
-    )
+def signature_of(op, device, grid: tuple[int, ...], args) -> signature.CallSignature:
+    """The one signature of a call (``compiler/signature.py``), read by the warm-call cache
+    and, passed down, by the lowering cache."""
+    try:
+        engine: str | None = engine_of(op.options, op.name).engine
+    except InterfaceError:  # a bad --tw-engine: the full path reports it at its place
+        engine = None
+    return signature.of_call(op, device, grid, args, engine, _paths_of(op))
 
 
-def _opaque(sig: object) -> bool:
-    """A value signature holding an object only by identity (its contents may change)."""
-    if not isinstance(sig, tuple):
-        return False
-    return (bool(sig) and sig[0] == "obj") or any(_opaque(part) for part in sig)
-
-
-def _value_sig(v: object, memo: dict) -> object:
-    if isinstance(v, types.ModuleType):
-        return ("module", v.__name__)
-    if isinstance(v, Tensor):  # a captured tensor: its address is not a runtime arg
-        return (_sig(v, memo), tuple(v.shape), int(v.buffer.address))
-    return _sig(v, memo)
-
-
-def key_of(op, device, grid: tuple[int, ...], args, factory) -> tuple | None:
+def key_of(op, sig: signature.CallSignature, factory) -> tuple | None:
     """The warm key of a call, or None when the call takes the full path."""
     if (
         factory is not None
         or program_builder.BUILD_OBSERVERS
         or COMPILE_OBSERVERS
         or not isinstance(op.body, types.FunctionType)
+        or sig.engine in (None, "python")
+        or not sig.values
+        and op.body.__code__.co_freevars  # an empty closure cell
     ):
-        return None
-    try:
-        engine = engine_of(op.options, op.name).engine
-    except InterfaceError:  # a bad --tw-engine: the full path reports it at its place
-        return None
-    if engine == "python":
         return None
     body = _body_of(op)
     if body is None:
         return None
-    try:
-        values = _free_values(op.body)
-    except ValueError:  # an empty closure cell
+    if not all(_callable_ok(n, sig.values) for n in body.called):
         return None
-    if not all(_callable_ok(n, values) for n in body.called):
-        return None
-    memo: dict = {}
-    free = []
-    for name in sorted(values):
-        sig = _value_sig(values[name], memo)
-        if _opaque(sig) and not _fixed(name, values[name]):
-            return None  # the body or a kernel reads an object whose state the key cannot see
-        free.append((name, sig))
-    tensors = tuple(
-        (_sig(a, memo), tuple(a.shape), repr(a.memory_config()), id(a.device())) for a in args
-    )
-    return (
-        id(device),
-        device.l1_allocator.lowest_allocated_address(),
-        tuple(grid),
-        engine,
-        tensors,
-        tuple(free),
-    )
+    if any(not name.startswith(_INJECTED) for name in sig.opaque_names):
+        return None  # the body or a kernel reads an object whose state the key cannot see
+    return sig.key()
 
 
 def lookup(op, key: tuple | None, device, args) -> WarmCall | None:
@@ -304,11 +270,11 @@ def lookup(op, key: tuple | None, device, args) -> WarmCall | None:
     return hit
 
 
-def remember(op, key: tuple | None, device, setups, program) -> None:
+def remember(op, key: tuple | None, device, setups, program, keep: tuple = ()) -> None:
     """Keep a compiled call's setups and program for the next call with ``key``."""
     if key is None or getattr(program, "compiled", None) is None:
         return
     entries = _WARM.setdefault(op, {})
     if len(entries) >= _ENTRIES:
         entries.clear()
-    entries[key] = WarmCall(device, setups, program)
+    entries[key] = WarmCall(device, setups, program, keep)

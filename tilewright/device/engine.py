@@ -131,6 +131,15 @@ DEFAULT_WATCHDOG_SECONDS = 10.0
 """How long a kernel may run without yielding before the watchdog calls it a livelock."""
 
 
+def busy_error(name: str) -> DeviceError:
+    """A launch from a thread while another thread's launch runs on the device (docs/robustness.md)."""
+    return DeviceError(
+        f"{name} is running a launch in another thread; a device runs one launch at a time",
+        hint="open one device per thread (ttnn.open_device(device_id=...)), or "
+        "serialise the threads' use of the shared device with a lock",
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
     """Engine switches, fixed for one device (one options object, never env lookups)."""
@@ -723,12 +732,7 @@ class Engine:
             if self.running:
                 if self._owner == me:
                     raise KernelError("a launch is already running on this device (nested launch)")
-                raise DeviceError(
-                    f"{self.name} is running a launch in another thread; a device runs one "
-                    "launch at a time",
-                    hint="open one device per thread (ttnn.open_device(device_id=...)), or "
-                    "serialise the threads' use of the shared device with a lock",
-                )
+                raise busy_error(self.name)
             self.running = True
             self._owner = me
 

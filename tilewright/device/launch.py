@@ -12,6 +12,10 @@ order and kernels in program order (deterministic).
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,7 +23,7 @@ import numpy as np
 
 from tilewright.device.cb import CircularBuffer
 from tilewright.device.coords import CoreCoord
-from tilewright.device.engine import KernelRun, LaunchResult
+from tilewright.device.engine import KernelRun, LaunchResult, busy_error
 from tilewright.device.perf import dispatch
 from tilewright.device.program import ComputeConfig, DataMovementProcessor, KernelSpec, Program
 from tilewright.errors import DeviceError
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KernelContext",
+    "KernelContext",
+    "device_claim",
     "launch_program",
     "prepare_launch",
     "program_dispatch_ns",
@@ -153,12 +159,14 @@ def prepare_launch(device, program: Program, *, place_word: str = "core") -> lis
     """
     if device.closed:
         raise DeviceError("cannot launch a program on a closed device")
-    if device.engine.running:
+    _claim(device)
+    if device.engine.running:  # this thread's own launch (a launch from a kernel)
+        _unclaim(device)
         raise DeviceError("a program is already running on this device")
-    placements = _place_kernels(device, program)
-    device.perf.reset()  # the launch's clocks start at 0 on an idle NoC
-    cores = sorted({id(p.core): p.core for p in placements}.values(), key=lambda c: c.index)
     try:
+        placements = _place_kernels(device, program)
+        device.perf.reset()  # the launch's clocks start at 0 on an idle NoC
+        cores = sorted({id(p.core): p.core for p in placements}.values(), key=lambda c: c.index)
         _setup_circular_buffers(device, program)
         _setup_semaphores(device, program)
         natives = _prepare_native(device, program)
@@ -190,10 +198,59 @@ def prepare_launch(device, program: Program, *, place_word: str = "core") -> lis
 
 def release_launch(device) -> None:
     """Reset per-launch core state after a launch (finished or failed)."""
-    for core in device.cores:
-        core.cb_top = device.l1_unreserved_base
-        core.cbs = [None] * device.num_cbs
-    device.shared.reset()
+    try:
+        for core in device.cores:
+            core.cb_top = device.l1_unreserved_base
+            core.cbs = [None] * device.num_cbs
+        device.shared.reset()
+    finally:
+        _unclaim(device)
+
+
+_OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # device -> [thread, depth]
+_OWNERS_LOCK = threading.Lock()
+
+
+def _claim(device, loc=None) -> None:
+    """Take ``device`` for this thread (again, if it holds it: claims nest).
+
+    The engine allows one launch at a time, but preparing one already writes the cores'
+    circular buffers and semaphores and releasing one resets them, and an operation call
+    rewrites its warm program's runtime args before it launches: another thread doing any
+    of it during a launch corrupted that launch (bogus DFB contract errors, wrong results,
+    a crash of native code).  So a launch holds the device from its preparation to its
+    release, and an operation call from its warm lookup to its launch's end."""
+    me = threading.get_ident()
+    with _OWNERS_LOCK:
+        owner = _OWNERS.get(device)
+        if owner is None:
+            _OWNERS[device] = [me, 1]
+        elif owner[0] != me:
+            err = busy_error(device.engine.name)
+            err.loc = loc
+            raise err
+        else:
+            owner[1] += 1
+
+
+def _unclaim(device) -> None:
+    with _OWNERS_LOCK:
+        owner = _OWNERS.get(device)
+        if owner is not None and owner[0] == threading.get_ident():
+            owner[1] -= 1
+            if not owner[1]:
+                del _OWNERS[device]
+
+
+@contextmanager
+def device_claim(device, loc=None) -> Iterator[None]:
+    """Hold ``device`` for this thread (``_claim``); another thread's launch on it is the
+    "running a launch in another thread" DeviceError (at ``loc``)."""
+    _claim(device, loc)
+    try:
+        yield
+    finally:
+        _unclaim(device)
 
 
 def _prepare_native(device, program: Program) -> dict[int, object]:

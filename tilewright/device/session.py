@@ -19,6 +19,7 @@ from tilewright.device.trace import Tracer
 __all__ = [
     "RunOptions",
     "OPTIONS",
+    "LAUNCH_OBSERVERS",
     "engine_options",
     "tracer_for",
     "record_launch",
@@ -86,6 +87,11 @@ def tracer_for(device):
     return OPTIONS.tracer
 
 
+LAUNCH_OBSERVERS: list = []
+"""Callables ``observer(name)`` run after each operation's launch (``tilewright emit``
+records the results its ``run.py`` checks)."""
+
+
 def record_launch(name: str, result, device=None) -> None:
     """Keep a launch's statistics for ``--stats`` and its device-time record (once)."""
     if result.recorded:
@@ -93,6 +99,8 @@ def record_launch(name: str, result, device=None) -> None:
     result.recorded = True
     if OPTIONS.stats:
         OPTIONS.launches.append(LaunchRecord(name, result))
+    for observer in list(LAUNCH_OBSERVERS):
+        observer(name)
     if device is not None and recording_ops():
         arch = device.perf.arch
         record_op(

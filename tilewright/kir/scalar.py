@@ -55,6 +55,8 @@ __all__ = [
     "INTRINSICS",
     "float_literal",
     "division_by_zero",
+    "integer_overflow",
+    "overflow_text",
 ]
 
 Value = int | float | bool
@@ -213,10 +215,51 @@ def division_by_zero(what: str) -> KernelError:
     return KernelError(f"{what} by zero in kernel code", rule="kir-division-by-zero")
 
 
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def overflow_text(symbol: str) -> str:
+    """The one text of a checked operator's overflow (``ttlang::checked`` gets it from the
+    emitted call, so both engines say the same)."""
+    return (
+        f"integer overflow in kernel code: the result of '{symbol}' does not fit in int64 "
+        "(compiled kernel integers are 64-bit)"
+    )
+
+
+def integer_overflow(symbol: str) -> KernelError:
+    return KernelError(overflow_text(symbol), rule="kir-integer-overflow")
+
+
+def _checked(fn: Callable[..., int], symbol: str) -> Callable[..., int]:
+    """``fn`` on i64 values, exact; a result beyond int64 is :func:`integer_overflow`."""
+
+    def evaluate(*operands: int) -> int:
+        r = fn(*operands)
+        if not _I64_MIN <= r <= _I64_MAX:
+            raise integer_overflow(symbol)
+        return r
+
+    return evaluate
+
+
+def _checked_cpp(name: str, symbol: str, unary: bool = False) -> str:
+    text = overflow_text(symbol)  # no quote or backslash to escape
+    operands = "{a}" if unary else "{a}, {b}"
+    return f'ttlang::{name}<{{T}}>({operands}, "{text}")'
+
+
 def _floordiv(a: Any, b: Any) -> Any:
     if b == 0:
         raise division_by_zero("floor division")
     return a // b  # Python's floor, for integers and floats alike
+
+
+def _checked_truediv(a: float, b: float) -> float:
+    """Python's ``/`` in compiled TT-Lang kernels: a zero divisor is an error, not inf."""
+    if b == 0:
+        raise division_by_zero("division")
+    return a / b
 
 
 def _mod(a: Any, b: Any) -> Any:
@@ -304,6 +347,14 @@ OPERATORS: dict[str, Operator] = {
             _truediv,
             "(static_cast<double>({a}) / static_cast<double>({b}))",
         ),  # fmt: skip
+        _op(
+            "truediv_checked",
+            "truediv",
+            "/?",
+            _checked_truediv,
+            "ttlang::checked_truediv(static_cast<double>({a}), static_cast<double>({b}))",
+            doc="Python's /: a zero divisor is a KernelError",
+        ),  # fmt: skip
         _op("shl", "bits", "<<", _shl, "ttlang::shl<{T}>({a}, {b})", doc="a << b, wrapped"),
         _op("shr", "bits", ">>", _shr, "ttlang::shr<{T}>({a}, {b})", doc="arithmetic if signed"),
         _op("bitand", "bits", "&", operator.and_, "({a} & {b})"),
@@ -318,6 +369,23 @@ OPERATORS: dict[str, Operator] = {
         _op("and", "logic", "and", lambda a, b: a and b, "({a} && {b})"),
         _op("or", "logic", "or", lambda a, b: a or b, "({a} || {b})"),
         _op("neg", "neg", "neg", operator.neg, "(-{a})", "ttlang::neg<{T}>({a})"),
+        # Python's integers in compiled TT-Lang kernels: exact, or an error (never a wrap)
+        *(
+            _op(
+                f"{name}_checked",
+                "neg" if name == "neg" else "arith",
+                f"{name}_checked" if name == "neg" else f"{symbol}?",  # unary ops print by name
+                _checked(fn, symbol),
+                _checked_cpp(f"checked_{name}", symbol, name == "neg"),
+                doc=f"{symbol} of int64 values; a result beyond int64 is a KernelError",
+            )
+            for name, symbol, fn in (
+                ("add", "+", operator.add),
+                ("sub", "-", operator.sub),
+                ("mul", "*", operator.mul),
+                ("neg", "-", operator.neg),
+            )
+        ),
         _op("not", "not", "not", operator.not_, "(!{a})"),
     )
 }
@@ -341,11 +409,15 @@ def type_error(op: Operator, a: Ty, b: Ty | None, result: Ty) -> str | None:
     elif kind == "neg":
         if a is not result:
             return "'neg' keeps its operand's type"
+        if op.name.endswith("_checked") and result is not Ty.I64:
+            return f"'{op.name}' takes i64, got {result}"
     else:
         if a is not result or b is not result:
             return f"'{op.name}' of {a} and {b} gives {result}: operand types must equal it"
         if kind == "bits" and not result.is_int:
             return f"'{op.name}' takes integers, got {result}"
+        if kind == "arith" and op.name.endswith("_checked") and result is not Ty.I64:
+            return f"'{op.name}' takes i64, got {result}"
     return None
 
 

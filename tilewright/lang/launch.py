@@ -26,6 +26,7 @@ from tilewright.device.engine import current_run
 from tilewright.device.print_hook import kernel_print
 from tilewright.errors import KernelError, TilewrightError, traceback_location
 from tilewright.lang import debug_print, state
+from tilewright.lang.arith_faults import division_error
 from tilewright.lang.node import SETUP_STACK, NodeSetup, OperationInfo
 from tilewright.lang.pipes import check_unmatched
 
@@ -75,7 +76,10 @@ def kernel_entry(index: int, name: str) -> Callable[[], None]:
             raise KernelError(f"kernel '{name}' runs outside the launch of its operation")
         setup = launch.setups[run.core.index]
         run.kernel_context().extra = setup  # deadlock reports ask it what the kernel holds
-        setup.kernels[index].fn()
+        try:
+            setup.kernels[index].fn()
+        except ZeroDivisionError as exc:  # the compiled kernels' diagnostic (arith_faults)
+            raise division_error(exc) from exc
         for dfb in setup.dfbs:
             dfb.release_held(run)
 

@@ -35,6 +35,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from typing import ClassVar, TextIO
 
 from tilewright.errors import NativeCrashError, SourceLoc, format_error
@@ -50,6 +51,8 @@ _SLOT_BYTES = 16
 _PR_SET_PDEATHSIG = 1
 CTRL_C_GRACE = 30.0
 """Seconds the parent waits after Ctrl-C for the child to report and stop."""
+FORWARD_AFTER = 0.5
+"""Seconds after which an interrupt the child did not get itself is passed on to it."""
 
 
 class _Child:
@@ -170,9 +173,16 @@ def exit_error(status: int, sites: dict, slot: tuple[int, int, int]) -> NativeCr
     )
 
 
-def _wait_after_ctrl_c(proc: subprocess.Popen) -> int:
-    """Ctrl-C reached the child too: let it print its report, then end."""
+def _wait_after_ctrl_c(proc: subprocess.Popen, forward: int) -> int:
+    """Ctrl-C from a terminal reaches the child too: let it print its report, then end.  A
+    signal sent to the parent alone (``kill -INT``, or SIGTERM, which the parent turns into
+    an interrupt) does not: after a moment it is passed on as ``forward``, so the child
+    reports where its kernels were instead of being killed after the grace period."""
     try:
+        try:
+            return proc.wait(timeout=FORWARD_AFTER)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(forward)
         return proc.wait(timeout=CTRL_C_GRACE)
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
         proc.kill()
@@ -184,8 +194,14 @@ def _wait_after_ctrl_c(proc: subprocess.Popen) -> int:
         return 130
 
 
-def run_isolated(program: str, args: list[str], forwarded: list[str]) -> int:
-    """Run ``tilewright run [forwarded] program args`` in a child; report a native crash."""
+def run_isolated(
+    program: str,
+    args: list[str],
+    forwarded: list[str],
+    interrupt_signal: Callable[[], int] = lambda: signal.SIGINT,
+) -> int:
+    """Run ``tilewright run [forwarded] program args`` in a child; report a native crash.
+    ``interrupt_signal``: what an interrupt of the parent is passed on to the child as."""
     read_fd, write_fd = os.pipe()
     slot_file = tempfile.TemporaryFile()
     slot_file.truncate(_SLOT_BYTES)
@@ -218,7 +234,7 @@ def run_isolated(program: str, args: list[str], forwarded: list[str]) -> int:
         returncode = proc.wait()
     except KeyboardInterrupt:
         slot_file.close()
-        return _wait_after_ctrl_c(proc)
+        return _wait_after_ctrl_c(proc, interrupt_signal())
     slot_file.seek(0)
     site_id, x, y, _ = struct.unpack("<4i", slot_file.read(_SLOT_BYTES).ljust(_SLOT_BYTES, b"\0"))
     slot_file.close()

@@ -199,7 +199,12 @@ class NativeKernel:
         }
         if len(todo) > 1:
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-                list(pool.map(lambda ec: ec[0].library(ec[1]), todo.values()))
+                try:
+                    list(pool.map(lambda ec: ec[0].library(ec[1]), todo.values()))
+                except Exception as exc:  # noqa: BLE001 - re-raised here, whatever it is
+                    # without the worker's frames: their innermost non-Tilewright one is
+                    # concurrent/futures/thread.py, which diagnostics took for the user's line
+                    raise exc.with_traceback(None) from None
         driver = driver_for(device.engine)
         return {h: NativeRun(driver, e.library(c).entry) for h, (e, c) in jobs.items()}
 

@@ -10,13 +10,15 @@ shape with a zero dimension is refused at the user's line (``convert.check_not_e
 from __future__ import annotations
 
 import math
+import os
+import resource
 import sys
 
 import numpy as np
 
 from tilewright.device.device import Device
 from tilewright.device.ops import OpParamError, OpShapeError
-from tilewright.errors import DeviceError
+from tilewright.errors import DeviceError, OutOfMemoryError
 from tilewright.ttnn.convert import (
     _prepare,
     check_not_empty,
@@ -70,6 +72,65 @@ def _shape(op: str, shape) -> tuple[int, ...]:
     return out
 
 
+_HOST_BYTES = 4  # a float32 value per element on the host before encoding
+_DRAW_BYTES = 12  # rand / randn: float64 samples and their float32 copy
+
+
+def _host_memory() -> int:
+    """What one more host array may take: the machine's available memory, or less under
+    an address-space limit (``ulimit -v``: the limit less what the process maps now)."""
+    try:
+        room = int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        room = 1 << 40
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft != resource.RLIM_INFINITY:
+        try:
+            with open("/proc/self/statm") as f:
+                mapped = int(f.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+        except (OSError, ValueError, IndexError):  # pragma: no cover - no procfs
+            mapped = 0
+        room = min(room, int(soft) - mapped)
+    return room
+
+
+def check_size(
+    op: str,
+    dims: tuple[int, ...],
+    layout: Layout,
+    device,
+    memory_config,
+    per_element: int = _HOST_BYTES,
+) -> None:
+    """Refuse, before any host allocation, a tensor that cannot exist: larger than the
+    memory it is to live in (the device's DRAM or L1, at one byte or more per element),
+    or than the host can hold while making it (``per_element`` bytes per element)."""
+    tiled = layout == Layout.TILE and len(dims) >= 2
+    padded = (*dims[:-2], -(-dims[-2] // 32) * 32, -(-dims[-1] // 32) * 32) if tiled else dims
+    need = math.prod(padded) * per_element
+    chip = (list(device.devices)[0] if is_mesh_device(device) else device) if device else None
+    if isinstance(chip, Device):
+        cap = chip.capacity
+        l1 = getattr(getattr(memory_config, "buffer_type", None), "name", "") == "L1"
+        where, room = (
+            ("L1", cap.usable_l1 * chip.grid_x * chip.grid_y)
+            if l1
+            else ("DRAM", cap.usable_dram_per_channel * cap.num_dram_channels)
+        )
+        if math.prod(padded) > room:  # at least one byte per element on the device
+            raise OutOfMemoryError(
+                f"{op}: shape {list(dims)} has {math.prod(dims)} elements; the device's {where} "
+                f"holds {room} B",
+                hint="split the tensor, or use a smaller shape",
+            )
+    if need > _host_memory():
+        raise OutOfMemoryError(
+            f"{op}: shape {list(dims)} needs {need} B on the host; this machine has "
+            f"{_host_memory()} B",
+            hint="use a smaller shape",
+        )
+
+
 def _constant_pages(
     shape: tuple[int, ...], value, dtype: DataType, layout: Layout, tile: TileShape, align: int
 ) -> np.ndarray:
@@ -116,6 +177,7 @@ def _constant(op: str, shape, value, dtype, layout, device, memory_config, tile)
     dtype = dtype_arg(op, dtype if dtype is not None else DataType.BFLOAT16)
     layout = layout_arg(op, layout if layout is not None else Layout.ROW_MAJOR)
     dims = _shape(op, shape)
+    check_size(op, dims, layout, device, memory_config)
     tshape = _tile_shape(tile)
     chips = list(device.devices) if is_mesh_device(device) else [device]
     align = chips[0].dram_alignment if isinstance(chips[0], Device) else 32
@@ -171,7 +233,11 @@ def rand(
     """Uniform values in [low, high).  ``seed`` as ttnn: 0 (the default) or None draws new
     values on every call, any other seed the same values every time (see ``_draw``; the
     values are not bit-equal to ttnn's device RNG)."""
-    u = _draw("uniform", _shape("ttnn.rand", shape), seed)
+    dims = _shape("ttnn.rand", shape)
+    check_size(
+        "ttnn.rand", dims, layout_arg("ttnn.rand", layout), device, memory_config, _DRAW_BYTES
+    )
+    u = _draw("uniform", dims, seed)
     values = (np.float32(low) + np.float32(high - low) * u).astype(np.float32)
     return _make(values, dtype, layout, device, memory_config, tile)
 
@@ -188,7 +254,11 @@ def randn(
     tile=None,
 ) -> Tensor:
     """Standard normal values; ``seed`` as in :func:`rand`."""
-    values = _draw("normal", _shape("ttnn.randn", shape), seed)
+    dims = _shape("ttnn.randn", shape)
+    check_size(
+        "ttnn.randn", dims, layout_arg("ttnn.randn", layout), device, memory_config, _DRAW_BYTES
+    )
+    values = _draw("normal", dims, seed)
     return _make(values, dtype, layout, device, memory_config, tile)
 
 

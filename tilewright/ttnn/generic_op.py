@@ -48,6 +48,7 @@ from tilewright.device.program import (
 )
 from tilewright.errors import DescriptorError, SourceLoc, user_location
 from tilewright.native.kernels import NativeKernel
+from tilewright.ttnn.descriptor_checks import check_generic_op
 from tilewright.ttnn.mesh_tensor import MeshTensor
 
 __all__ = [
@@ -517,12 +518,14 @@ def generic_op(io_tensors: Sequence, program_descriptor):
     and a ``MeshProgramDescriptor`` runs each of its programs on its range of chips; either way
     the chips run together, as one mesh workload (ttnn's SPMD and mesh-program forms).
     """
-    tensors = list(io_tensors)
-    if not tensors:
-        raise _error("generic_op needs at least one tensor (the last one is the output)")
-    devices = {id(t.device()) for t in tensors if t.device() is not None}
-    if len(devices) != 1:
-        raise _error("generic_op's tensors must all be on one device")
+    tensors = list(io_tensors) if isinstance(io_tensors, Sequence) else [io_tensors]
+    programs = (
+        [desc for _, desc in program_descriptor]
+        if isinstance(program_descriptor, MeshProgramDescriptor)
+        else [program_descriptor]
+    )
+    for desc in programs:  # every field, before anything is built (descriptor_checks.py)
+        check_generic_op(tensors, desc, ComputeConfigDescriptor, DataMovementConfigDescriptor)
     frame = inspect.currentframe()
     caller = frame.f_back if frame is not None else None
     base_dir = (

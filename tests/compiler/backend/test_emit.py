@@ -81,7 +81,8 @@ def test_emit_writes_cpp_host_description_and_a_generic_op_rerun(tmp_path):
     assert result.exit_code == 0, result.output
     folder = out / "fused_relu_mul_add"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "compute.cpp", "program.json", "reader.cpp", "run.py", "ttlang", "writer.cpp",
+        "compute.cpp", "expected.npz", "inputs.npz", "program.json", "reader.cpp", "run.py",
+        "ttlang", "writer.cpp",
     ]  # fmt: skip
     reader = (folder / "reader.cpp").read_text()
     assert '#include "ttlang/support.h"' in reader and "noc_async_read_page(" in reader
@@ -100,8 +101,7 @@ def test_emit_writes_cpp_host_description_and_a_generic_op_rerun(tmp_path):
             assert run_program(str(folder / "run.py"), []) == 0
     finally:
         os.chdir(cwd)
-    sums = dict(line.split() for line in out_text.getvalue().splitlines())
-    assert set(sums) == {"a", "b", "c", "y"} and float(sums["y"]) > 0
+    assert out_text.getvalue().splitlines() == ["PASS fused_relu_mul_add"]
 
 
 def test_explain_ir_prints_each_kernel_and_the_reason_an_operation_is_interpreted(tmp_path):

@@ -26,19 +26,21 @@ from tilewright.compiler.backend.lower.values import (
     TensorInfo,
     describe_dfb,
 )
+from tilewright.compiler.signature import (
+    CallSignature,
+    attribute_paths,
+    code_names,
+    sign_cells,
+    sign_names,
+)
 from tilewright.device.coords import CoreCoord, CoreRange
 from tilewright.device.formats import DataFormat
-from tilewright.device.kernel_api.accessor import tensor_accessor_args
 from tilewright.device.program import CircularBufferConfig, ComputeConfig
 from tilewright.errors import NotCompilableError, SourceLoc
 from tilewright.kir.ir import Kernel
-from tilewright.lang.dfb import DataflowBuffer
-from tilewright.lang.pipes import PipeNet
 from tilewright.lang.rules.dfb import SPSC
 from tilewright.lang.rules.sync import PIPE_BLOCKS
-from tilewright.lang.semaphore import MulticastRemoteSemaphore, Semaphore, UnicastRemoteSemaphore
 from tilewright.target.enums import DataType as TargetDataType
-from tilewright.ttnn.tensor import Tensor
 
 if TYPE_CHECKING:
     from tilewright.compiler.program_builder import OperationProgram
@@ -254,70 +256,27 @@ _CACHE: dict[tuple, tuple[object, tuple, CompiledCall]] = {}
 _CARRIED = ("pipe_sync", "mail_cb", "mail_slots", "taken_cbs", "pipe_error")
 
 
-def _sig(v: object, memo: dict[int, tuple[object, object]] | None = None) -> object:
-    """What the lowering reads of a captured value (the lowering-cache key's part for it)."""
-    if memo is not None:
-        key = id(v)
-        got = memo.get(key)
-        if got is None:
-            got = memo[key] = (v, _sig(v))  # keep v alive: its id stays its own
-        return got[1]
+def call_key(record, sig: CallSignature, inputs: list[KernelInput]) -> tuple[tuple, tuple]:
+    """Everything the lowering of a call reads, and the objects the key names by identity.
 
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return (type(v), v)
-    if isinstance(v, tuple):
-        return ("tuple", tuple(_sig(x) for x in v))
-    if isinstance(v, DataflowBuffer):
-        return ("dfb", v.name, v.index, v.address, v.shape, v.block_count, v.data_format, v.tiled)
-    if isinstance(v, Tensor):
-        buf = v.buffer
-        words = tuple(tensor_accessor_args(buf))
-        return ("tensor", tuple(v.page_grid()), v.layout, v.dtype, words, buf.page_size)
-    if isinstance(v, Semaphore):
-        return ("sem", v.sem_id)
-    if isinstance(v, UnicastRemoteSemaphore):
-        return ("usem", v.sem.sem_id, v.node)
-    if isinstance(v, MulticastRemoteSemaphore):
-        return ("msem", v.sem.sem_id, v.lo, v.hi)
-    if isinstance(v, PipeNet):
-        return ("net", tuple((p.src, tuple(repr(c) for c in p.dst)) for p in v.pipes))
-    signature = getattr(v, "cache_signature", None)  # a raw IR function: what its body reads
-    if callable(signature) and not isinstance(v, type):
-        return signature()
-    return ("obj", id(v))
-
-
-def _names(code) -> set[str]:
-    out = set(code.co_names)
-    for const in code.co_consts:
-        if hasattr(const, "co_names"):
-            out |= _names(const)
-    return out
-
-
-def call_key(record, device, grid, inputs: list[KernelInput], args, options) -> tuple:
-    """Everything the lowering of a call reads: the operation, the device, the grid, the
-    options, and for every kernel its captured values on every node and the module globals
-    it names.  Tensors count by their layout only (their addresses are runtime args)."""
-    memo: dict[int, tuple[object, object]] = {}
-    parts: list[object] = [
-        id(record),
-        device.capacity,
-        tuple(grid),
-        options.get("engine"),
-        bool(options.get("dst_full_sync_en")),
-        tuple(_sig(a, memo) for a in args),
-    ]
+    The call's signature (device, grid, engine, options, tensor specs and aliasing, the
+    body's free values by value: ``compiler/signature.py``), and for every kernel its
+    captured values on every node (with the attribute paths its source reads from them)
+    and the module globals it names.  Tensors count by their spec only (their addresses
+    are runtime args).  ``ValueError`` for an empty closure cell."""
+    parts: list[object] = [id(record), sig.key()]
+    keep: list[object] = [record, *sig.keep]
     for kin in inputs:
+        paths = attribute_paths(kin.tree)
         fn0 = kin.fns[0]
-        code = fn0.__code__
-        cells = tuple(
-            tuple(_sig(c.cell_contents, memo) for c in (fn.__closure__ or ())) for fn in kin.fns
-        )
+        cells, kept = sign_cells(kin.fns, paths)
         glb = fn0.__globals__
-        names = tuple(sorted((n, _sig(glb[n], memo)) for n in _names(code) if n in glb))
-        parts.append((id(code), cells, names))
-    return tuple(parts)
+        names, _opaque_names, kept_globals = sign_names(
+            {n: glb[n] for n in code_names(fn0.__code__) if n in glb}, paths, addresses=False
+        )
+        parts.append((id(fn0.__code__), cells, names))
+        keep += [fn0.__code__, *kept, *kept_globals]
+    return tuple(parts), tuple(keep)
 
 
 def _refresh(low: Lowered, world: World) -> Lowered:
@@ -338,17 +297,30 @@ def _with_addresses(low: Lowered, addresses: dict[str, int]) -> Lowered:
 
 
 def compile_call(
-    record, split_plan, program, device, grid, setups: dict, args, options
+    record,
+    split_plan,
+    program,
+    device,
+    grid,
+    setups: dict,
+    args,
+    options,
+    *,
+    signature: CallSignature | None = None,
 ) -> CompiledCall:
     """Lower every kernel of the call; a NotCompilableError if one does not compile.
 
-    A call whose lowering inputs (:func:`call_key`) were seen before reuses that call's
-    kernels; only the tensor addresses among the runtime args are read again."""
+    A call whose lowering inputs (:func:`call_key`, read off the call's ``signature``)
+    were seen before reuses that call's kernels; only the tensor addresses among the
+    runtime args are read again.  Without a signature the call is lowered afresh."""
     inputs = kernel_inputs(record, split_plan, program, setups)
-    try:
-        key: tuple | None = call_key(record, device, grid, inputs, args, options)
-    except (ValueError, TypeError):  # an empty closure cell: lower afresh
-        key = None
+    key: tuple | None = None
+    keep: tuple = ()
+    if signature is not None:
+        try:
+            key, keep = call_key(record, signature, inputs)
+        except ValueError:  # an empty closure cell: lower afresh
+            key = None
     entry = _CACHE.get(key) if key is not None else None
     # the entry keeps the record and the kernels' code alive, so their ids stay theirs
     hit = entry[2] if entry is not None and entry[0] is record else None
@@ -363,7 +335,7 @@ def compile_call(
     if key is not None:
         if len(_CACHE) > 256:
             _CACHE.clear()
-        _CACHE[key] = (record, tuple(k.fns[0].__code__ for k in inputs), compiled)
+        _CACHE[key] = (record, keep, compiled)  # keep: the ids in the key stay theirs
     return compiled
 
 

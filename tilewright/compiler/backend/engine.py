@@ -104,6 +104,7 @@ def run_engine(
     call_loc,
     *,
     runtime_resources: bool = False,
+    signature=None,
 ) -> None:
     """Compile the call for the native engine unless the engine is ``python``.
 
@@ -133,6 +134,7 @@ def run_engine(
             setups,
             args,
             {**options, "engine": choice.engine},
+            signature=signature,
         )
     except NotCompilableError as exc:
         if choice.engine == "native":

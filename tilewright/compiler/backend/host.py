@@ -20,18 +20,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
 
 from tilewright.compiler.backend.build import INCLUDE_DIR
 from tilewright.compiler.backend.emit import emit_kernel
 from tilewright.device.formats import TTNN_TO_DATA_FORMAT
+from tilewright.device.kernel_api.accessor import tensor_accessor_args
 
 if TYPE_CHECKING:
     from tilewright.compiler.backend.compile import CompiledCall
 
-__all__ = ["host_description", "write_operation", "RUNNER"]
+__all__ = ["host_description", "write_operation", "write_results", "RUNNER"]
 
 
 def _ttnn_names() -> dict:
@@ -45,6 +49,44 @@ _FIDELITY = {0: "LoFi", 2: "HiFi2", 3: "HiFi3", 4: "HiFi4"}
 def _range(program_range) -> list[list[int]]:
     r = next(iter(program_range))
     return [[r.start.x, r.start.y], [r.end.x, r.end.y]]
+
+
+def _memory_config(mc) -> dict | None:
+    """A memory config as plain data (``run.py`` rebuilds it exactly, shard spec included)."""
+    if mc is None:
+        return None
+    out: dict[str, object] = {
+        "memory_layout": mc.memory_layout.name,
+        "buffer_type": mc.buffer_type.name,
+    }
+    spec = mc.shard_spec
+    if spec is not None:
+        out["shard"] = {
+            "grid": [[[r.start.x, r.start.y], [r.end.x, r.end.y]] for r in spec.grid],
+            "shape": list(spec.shape),
+            "orientation": spec.orientation.name,
+        }
+    return out
+
+
+def _copy_header(src: Path, rel: Path, out: Path, written: list[Path], seen: set[Path]) -> None:
+    """Copy ``src`` to ``out / rel`` and, recursively, the local headers it includes
+    (``#include "x.h"``, found next to it): a build of the copy needs every one."""
+    dest = out / rel
+    if dest in seen:
+        return
+    seen.add(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    written.append(dest)
+    for match in _LOCAL_INCLUDE.finditer(src.read_text(errors="replace")):
+        name = Path(match.group(1))
+        found = src.parent / name
+        if found.is_file() and not name.is_absolute():
+            _copy_header(found, rel.parent / name, out, written, seen)
+
+
+_LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
 def host_description(record, compiled: CompiledCall, program) -> dict:
@@ -62,6 +104,8 @@ def host_description(record, compiled: CompiledCall, program) -> dict:
                 "layout": t.layout.name,
                 "memory": buf.buffer_type.name,
                 "sharded": buf.shard is not None,
+                "memory_config": _memory_config(t.memory_config()),
+                "accessor_words": list(tensor_accessor_args(buf)),
             }
         )
     order = {p: i for i, p in enumerate(record.interface.params)}
@@ -133,6 +177,7 @@ def write_operation(
     written: list[Path] = []
     shutil.copyfile(INCLUDE_DIR / "ttlang" / "support.h", out / "ttlang" / "support.h")
     written.append(out / "ttlang" / "support.h")
+    seen: set[Path] = set()
     for low in compiled.lowered:
         k = low.kernel
         path = out / f"{k.name}.cpp"
@@ -142,27 +187,55 @@ def write_operation(
             for base in k.include_paths:
                 src = Path(base) / header
                 if src.is_file():
-                    shutil.copyfile(src, out / Path(header).name)
-                    written.append(out / Path(header).name)
+                    _copy_header(src, Path(header), out, written, seen)
                     break
     desc = host_description(record, compiled, program)
     (out / "program.json").write_text(json.dumps(desc, indent=2) + "\n")
     (out / "run.py").write_text(RUNNER.format(operation=record.name))
     written += [out / "program.json", out / "run.py"]
+    np.savez(out / "inputs.npz", **cast(dict[str, Any], _values(compiled)))
+    written.append(out / "inputs.npz")
     return written
 
 
-RUNNER = '''"""Rerun the compiled TT-Lang operation '{operation}' with ttnn.generic_op.
+def _values(compiled: CompiledCall) -> dict[str, np.ndarray]:
+    """Every tensor argument's values now (the inputs before the launch, or the results
+    after it): float32 for the float types (bf16 widens exactly), their own integers else."""
+    out = {}
+    for info in compiled.world.tensors.values():
+        t = info.tensor.to_torch() if hasattr(info.tensor, "to_torch") else None
+        if t is None:  # pragma: no cover - every argument is a ttnn tensor
+            continue
+        if t.is_floating_point():
+            t = t.float()
+        out[info.param] = t.numpy()
+    return out
+
+
+def write_results(directory: str | os.PathLike, compiled: CompiledCall) -> Path:
+    """Write the call's results (its tensors after the launch) for ``run.py`` to check."""
+    path = Path(directory) / "expected.npz"
+    np.savez(path, **cast(dict[str, Any], _values(compiled)))
+    return path
+
+
+RUNNER = '''"""Rerun the compiled TT-Lang operation '{operation}' with ttnn.generic_op, and check it.
 
 Generated by `tilewright emit`: the kernels are the .cpp files next to this file, the
-host program is program.json.  Run it with `tilewright run run.py`; it makes random
-input tensors of the recorded shapes and types, runs the program and prints a checksum
-of every tensor.
+host program is program.json, the call's tensors before and after the original launch
+are inputs.npz and expected.npz.  Run it with `tilewright run run.py`: it makes the
+tensors with the recorded shapes, types, layouts and memory configs (shard specs
+included) from the recorded inputs, checks that each gives the compile-time args the
+kernels were built for, runs the program and compares every tensor with the recorded
+result, bit for bit; it prints "PASS {operation}" or exits with status 1 naming the
+tensors that differ.
 """
 
 import json
 import os
+import sys
 
+import numpy as np
 import torch
 
 import ttnn
@@ -224,19 +297,58 @@ def program_descriptor(tensors):
     return ttnn.ProgramDescriptor(kernels=kernels, cbs=cbs, semaphores=semaphores)
 
 
+def memory_config(mc):
+    """The recorded memory config (interleaved or sharded, DRAM or L1)."""
+    shard = None
+    if mc.get("shard"):
+        s = mc["shard"]
+        grid = ttnn.CoreRangeSet(
+            [ttnn.CoreRange(ttnn.CoreCoord(*lo), ttnn.CoreCoord(*hi)) for lo, hi in s["grid"]]
+        )
+        shard = ttnn.ShardSpec(grid, s["shape"], getattr(ttnn.ShardOrientation, s["orientation"]))
+    return ttnn.MemoryConfig(
+        getattr(ttnn.TensorMemoryLayout, mc["memory_layout"]),
+        getattr(ttnn.BufferType, mc["buffer_type"]),
+        shard,
+    )
+
+
 def make_tensors(device):
-    torch.manual_seed(0)
+    """Each tensor as the original call had it: its values, type, layout and memory."""
+    inputs = np.load(os.path.join(HERE, "inputs.npz"))
     out = {{}}
     for t in DESC["tensors"]:
-        memory = ttnn.L1_MEMORY_CONFIG if t["memory"] == "L1" else ttnn.DRAM_MEMORY_CONFIG
-        out[t["param"]] = ttnn.from_torch(
-            torch.rand(t["shape"]),
+        tensor = ttnn.from_torch(
+            torch.from_numpy(inputs[t["param"]]),
             dtype=getattr(ttnn, t["dtype"].lower()),
             layout=getattr(ttnn, t["layout"] + "_LAYOUT"),
             device=device,
-            memory_config=memory,
+            memory_config=memory_config(t["memory_config"]),
         )
+        words = ttnn.TensorAccessorArgs(tensor).get_compile_time_args()
+        if list(words) != t["accessor_words"]:
+            sys.exit(
+                f"{{t['param']}}: this device places the tensor differently from the original "
+                f"call (accessor words {{list(words)}}, the kernels were built for "
+                f"{{t['accessor_words']}}); rerun on the same board"
+            )
+        out[t["param"]] = tensor
     return out
+
+
+def check(tensors):
+    """Every tensor against the original call's result, bit for bit."""
+    expected = np.load(os.path.join(HERE, "expected.npz"))
+    wrong = []
+    for name, t in tensors.items():
+        got = ttnn.to_torch(t)
+        got = (got.float() if got.is_floating_point() else got).numpy()
+        want = expected[name]
+        if got.shape != want.shape or got.tobytes() != want.tobytes():
+            wrong.append(name)
+    if wrong:
+        sys.exit(f"FAIL {operation}: {{', '.join(wrong)}} differ from the original call's result")
+    print("PASS {operation}")
 
 
 if __name__ == "__main__":
@@ -244,8 +356,7 @@ if __name__ == "__main__":
     try:
         tensors = make_tensors(device)
         ttnn.generic_op(list(tensors.values()), program_descriptor(tensors))
-        for name, t in tensors.items():
-            print(name, float(ttnn.to_torch(t).float().sum()))
+        check(tensors)
     finally:
         ttnn.close_device(device)
 '''

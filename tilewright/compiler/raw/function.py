@@ -10,6 +10,7 @@ is not run here: it runs at trace time (:mod:`.trace`), once per specialisation.
 from __future__ import annotations
 
 import inspect
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -67,7 +68,9 @@ _OTHER = object()
 
 def _plain(v: object) -> object:
     """``v`` if it is a plain value a trace may fold, else ``_OTHER``."""
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if isinstance(v, float):  # by bit pattern: 0.0 and -0.0, NaN payloads differ
+        return ("float", struct.pack("<d", v))
+    if v is None or isinstance(v, (bool, int, str)):
         return (type(v).__name__, v)
     if isinstance(v, tuple):
         items = tuple(_plain(x) for x in v)

@@ -62,7 +62,7 @@ def _check_set(v: Checker, op: Op) -> None:
 
 # -- for ----------------------------------------------------------------------------------------
 
-_LIMITS = {"i64": (-(1 << 63), (1 << 63) - 1), "u32": (0, (1 << 32) - 1), "u64": (0, (1 << 64) - 1)}
+_INTEGERS = frozenset({"i64", "u32", "u64"})
 
 
 def _run_for(op: Op, rt: Runner) -> OpFn:
@@ -73,10 +73,10 @@ def _run_for(op: Op, rt: Runner) -> OpFn:
     body = rt.block(op.regions[0])
     name = var.name
     conv = CONVERT[ct]
-    lo, hi = _LIMITS.get(ct, (None, None))
+    integral = ct in _INTEGERS
 
     def loop_c(env: Any, it: Any, end: Any) -> None:
-        """The C++ loop literally (floats, or an ``it += step`` that wraps)."""
+        """The C++ loop literally (floats)."""
         values = env.values
         while (it < end) if step > 0 else (it > end):
             values[name] = it
@@ -87,7 +87,7 @@ def _run_for(op: Op, rt: Runner) -> OpFn:
     def for_(env: Any) -> None:
         end = stop(env)
         it = start(env)
-        if lo is None or not (end - 1 + step <= hi if step > 0 else end + 1 + step >= lo):
+        if not integral:  # integers: Python's range below (``ttlang::loop_next`` never wraps)
             loop_c(env, it, end)
             return None
         values = env.values
@@ -108,7 +108,10 @@ def _cpp_for(w: Writer, depth: int, op: Op) -> None:
     cmp = "<" if step > 0 else ">"
     w.line(depth, "{", sync=False)
     w.line(depth + 1, f"const {ty} {end} = {w.expr(stop)};")
-    w.line(depth + 1, f"for ({ty} {it} = {w.expr(start)}; {it} {cmp} {end}; {it} += {step}) {{")
+    nxt = f"{it} += {step}"
+    if var.ty.is_int:  # an increment past the type's end stops the loop (Python's range)
+        nxt = f"{it} = ttlang::loop_next<{ty}>({it}, {step}, {end})"
+    w.line(depth + 1, f"for ({ty} {it} = {w.expr(start)}; {it} {cmp} {end}; {nxt}) {{")
     w.line(depth + 2, f"{var.name} = {it};")
     w.body(depth + 2, op.regions[0])
     w.line(depth + 1, "}", sync=False)

@@ -39,7 +39,7 @@ from tilewright.compiler.backend.lower.values import (
     is_scalar_py,
     py_const,
 )
-from tilewright.kir.ir import BinOp, Cast, Const, Expr, Intrinsic, Ty
+from tilewright.kir.ir import BinOp, Const, Expr, Intrinsic, Ty
 from tilewright.lang.declare import grid_extent
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.misc import static_range
@@ -244,8 +244,8 @@ def binop_values(lw, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Val
             raise lw.fail(f"the operator {type(op).__name__}", node)
         try:
             return Scalar(S.binary(name, a.expr, b.expr))
-        except ZeroDivisionError:
-            raise lw.fail("a division by zero", node) from None
+        except ZeroDivisionError as exc:  # the run-time error's text (lower/scalars.py)
+            raise lw.fail(str(exc) or "a division by zero", node) from None
         except TypeError:
             raise lw.fail(f"the operator {type(op).__name__} on floats", node) from None
         except ValueError:
@@ -264,7 +264,10 @@ def _pow(lw, a: Expr, b: Expr, node: ast.AST) -> Expr:
     ):
         out: Expr = Const(1, Ty.I64) if not a.ty.is_float else Const(1.0, Ty.F64)
         if isinstance(a, Const) and not a.ty.is_float:  # the product the kernel computes
-            return S.fold(Cast(Const(pow(int(a.value), b.value, 1 << 64), Ty.U64), Ty.I64))
+            base = int(a.value)
+            if abs(base) > 1 and b.value >= 64:  # beyond int64 (not computed: 2 ** 10**9)
+                return S.int_const(1 << 64)
+            return S.int_const(pow(base, b.value))  # exact, as Python: or an error
         for _ in range(b.value):
             out = S.binary("mul", out, a)
         return out

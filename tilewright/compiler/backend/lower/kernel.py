@@ -589,7 +589,10 @@ class Lowering:
         method = getattr(self, f"expr_{type(node).__name__}", None)
         if method is None:
             raise self.fail(f"{construct(node)} in kernel code is not compilable", node)
-        return method(node)
+        try:
+            return method(node)
+        except OverflowError as exc:  # an integer beyond int64, folded (lower/scalars.py)
+            raise self.fail(str(exc), node) from None
 
     def scalar(self, node: ast.expr) -> Expr:
         value = self.expr(node)

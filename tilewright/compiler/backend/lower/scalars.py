@@ -1,7 +1,11 @@
 """Scalar code of kernels: Python arithmetic on ints, floats and bools as IR expressions.
 
 Python semantics are kept: ints are ``i64`` with floor ``//`` and ``%``, ``/`` gives
-a float, ``and`` / ``or`` on bools, comparisons give bools.  Constant operands fold
+a float, ``and`` / ``or`` on bools, comparisons give bools.  Integer ``+``, ``-``, ``*``
+and negation are the table's *checked* operators (``add_checked`` ...): a result beyond
+int64 is an error at the line on every engine (``OverflowError`` when it is folded here,
+which the lowering reports as not compilable), never a wrap-around a bounds check would
+then accept.  Constant operands fold
 at compile time through the IR interpreter's evaluator (:func:`tilewright.kir.interp_scalar.fold`:
 the one scalar table, so a folded value is what the kernel computes -- ``i64`` wraps,
 ``(1 << 62) * 4`` is 0 on every engine), and
@@ -11,6 +15,7 @@ the one scalar table, so a folded value is what the kernel computes -- ``i64`` w
 
 from __future__ import annotations
 
+from tilewright.errors import KernelError
 from tilewright.kir.interp_scalar import fold
 from tilewright.kir.ir import (
     Arg,
@@ -23,12 +28,43 @@ from tilewright.kir.ir import (
     UnOp,
     Var,
 )
-from tilewright.kir.scalar import OPERATORS
+from tilewright.kir.scalar import OPERATORS, division_by_zero
 
-__all__ = ["binary", "unary", "compare", "to_type", "linear", "is_const", "const_value", "fold"]
+__all__ = [
+    "binary",
+    "unary",
+    "compare",
+    "to_type",
+    "linear",
+    "is_const",
+    "const_value",
+    "fold",
+    "int_const",
+]
 
 _CMP = {"eq", "ne", "lt", "le", "gt", "ge"}
 _BITS = {"shl", "shr", "bitand", "bitor", "bitxor"}
+_CHECKED = {"add": "add_checked", "sub": "sub_checked", "mul": "mul_checked", "neg": "neg_checked"}
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def int_const(v: int) -> Const:
+    """A Python int as an ``i64`` constant; ``OverflowError`` when it does not fit."""
+    if not _I64[0] <= v <= _I64[1]:
+        raise OverflowError(
+            f"the integer {v} does not fit in int64, the integer type of compiled kernels"
+        )
+    return Const(v, Ty.I64)
+
+
+def _fold(e: Expr) -> Const:
+    """:func:`fold`, with a checked operator's overflow as ``OverflowError``."""
+    try:
+        return fold(e)
+    except KernelError as exc:
+        if exc.rule != "kir-integer-overflow":
+            raise
+        raise OverflowError(exc.message) from None
 
 
 def expr_ty(e: Expr) -> Ty:
@@ -68,19 +104,25 @@ def binary(op: str, a: Expr, b: Expr) -> Expr:
     if op in _BITS and ty.is_float:
         raise TypeError(op)
     a, b = to_type(a, ty), to_type(b, ty)
+    if ty is Ty.I64:
+        op = _CHECKED.get(op, op)
+    if op == "truediv":  # Python raises for a zero divisor; C++ would give inf
+        op = "truediv_checked"
     if isinstance(a, Const) and isinstance(b, Const):
-        if op in ("floordiv", "mod", "truediv") and b.value == 0:
-            raise ZeroDivisionError(op)
+        if op in ("floordiv", "mod", "truediv_checked") and b.value == 0:
+            what = {"floordiv": "floor division", "mod": "modulo"}.get(op, "division")
+            raise ZeroDivisionError(division_by_zero(what).message)
         if op in ("shl", "shr") and b.value < 0:
             raise ValueError("negative shift count")
-        return fold(BinOp(op, a, b, ty))
-    if op in ("add", "sub") and isinstance(b, Const) and b.value == 0:
+        return _fold(BinOp(op, a, b, ty))
+    base = op.removesuffix("_checked")
+    if base in ("add", "sub") and isinstance(b, Const) and b.value == 0:
         return a
-    if op == "add" and isinstance(a, Const) and a.value == 0:
+    if base == "add" and isinstance(a, Const) and a.value == 0:
         return b
-    if op == "mul" and isinstance(b, Const) and b.value == 1:
+    if base == "mul" and isinstance(b, Const) and b.value == 1:
         return a
-    if op == "mul" and isinstance(a, Const) and a.value == 1:
+    if base == "mul" and isinstance(a, Const) and a.value == 1:
         return b
     return BinOp(op, a, b, ty)
 
@@ -140,16 +182,19 @@ def unary(op: str, a: Expr) -> Expr:
         return to_type(a, Ty.I64) if a.ty in (Ty.BOOL, Ty.U32) else a
     ty = Ty.F64 if a.ty.is_float else Ty.I64
     a = to_type(a, ty)
+    name = "neg_checked" if ty is Ty.I64 else "neg"
     if isinstance(a, Const):
-        return fold(UnOp("neg", a, ty))
-    return UnOp("neg", a, ty)
+        return _fold(UnOp(name, a, ty))
+    return UnOp(name, a, ty)
 
 
 def linear(e: Expr) -> tuple[dict[object, int], int] | None:
     """``e`` as ``({term: coeff}, const)`` if it is a linear integer expression, else None.
 
     Terms are variables, arguments, intrinsics and casts of them (compared by value).
-    """
+    Only the checked operators are seen through: their results are exact (or the kernel
+    stops), so ``(r0 + 2) - r0`` is 2; a wrapping ``add`` is a term of its own, because at
+    the ends of int64 it is not."""
     if isinstance(e, Const):
         if e.ty.is_int or e.ty is Ty.BOOL:
             return {}, int(e.value)
@@ -158,16 +203,16 @@ def linear(e: Expr) -> tuple[dict[object, int], int] | None:
         return {e: 1}, 0
     if isinstance(e, Cast):
         return {e: 1}, 0
-    if isinstance(e, BinOp) and e.op in ("add", "sub"):
+    if isinstance(e, BinOp) and e.op in ("add_checked", "sub_checked"):
         a, b = linear(e.a), linear(e.b)
         if a is None or b is None:
             return None
-        sign = 1 if e.op == "add" else -1
+        sign = 1 if e.op == "add_checked" else -1
         terms = dict(a[0])
         for k, v in b[0].items():
             terms[k] = terms.get(k, 0) + sign * v
         return {k: v for k, v in terms.items() if v}, a[1] + sign * b[1]
-    if isinstance(e, BinOp) and e.op == "mul":
+    if isinstance(e, BinOp) and e.op == "mul_checked":
         a, b = linear(e.a), linear(e.b)
         if a is None or b is None:
             return None
@@ -177,7 +222,7 @@ def linear(e: Expr) -> tuple[dict[object, int], int] | None:
             return {e: 1}, 0
         k = b[1]
         return {t: c * k for t, c in a[0].items() if c * k}, a[1] * k
-    if isinstance(e, UnOp) and e.op == "neg":
+    if isinstance(e, UnOp) and e.op == "neg_checked":
         a = linear(e.a)
         if a is None:
             return None

@@ -308,5 +308,9 @@ def py_const(v: bool | int | float) -> Const:
     if isinstance(v, bool):
         return Const(v, Ty.BOOL)
     if isinstance(v, int):
+        if not -(1 << 63) <= v < 1 << 63:  # the lowering reports it at the expression
+            raise OverflowError(
+                f"the integer {v} does not fit in int64, the integer type of compiled kernels"
+            )
         return Const(v, Ty.I64)
     return Const(float(v), Ty.F64)

@@ -44,6 +44,50 @@ constexpr T neg(T a) {
     using U = std::make_unsigned_t<T>;
     return static_cast<T>(U(0) - static_cast<U>(a));
 }
+/** Python's integers in compiled TT-Lang kernels: the exact result, or the interpreter's
+ *  KernelError at the caller's line when it leaves T (kir/scalar.py's *_checked rows,
+ *  which pass `what`, the one message text). */
+template <typename T>
+inline T checked_add(T a, T b, const char* what, TW_LOC) {
+    T r;
+    if (__builtin_add_overflow(a, b, &r)) twrt_fail(1, what, loc);
+    return r;
+}
+template <typename T>
+inline T checked_sub(T a, T b, const char* what, TW_LOC) {
+    T r;
+    if (__builtin_sub_overflow(a, b, &r)) twrt_fail(1, what, loc);
+    return r;
+}
+template <typename T>
+inline T checked_mul(T a, T b, const char* what, TW_LOC) {
+    T r;
+    if (__builtin_mul_overflow(a, b, &r)) twrt_fail(1, what, loc);
+    return r;
+}
+template <typename T>
+inline T checked_neg(T a, const char* what, TW_LOC) {
+    T r;
+    if (__builtin_sub_overflow(T(0), a, &r)) twrt_fail(1, what, loc);
+    return r;
+}
+/** Python's `/` in compiled TT-Lang kernels: a zero divisor raises, as Python does. */
+inline double checked_truediv(double a, double b, TW_LOC) {
+    if (b == 0) twrt_fail(1, "division by zero in kernel code", loc);
+    return a / b;
+}
+/** The next value of a for loop's variable: `it + step`, or `end` when that leaves T (the
+ *  loop is Python's range: it never wraps around to values before `end`). */
+template <typename T>
+constexpr T loop_next(T it, long long step, T end) {
+    if constexpr (std::is_integral_v<T>) {  // the exact it + step must fit T (mixed types)
+        T r;
+        return __builtin_add_overflow(it, step, &r) ? end : r;
+    } else {
+        return it + step;
+    }
+}
+
 /** (a < b ? a : b) in T: a NaN operand gives b. */
 template <typename T>
 constexpr T min(T a, T b) {

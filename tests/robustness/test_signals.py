@@ -1,0 +1,99 @@
+"""SIGTERM and SIGINT end a run with a report, the trace written and no process left behind.
+
+Before, SIGTERM killed ``tilewright run`` on the spot (no report, the ``--trace`` file
+lost, compilers running on), and with ``--isolate`` a SIGINT sent to the parent alone
+waited 30 s and killed the child without saying where it was.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+from tests.robustness.programs import SPIN, SPIN_LINE
+from tests.robustness.test_isolate import _popen, _program
+
+
+@pytest.mark.parametrize("engine", ["python", "native"])
+def test_sigterm_reports_where_each_kernel_was_and_writes_the_trace(tmp_path, engine, native_cache):
+    prog = tmp_path / "spin.py"
+    prog.write_text(SPIN)
+    trace = tmp_path / "trace.json"
+    if engine == "native":  # build the kernels first: the signal is to reach the launch
+        warm = _popen(["--engine", engine, "--watchdog", "0.5", str(prog)], native_cache)
+        warm.communicate(timeout=300)
+    args = ["--engine", engine, "--watchdog", "0", "--trace", str(trace), str(prog)]
+    proc = _popen(args, native_cache)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(2.0)  # into the launch: the compute kernel is spinning
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    assert err.startswith("terminated (SIGTERM)\nterminated (SIGTERM) while node (0, 0)"), err
+    assert f"{prog}:" in err and "kernel compute (trisc)" in err
+    if engine == "python":
+        assert f"running at {prog}:{SPIN_LINE}" in err
+    json.loads(trace.read_text())  # written, and valid
+
+
+def test_sigint_to_an_isolating_parent_alone_reaches_the_child_at_once(tmp_path, native_cache):
+    path = _program(tmp_path, "spin_forever")
+    proc = _popen(["--isolate", "--watchdog", "0", str(path)], native_cache, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("child")
+        time.sleep(1.0)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGINT)  # the parent only (kill -INT <pid>)
+        _out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert took < 15, f"{took:.1f} s"  # before: the 30 s grace, then a kill without a report
+    assert "interrupted (Ctrl-C) while node (0, 0)" in err and "stuck.hpp" in err
+    assert "did not stop; it was killed" not in err
+
+
+def test_sigterm_to_an_isolating_parent_ends_the_child_with_its_report(tmp_path, native_cache):
+    path = _program(tmp_path, "spin_forever")
+    proc = _popen(["--isolate", "--watchdog", "0", str(path)], native_cache, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("child")
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert "terminated (SIGTERM) while node (0, 0)" in err and "stuck.hpp" in err
+
+
+def test_sigterm_with_sigint_ignored_still_ends_a_python_run(tmp_path, native_cache):
+    """A shell's background job ignores SIGINT; SIGTERM is raised in Python code then."""
+    prog = tmp_path / "spin.py"
+    prog.write_text(SPIN)
+    proc = _popen(
+        ["--engine", "python", "--watchdog", "0", str(prog)],
+        native_cache,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert f"running at {prog}:{SPIN_LINE}" in err
