@@ -152,9 +152,11 @@ for i in range(1):
         ),
         "the state of block 'y' (reserved from DFB 'o_dfb') depends on the path taken",
     ),
-    "block comparison": (
-        dict(compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(x > x)  # <-\n"),
-        "comparisons of blocks",
+    "chained block comparison": (
+        dict(
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(0.0 < x < 1.0)  # <-\n"
+        ),
+        "a chained comparison of blocks",
     ),
     "uncompiled math": (
         dict(

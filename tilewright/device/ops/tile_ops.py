@@ -203,6 +203,18 @@ SFPU_BINARY: dict[str, BinaryTileOp] = {
             ("div_binary_tile", "div"),
             ("binary_max_tile", "max"),
             ("binary_min_tile", "min"),
+            # Comparisons of two DST tiles as 1.0 / 0.0 (IEEE: NaN compares unequal), and
+            # Python's floored % and // (numpy's float32 divmod).  tt-metal's float forms are
+            # sub_binary_tile + gtz_tile ... (not IEEE at inf - inf) and fmod / div + floor;
+            # these are the exact block ops, named in tt-metal's SFPU-binary style.
+            ("gt_binary_tile", "gt"),
+            ("lt_binary_tile", "lt"),
+            ("ge_binary_tile", "ge"),
+            ("le_binary_tile", "le"),
+            ("eq_binary_tile", "eq"),
+            ("ne_binary_tile", "ne"),
+            ("remainder_binary_tile", "mod"),
+            ("floor_div_binary_tile", "floordiv"),
         ]
     )
 }

