@@ -124,3 +124,29 @@ def test_a_chained_block_comparison_is_refused(tmp_path):
         run(tmp_path, "0.0 < x < 1.0", "native")
     assert "chained comparison of blocks" in info.value.message
     assert info.value.loc is not None and info.value.loc.line == 23
+
+
+ROUNDING = ["ttl.math.round(x)", "ttl.math.round(x * 7.3, 1)", "ttl.math.round(x, decimals=2)"]
+
+
+@pytest.mark.parametrize("expr", ROUNDING)
+def test_round_compiles_bit_identically(tmp_path, expr):
+    """``round_tile(idst, decimals)``: numpy's round (ties to even), on both engines."""
+    same_on_both_engines(tmp_path, expr)
+
+
+REDUCTIONS = [
+    ("ttl.math.reduce_max(x, dims=[-1], shape=(2, 1))", (2, 2), (2, 1)),
+    ("ttl.math.reduce_max(x, dims=[0], shape=(1, 2))", (2, 2), (1, 2)),
+    ("ttl.math.reduce_max(x, dims=[0, 1], shape=(1, 1))", (2, 2), (1, 1)),
+    ("ttl.math.reduce_max(x - 10.0, dims=[-1], shape=(2, 1))", (2, 2), (2, 1)),
+    ("ttl.math.reduce_max(x, [1], (2, 1)) + ttl.math.reduce_sum(y, [1], (2, 1))", (2, 2), (2, 1)),
+    ("ttl.math.reduce_max(x, dims=[-1], shape=(1, 1))", (1, 8), (1, 1)),
+]
+
+
+@pytest.mark.parametrize(("expr", "shape", "oshape"), REDUCTIONS)
+def test_reductions_compile_bit_identically(tmp_path, expr, shape, oshape):
+    """``reduce_max`` (all negative inputs included: the maximum starts from -inf, the rest
+    of each result tile is zero) and ``reduce_sum`` beside it."""
+    same_on_both_engines(tmp_path, expr, shape=shape, oshape=oshape)

@@ -160,9 +160,9 @@ for i in range(1):
     ),
     "uncompiled math": (
         dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.round(x))  # <-\n"
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.threshold(x, 0.0, 1.0))  # <-\n"
         ),
-        "the block op 'ttl.math.round' is not compiled yet",
+        "the block op 'ttl.math.threshold' is not compiled yet",
     ),
     "nonlocal": (
         dict(reader="def f():\n    nonlocal ab  # <-\nf()\n" + READER),
@@ -182,13 +182,6 @@ for i in range(1):
             compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x, 'f32'))  # <-\n"
         ),
         "ttl.math.typecast",
-    ),
-    "reduce_max": (
-        dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n"
-            "    y.store(ttl.math.reduce_max(x, dims=[-1], shape=(1, 1)))  # <-\n"
-        ),
-        "'ttl.math.reduce_max' is not compiled yet",
     ),
     "where": (
         dict(

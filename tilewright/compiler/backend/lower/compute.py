@@ -39,7 +39,7 @@ from tilewright.compiler.backend.passes.tiles import (
 )
 from tilewright.device.ops import REGISTRY
 from tilewright.errors import SourceLoc
-from tilewright.kir.ir import Op
+from tilewright.kir.ir import Const, Op, Ty
 
 __all__ = [
     "Node",
@@ -101,7 +101,7 @@ def push_broadcasts(node: Node) -> Node:
     if isinstance(node, Matmul):
         return Matmul(node.shape, push_broadcasts(node.a), push_broadcasts(node.b), node.transpose)
     if isinstance(node, Reduce):
-        return Reduce(node.shape, node.dims, push_broadcasts(node.child))
+        return replace(node, child=push_broadcasts(node.child))
     if isinstance(node, Transpose):
         return Transpose(node.shape, push_broadcasts(node.child))
     return node
@@ -153,7 +153,11 @@ class TileProgram:
             b = self._cb_operand(self._prepare(node.b))
             return Matmul(node.shape, a, b, node.transpose)
         if isinstance(node, Reduce):
-            return Reduce(node.shape, node.dims, self._cb_operand(self._prepare(node.child)))
+            child = self._cb_operand(self._prepare(node.child))
+            init = None
+            if node.pool == "max":  # the -inf tile the maximum starts from (Reduce's doc)
+                init = self._cb_operand(Fill((1, 1), Const(-math.inf, Ty.F64)))
+            return replace(node, child=child, init=init)
         if isinstance(node, Transpose):
             return Transpose(node.shape, self._cb_operand(self._prepare(node.child)))
         if isinstance(node, Bcast):

@@ -21,7 +21,7 @@ from tilewright.compiler.backend.lower.scalars import to_type
 from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, TupleV, Value
 from tilewright.compiler.backend.lower.violations import violated
 from tilewright.device.ops import get_op
-from tilewright.device.ops.spec import OpKind
+from tilewright.device.ops.spec import OpKind, ParamKind
 from tilewright.device.ops.tile_ops import SFPU_BINARY
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import Const, Expr, Ty
@@ -91,12 +91,8 @@ def build_node(
     if kind is OpKind.MATMUL:
         return ExprRef(C.Matmul(shape, nodes[0], nodes[1], bool(bound.get("transpose_rhs", False))))
     if kind is OpKind.REDUCE:
-        if name != "reduce_sum":
-            raise lw.fail(
-                f"'ttl.{spec.qualified_name}' is not compiled yet (only reduce_sum)", node
-            )
         dims = frozenset(int(d) % 2 for d in bound["dims"])
-        return ExprRef(C.Reduce(shape, dims, nodes[0]))
+        return ExprRef(C.Reduce(shape, dims, nodes[0], _POOLS[name]))
     if kind is OpKind.BROADCAST:
         dims = frozenset(int(d) % 2 for d in bound["dims"])
         return ExprRef(C.Bcast(shape, dims, nodes[0]))
@@ -113,6 +109,10 @@ def build_node(
 
 _BINARY = frozenset(("add", "sub", "mul", "div", "max", "min")) | frozenset(SFPU_BINARY)
 """Binary block ops the tile code computes (the FPU's, and the SFPU binary ops')."""
+
+
+_POOLS = {"reduce_sum": "sum", "reduce_max": "max"}
+"""Reductions -> their ``reduce_tile`` pool (every REDUCE op of the registry)."""
 
 
 def _float_lit(n: C.Node) -> C.Node:
@@ -149,9 +149,18 @@ def _unary(lw, name: str, child: C.Node, bound: dict, shape, node: ast.AST) -> C
     table = C.UNARY.get(name)
     if table is None:
         raise lw.fail(f"the block op 'ttl.math.{name}' is not compiled yet", node)
+    spec = get_op(name)
+
+    def param(p: str | float) -> Expr:
+        if not isinstance(p, str):
+            return f(p)
+        v = bound[p]
+        if spec.param(p).kind is ParamKind.NATURAL and not isinstance(v, Expr.__args__):
+            return Const(int(v), Ty.I64)  # an integer parameter (round's decimals)
+        return f(v)
+
     steps = tuple(
-        (op, tuple(p if isinstance(p, Expr.__args__) else f(bound[p]) for p in ps))
-        for op, ps in table
+        (op, tuple(p if isinstance(p, Expr.__args__) else param(p) for p in ps)) for op, ps in table
     )
     return C.Unary(shape, steps, child)
 

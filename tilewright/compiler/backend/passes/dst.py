@@ -23,6 +23,7 @@ block operand            ``copy_tile``; with ``ttl.block.broadcast``: ``unary_bc
 unary math               its SFPU ``*_tile``
 ``a @ b``                ``matmul_tiles`` over K into one DST tile
 ``reduce_sum``           ``reduce_tile`` over the reduced tiles, scaler tile 1.0
+``reduce_max``           the sum of a -inf tile, then ``reduce_tile<MAX>`` over the tiles
 ``transpose``            ``transpose_wh_tile``
 ``fill``                 ``fill_tile``
 ======================== ================================================================
@@ -230,8 +231,14 @@ class _Tiles:
             def tile(k: Expr) -> Expr:
                 return uop("add", u32(leaf.base), k)
 
+        if node.pool == "max":
+            init = node.init
+            assert isinstance(init, Leaf)
+            self.op("reduce_tile", "sum", dim, init.cb, scaler, u32(init.base), slot)
+
         def step(k: Expr) -> list[Op]:
-            return [Op("reduce_tile", ("sum", dim, leaf.cb, scaler, tile(k), slot), (), self.loc)]
+            args = (node.pool, dim, leaf.cb, scaler, tile(k), slot)
+            return [Op("reduce_tile", args, (), self.loc)]
 
         self._loop(count, "tw_r", step)
 

@@ -110,11 +110,18 @@ class Matmul(Node):
 
 @dataclass(eq=False)
 class Reduce(Node):
+    """``reduce_sum`` / ``reduce_max`` (``pool``).  A maximum accumulates into DST, which
+    starts at zero: ``init`` is a tile of -inf (a scratch CB) whose sum, reduced first, puts
+    -inf where the maximum goes and leaves the rest of the tile zero, as the interpreter's."""
+
     dims: frozenset[int]  # normalised: 0 rows, 1 columns (rank-2 blocks)
     child: Node
+    pool: str = "sum"  # sum max
+    init: Node | None = None  # max: the -inf tile, once materialised
 
     def __repr__(self) -> str:
-        return f"reduce_sum({self.child!r}, dims={sorted(self.dims)})"
+        init = f", init={self.init!r}" if self.init is not None else ""
+        return f"reduce_{self.pool}({self.child!r}, dims={sorted(self.dims)}{init})"
 
 
 @dataclass(eq=False)
