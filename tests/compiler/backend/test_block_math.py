@@ -150,3 +150,23 @@ def test_reductions_compile_bit_identically(tmp_path, expr, shape, oshape):
     """``reduce_max`` (all negative inputs included: the maximum starts from -inf, the rest
     of each result tile is zero) and ``reduce_sum`` beside it."""
     same_on_both_engines(tmp_path, expr, shape=shape, oshape=oshape)
+
+
+SELECTIONS = [
+    "ttl.block.where(z, x, y)",
+    "ttl.block.where(x > y, x, y)",
+    "ttl.block.where(x, y, z)",  # x is rarely exactly 1.0: mostly the false value
+    "ttl.block.where(x >= 0.0, ttl.math.exp(x), y * 3.0)",
+    "ttl.block.mask(x, z)",
+    "ttl.block.mask_posinf(x, z)",
+    "ttl.block.mask(x + y, z) * 2.0",
+    "ttl.math.threshold(x, 0.5, -7.0)",
+    "ttl.math.threshold(x * y, -1.0, 0.0)",
+]
+
+
+@pytest.mark.parametrize("expr", SELECTIONS)
+def test_where_mask_and_threshold_compile_bit_identically(tmp_path, expr):
+    """``where_tile`` (after ``condition == 1``): ``where``, ``mask``, ``mask_posinf`` and the
+    spec's ``threshold`` (``x > threshold`` becomes ``value``)."""
+    same_on_both_engines(tmp_path, expr)

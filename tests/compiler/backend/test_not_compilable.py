@@ -160,9 +160,9 @@ for i in range(1):
     ),
     "uncompiled math": (
         dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.threshold(x, 0.0, 1.0))  # <-\n"
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.block.squeeze(ttl.block.unsqueeze(x, dims=[0]), dims=[0]))  # <-\n"
         ),
-        "the block op 'ttl.math.threshold' is not compiled yet",
+        "'unsqueeze' on blocks of rank other than 2",
     ),
     "nonlocal": (
         dict(reader="def f():\n    nonlocal ab  # <-\nf()\n" + READER),
@@ -182,12 +182,6 @@ for i in range(1):
             compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x, 'f32'))  # <-\n"
         ),
         "ttl.math.typecast",
-    ),
-    "where": (
-        dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.block.where(x, x, x))  # <-\n"
-        ),
-        "the block op 'ttl.block.where' is not compiled yet",
     ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),

@@ -40,6 +40,8 @@ __all__ = [
     "FPU_BINARY",
     "SFPU_BINARY",
     "SFPU_OPS",
+    "SFPU_TERNARY",
+    "where_tile_values",
     "BinaryTileOp",
     "SfpuOp",
     "sfpu_op",
@@ -220,6 +222,18 @@ SFPU_BINARY: dict[str, BinaryTileOp] = {
 }
 """Registry op -> the SFPU binary op on two DST tiles (``api/compute/eltwise_binary_sfpu.h``,
 ``binary_max_min.h``): ``odst = op(DST[idst0], DST[idst1])``."""
+
+SFPU_TERNARY: dict[str, str] = {"where": "where_tile"}
+"""SFPU ternary ops on three DST tiles (``api/compute/eltwise_unary/where.h``):
+``where_tile(idst0, idst1, idst2, odst)``, ``DST[odst] = DST[idst1]`` where ``DST[idst0]`` is
+non-zero, else ``DST[idst2]`` (tt-metal's rule; the block op's ``condition == 1`` is an
+``eq`` before it)."""
+
+
+def where_tile_values(cond: np.ndarray, true: np.ndarray, false: np.ndarray) -> np.ndarray:
+    """``where_tile`` on float32 tiles (a NaN condition is non-zero: true)."""
+    return np.where(cond != 0, true, false).astype(F32)
+
 
 FPU_BINARY: dict[str, BinaryTileOp] = {
     op: BinaryTileOp(op, op, code) for code, op in enumerate(("add", "sub", "mul"))

@@ -681,6 +681,22 @@ TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint
     tile_sfpu(r, TW_COST_SFPU_BINARY);
 }
 
+// where_tile: DST[odst] = DST[idst0] != 0 ? DST[idst1] : DST[idst2] (a NaN condition is true).
+TW_EXPORT void twrt_where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst0, loc);
+    check_dst(r, idst1, loc);
+    check_dst(r, idst2, loc);
+    check_dst(r, odst, loc);
+    const float* c = dst_tile(r, idst0);
+    const float* t = dst_tile(r, idst1);
+    const float* f = dst_tile(r, idst2);
+    float out[kTile];
+    for (int i = 0; i < kTile; ++i) out[i] = c[i] != 0.0f ? t[i] : f[i];
+    write_dst(r, odst, out, loc);
+    tile_sfpu(r, TW_COST_SFPU_BINARY);
+}
+
 TW_EXPORT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc) {
     Run* r = compute_run(loc);
     float v;

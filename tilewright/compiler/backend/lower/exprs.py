@@ -13,6 +13,7 @@ blocks it reads, and the kernel's scratch circular buffers.
 from __future__ import annotations
 
 import ast
+import math
 
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Held
@@ -79,6 +80,24 @@ def build_node(
             f"'{name}' on blocks of rank other than 2 (the compiled engine handles 2-D blocks)",
             node,
         )
+    if kind is OpKind.TERNARY:  # where(condition, true_value, false_value)
+        cond, a, b = (_float_lit(n) for n in nodes)
+        if isinstance(cond, C.Lit):
+            raise lw.fail("ttl.block.where with a number as its condition", node)
+        return ExprRef(C.Where(shape, cond, a, b))
+    if name in _MASKS:  # mask(x, mask): where(mask == 1, fill, x)
+        x, m = nodes
+        if isinstance(x, C.Lit) or isinstance(m, C.Lit):
+            raise lw.fail(f"ttl.block.{name} of a number (block ops take blocks)", node)
+        return ExprRef(C.Where(shape, m, C.Lit(shape, Const(_MASKS[name], Ty.F64)), x))
+    if name == "threshold":  # the spec's: x > threshold -> value, else x
+        x = nodes[0]
+        if isinstance(x, C.Lit):
+            raise lw.fail("'threshold' of a number (block ops take blocks)", node)
+        t, v = (_scalar_param(bound[p]) for p in ("threshold", "value"))
+        return ExprRef(
+            C.Where(shape, C.Binary(shape, "gt", x, C.Lit(shape, t)), C.Lit(shape, v), x)
+        )
     if kind is OpKind.UNARY:
         return ExprRef(_unary(lw, name, nodes[0], bound, shape, node))
     if kind is OpKind.BINARY:
@@ -109,6 +128,14 @@ def build_node(
 
 _BINARY = frozenset(("add", "sub", "mul", "div", "max", "min")) | frozenset(SFPU_BINARY)
 """Binary block ops the tile code computes (the FPU's, and the SFPU binary ops')."""
+
+
+_MASKS = {"mask": 0.0, "mask_posinf": math.inf}
+"""``ttl.block.mask`` / ``mask_posinf``: the value where the mask is 1."""
+
+
+def _scalar_param(v: object) -> Expr:
+    return scalar_float(v) if isinstance(v, Expr.__args__) else Const(float(v), Ty.F64)  # type: ignore[arg-type]
 
 
 _POOLS = {"reduce_sum": "sum", "reduce_max": "max"}
