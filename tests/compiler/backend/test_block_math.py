@@ -170,3 +170,72 @@ def test_where_mask_and_threshold_compile_bit_identically(tmp_path, expr):
     """``where_tile`` (after ``condition == 1``): ``where``, ``mask``, ``mask_posinf`` and the
     spec's ``threshold`` (``x > threshold`` becomes ``value``)."""
     same_on_both_engines(tmp_path, expr)
+
+
+EMITTED = [
+    ("ttl.block.where(x > y, ttl.math.round(x % 1.5, 1), y // 0.5)", (1, 2), None),
+    ("ttl.block.mask(x, z) + ttl.math.threshold(y, 0.0, 3.0)", (1, 2), None),
+    ("ttl.math.reduce_max(x, dims=[-1], shape=(2, 1))", (2, 2), (2, 1)),
+]
+CALLS = ("where_tile(", "gt_binary_tile(", "remainder_binary_tile(", "round_tile(", "reduce_tile")
+
+
+def test_the_new_ops_build_with_strict_warnings_and_rerun_through_generic_op(tmp_path):
+    """The emitted C++ of every new op builds with -Wall -Wextra -Werror, and the
+    ``tilewright emit`` rerun (a ``ttnn.generic_op`` program) gives the same bits."""
+    import contextlib
+    import io
+    import os
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from tilewright.cli.main import cli
+    from tilewright.cli.runner import run_program
+    from tilewright.compiler.backend import engine as backend
+    from tilewright.compiler.backend.build import INCLUDE_DIR
+    from tilewright.compiler.backend.emit import emit_kernel
+    from tilewright.native.kernels import kernel_source
+    from tilewright.native.runtime import generated_dir
+    from tilewright.native.toolchain import INCLUDE_DIR as API_DIR
+
+    seen = ""
+    for n, (expr, shape, oshape) in enumerate(EMITTED):
+        unused = "; ".join(f"_{v} = {v} + {v}" for v in "xyz" if v not in expr) or "pass"
+        fields = dict(
+            engine="native", unused=unused, rows=shape[0], cols=shape[1], expr=expr,
+            oshape=oshape or shape, orows=(oshape or shape)[0], ocols=(oshape or shape)[1],
+        )  # fmt: skip
+        path = write(tmp_path, program(OP.format(**fields), CALL.format(**fields)))
+        kernels: list = []
+        backend.COMPILE_OBSERVERS.append(lambda r, c, p, into=kernels: into.extend(c.kernels))
+        try:
+            load(path)
+        finally:
+            backend.COMPILE_OBSERVERS.pop()
+        (compute,) = [k for k in kernels if k.kind == "compute"]
+        cpp = tmp_path / "compute.cpp"
+        cpp.write_text(
+            kernel_source(None, compute.kind, compute.compile_args, text=emit_kernel(compute))
+        )
+        cmd = [
+            "c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+            "-isystem", str(API_DIR), "-isystem", str(generated_dir()), f"-I{INCLUDE_DIR}", str(cpp),
+        ]  # fmt: skip
+        built = subprocess.run(cmd, capture_output=True, text=True)
+        assert built.returncode == 0, built.stderr
+        seen += cpp.read_text()
+        out = tmp_path / f"out{n}"
+        result = CliRunner().invoke(cli, ["emit", "-o", str(out), str(path)])
+        assert result.exit_code == 0, result.output
+        folder = out / "op"
+        printed = io.StringIO()
+        cwd = os.getcwd()
+        try:
+            os.chdir(folder)
+            with contextlib.redirect_stdout(printed):
+                assert run_program(str(folder / "run.py"), []) == 0
+        finally:
+            os.chdir(cwd)
+        assert printed.getvalue().splitlines() == ["PASS op"]
+    assert all(call in seen for call in CALLS)
