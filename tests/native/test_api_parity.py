@@ -118,7 +118,7 @@ def kind_of(name: str) -> str | None:
         "srcb_old",
     ):
         return "cb"
-    if name in ("idst", "idst0", "idst1", "odst", "dst_tile_index"):
+    if name in ("idst", "idst0", "idst1", "idst2", "odst", "dst_tile_index"):
         return "dst"
     if name == "output_tile_index":
         return "slot"
@@ -138,7 +138,7 @@ def _valid(fn: str, name: str, kind: str | None):
             return CB_OUT
         return CB_IN1 if _SECOND_CB.fullmatch(name) else CB_IN0
     if kind == "dst":
-        return 1 if name == "idst1" else 0
+        return {"idst1": 1, "idst2": 2}.get(name, 0)
     if kind in ("tile", "slot"):
         return 0
     if kind == "pages":

@@ -37,7 +37,7 @@ from tilewright.device.formats.dataformat import (
     ExponentKind,
 )
 from tilewright.device.formats.tile import TILE_32x32, tile_size_bytes
-from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS
+from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS, SFPU_TERNARY
 
 __all__ = ["generated", "message_ids"]
 
@@ -323,6 +323,13 @@ def sfpu_api_header() -> str:
         lines.append(
             f"inline void {binary.name}(uint32_t idst0, uint32_t idst1, uint32_t odst, TW_LOC) "
             f"{{ twrt_sfpu_binary(TW_SFPU_BINARY_{binary.op}, idst0, idst1, odst, loc); }}"
+        )
+    for name in SFPU_TERNARY.values():  # where_tile(cond, true, false, out)
+        init(f"{name}_init")
+        lines.append(
+            f"template <auto... flags> inline void {name}(uint32_t idst0, uint32_t idst1, "
+            "uint32_t idst2, uint32_t odst, TW_LOC) "
+            "{ twrt_where_tile(idst0, idst1, idst2, odst, loc); }"
         )
     lines.append("}  // namespace ckernel")
     return "\n".join(lines) + "\n"

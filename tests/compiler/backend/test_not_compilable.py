@@ -152,15 +152,17 @@ for i in range(1):
         ),
         "the state of block 'y' (reserved from DFB 'o_dfb') depends on the path taken",
     ),
-    "block comparison": (
-        dict(compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(x > x)  # <-\n"),
-        "comparisons of blocks",
+    "chained block comparison": (
+        dict(
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(0.0 < x < 1.0)  # <-\n"
+        ),
+        "a chained comparison of blocks",
     ),
     "uncompiled math": (
         dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.round(x))  # <-\n"
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.block.squeeze(ttl.block.unsqueeze(x, dims=[0]), dims=[0]))  # <-\n"
         ),
-        "the block op 'ttl.math.round' is not compiled yet",
+        "'unsqueeze' on blocks of rank other than 2",
     ),
     "nonlocal": (
         dict(reader="def f():\n    nonlocal ab  # <-\nf()\n" + READER),
@@ -180,19 +182,6 @@ for i in range(1):
             compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x, 'f32'))  # <-\n"
         ),
         "ttl.math.typecast",
-    ),
-    "reduce_max": (
-        dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n"
-            "    y.store(ttl.math.reduce_max(x, dims=[-1], shape=(1, 1)))  # <-\n"
-        ),
-        "'ttl.math.reduce_max' is not compiled yet",
-    ),
-    "where": (
-        dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.block.where(x, x, x))  # <-\n"
-        ),
-        "the block op 'ttl.block.where' is not compiled yet",
     ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),

@@ -27,7 +27,7 @@ from tilewright.device.kernel_api.compute import (
     sfpu_init,
 )
 from tilewright.device.ops import REGISTRY
-from tilewright.device.ops.tile_ops import SFPU_BINARY, SFPU_OPS, SfpuOp
+from tilewright.device.ops.tile_ops import SFPU_BINARY, SFPU_OPS, SfpuOp, where_tile_values
 from tilewright.device.perf import pipeline
 
 __all__ = [
@@ -119,6 +119,22 @@ for _binary in SFPU_BINARY.values():
     globals()[_binary.name] = SFPU_FUNCTIONS[_binary.name]
     globals()[f"{_binary.name}_init"] = sfpu_init
     __all__ += [_binary.name, f"{_binary.name}_init"]
+
+
+def where_tile(idst0: int, idst1: int, idst2: int, odst: int) -> None:
+    """``DST[odst] = DST[idst0] != 0 ? DST[idst1] : DST[idst2]`` (``where_tile``)."""
+    ctx = _ctx()
+    for i in (idst0, idst1, idst2, odst):
+        _check_dst(ctx, i)
+    dst = _dst(ctx)
+    _write_dst(ctx, odst, where_tile_values(dst[idst0], dst[idst1], dst[idst2]))
+    pipeline.tile_sfpu(_run(), "binary")
+
+
+where_tile_init = sfpu_init
+SFPU_FUNCTIONS["where_tile"] = where_tile
+SFPU_FUNCTIONS["where_tile_init"] = sfpu_init
+__all__ += ["where_tile", "where_tile_init"]
 
 
 # -- fill -----------------------------------------------------------------------------------------

@@ -255,7 +255,7 @@ _OPS: tuple[OpSpec, ...] = (
     _op(
         "round", U, ew.round_, "Round to decimals places (ties to even).",
         params=[Param("decimals", P.NATURAL, 0, doc="decimal places")],
-        sfpu=_sfpu("round", "decimals", ir=None, init="rounding_op_tile_init"),
+        sfpu=_sfpu("round", "decimals", init="rounding_op_tile_init"),
     ),
     _op("floor", U, ew.floor, "Floor.", compiler=True, sfpu=_sfpu("floor")),
     _op("ceil", U, ew.ceil, "Ceil.", compiler=True, sfpu=_sfpu("ceil")),

@@ -40,6 +40,8 @@ __all__ = [
     "FPU_BINARY",
     "SFPU_BINARY",
     "SFPU_OPS",
+    "SFPU_TERNARY",
+    "where_tile_values",
     "BinaryTileOp",
     "SfpuOp",
     "sfpu_op",
@@ -203,11 +205,35 @@ SFPU_BINARY: dict[str, BinaryTileOp] = {
             ("div_binary_tile", "div"),
             ("binary_max_tile", "max"),
             ("binary_min_tile", "min"),
+            # Comparisons of two DST tiles as 1.0 / 0.0 (IEEE: NaN compares unequal), and
+            # Python's floored % and // (numpy's float32 divmod).  tt-metal's float forms are
+            # sub_binary_tile + gtz_tile ... (not IEEE at inf - inf) and fmod / div + floor;
+            # these are the exact block ops, named in tt-metal's SFPU-binary style.
+            ("gt_binary_tile", "gt"),
+            ("lt_binary_tile", "lt"),
+            ("ge_binary_tile", "ge"),
+            ("le_binary_tile", "le"),
+            ("eq_binary_tile", "eq"),
+            ("ne_binary_tile", "ne"),
+            ("remainder_binary_tile", "mod"),
+            ("floor_div_binary_tile", "floordiv"),
         ]
     )
 }
 """Registry op -> the SFPU binary op on two DST tiles (``api/compute/eltwise_binary_sfpu.h``,
 ``binary_max_min.h``): ``odst = op(DST[idst0], DST[idst1])``."""
+
+SFPU_TERNARY: dict[str, str] = {"where": "where_tile"}
+"""SFPU ternary ops on three DST tiles (``api/compute/eltwise_unary/where.h``):
+``where_tile(idst0, idst1, idst2, odst)``, ``DST[odst] = DST[idst1]`` where ``DST[idst0]`` is
+non-zero, else ``DST[idst2]`` (tt-metal's rule; the block op's ``condition == 1`` is an
+``eq`` before it)."""
+
+
+def where_tile_values(cond: np.ndarray, true: np.ndarray, false: np.ndarray) -> np.ndarray:
+    """``where_tile`` on float32 tiles (a NaN condition is non-zero: true)."""
+    return np.where(cond != 0, true, false).astype(F32)
+
 
 FPU_BINARY: dict[str, BinaryTileOp] = {
     op: BinaryTileOp(op, op, code) for code, op in enumerate(("add", "sub", "mul"))

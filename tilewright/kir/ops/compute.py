@@ -263,6 +263,23 @@ def _check_sfpu_binary(v: Checker, op: Op) -> None:
         raise v.fail(f"unknown SFPU binary op {op.args[0]!r}")
 
 
+def _run_where(op: Op, rt: Runner) -> OpFn:
+    args: Any = op.args
+    d0, d1, d2, od = args
+
+    def where(env: Any) -> None:
+        ka.where_tile_init()
+        ka.where_tile(d0, d1, d2, od)
+
+    return where
+
+
+def _cpp_where(w: Writer, depth: int, op: Op) -> None:
+    a = w.args(op)
+    w.line(depth, "where_tile_init();")
+    w.line(depth, f"where_tile({a['dst0']}, {a['dst1']}, {a['dst2']}, {a['odst']});")
+
+
 def _run_fill(op: Op, rt: Runner) -> OpFn:
     args: Any = op.args
     dst, value = args[0], operand(op, 1, "f32")  # fill_tile(dst, static_cast<float>(value))
@@ -449,6 +466,11 @@ ROWS = (
         "sfpu_binary", operands("op:str", "dst0:dst", "dst1:dst", "odst:dst"), _run_sfpu_binary,
         _cpp_sfpu_binary, CK, phase=_MATH, check=_check_sfpu_binary,
         header="api/compute/eltwise_binary_sfpu.h",
+    ),
+    OpDef(
+        "where_tile", operands("dst0:dst", "dst1:dst", "dst2:dst", "odst:dst"), _run_where,
+        _cpp_where, CK, phase=_MATH, header="api/compute/eltwise_unary/where.h",
+        doc="DST[odst] = DST[dst0] != 0 ? DST[dst1] : DST[dst2]",
     ),
     OpDef(
         "fill_tile", operands("dst:dst", "value:e:num"), _run_fill, _cpp_fill, CK, phase=_MATH,

@@ -601,6 +601,34 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
 
 // -- SFPU binary ops on two DST tiles, fill, unary broadcast -------------------------------------
 
+// numpy's float32 divmod (npy_divmodf: fmod, then the floored quotient and the remainder
+// with the divisor's sign; a zero divisor gives fmod's NaN and the IEEE quotient), so % and //
+// of blocks are the interpreter's np.mod / np.floor_divide bit for bit.
+namespace {
+float np_divmod(float a, float b, bool want_mod) {
+    float mod = std::fmod(a, b);
+    if (b == 0.0f) return want_mod ? mod : a / b;
+    float div = (a - mod) / b;
+    if (mod != 0.0f) {
+        if ((b < 0.0f) != (mod < 0.0f)) {
+            mod += b;
+            div -= 1.0f;
+        }
+    } else {
+        mod = std::copysign(0.0f, b);
+    }
+    if (want_mod) return mod;
+    float floordiv;
+    if (div != 0.0f) {
+        floordiv = std::floor(div);
+        if (div - floordiv > 0.5f) floordiv += 1.0f;
+    } else {
+        floordiv = std::copysign(0.0f, a / b);
+    }
+    return floordiv;
+}
+}  // namespace
+
 // op: TW_SFPU_BINARY_* (numpy's float32 semantics, NaN and ties included).
 TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc) {
     Run* r = compute_run(loc);
@@ -623,8 +651,48 @@ TW_EXPORT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint
         case TW_SFPU_BINARY_min:
             for (int i = 0; i < kTile; ++i) out[i] = np_min(a[i], b[i]);
             break;
+        case TW_SFPU_BINARY_gt:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] > b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_lt:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] < b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_ge:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] >= b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_le:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] <= b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_eq:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] == b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_ne:
+            for (int i = 0; i < kTile; ++i) out[i] = a[i] != b[i] ? 1.0f : 0.0f;
+            break;
+        case TW_SFPU_BINARY_mod:
+            for (int i = 0; i < kTile; ++i) out[i] = np_divmod(a[i], b[i], true);
+            break;
+        case TW_SFPU_BINARY_floordiv:
+            for (int i = 0; i < kTile; ++i) out[i] = np_divmod(a[i], b[i], false);
+            break;
         default: fail(r, ERR_KERNEL, loc, "unknown SFPU binary op %d", op);
     }
+    write_dst(r, odst, out, loc);
+    tile_sfpu(r, TW_COST_SFPU_BINARY);
+}
+
+// where_tile: DST[odst] = DST[idst0] != 0 ? DST[idst1] : DST[idst2] (a NaN condition is true).
+TW_EXPORT void twrt_where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    check_dst(r, idst0, loc);
+    check_dst(r, idst1, loc);
+    check_dst(r, idst2, loc);
+    check_dst(r, odst, loc);
+    const float* c = dst_tile(r, idst0);
+    const float* t = dst_tile(r, idst1);
+    const float* f = dst_tile(r, idst2);
+    float out[kTile];
+    for (int i = 0; i < kTile; ++i) out[i] = c[i] != 0.0f ? t[i] : f[i];
     write_dst(r, odst, out, loc);
     tile_sfpu(r, TW_COST_SFPU_BINARY);
 }

@@ -77,7 +77,10 @@ _BLOCK_BINOPS = {
     ast.Mult: "mul",
     ast.Div: "div",
     ast.MatMult: "matmul",
+    ast.Mod: "mod",
+    ast.FloorDiv: "floordiv",
 }
+_REFLECTED = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 _CMPOPS = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
@@ -235,6 +238,9 @@ def binop_values(lw, op: ast.operator, a: Value, b: Value, node: ast.AST) -> Val
         name = _BLOCK_BINOPS.get(type(op))
         if name is None:
             raise lw.fail(f"the operator {type(op).__name__} on blocks", node)
+        if name in ("mod", "floordiv") and not _is_block_value(a):
+            # blocks define no __rmod__ / __rfloordiv__: the interpreter raises TypeError
+            raise lw.fail(f"a number {'%' if name == 'mod' else '//'} a block", node)
         return block_op(lw, name, [a, b], [], {}, node)
     if isinstance(a, Scalar) and isinstance(b, Scalar):
         if isinstance(op, ast.Pow):
@@ -319,10 +325,18 @@ def compare_values(lw, node: ast.Compare) -> Value:
                     term = S.logical("and", term, p)
                 if isinstance(op, ast.NotEq):
                     term = S.unary("not", term)
-        elif _is_block_value(left) or _is_block_value(right):
-            raise lw.fail(
-                "comparisons of blocks (elementwise gt/lt/eq/ne) are not compiled yet", node
-            )
+        elif (_is_block_value(left) or _is_block_value(right)) and type(op) in _CMPOPS:
+            if len(node.ops) > 1:  # Python's `a < x < b` takes the truth of a block
+                raise lw.fail(
+                    "a chained comparison of blocks (a block has no truth value; compare "
+                    "elementwise and combine with ttl.block.where)",
+                    node,
+                )
+            name = _CMPOPS[type(op)]
+            if _is_block_value(left):
+                return block_op(lw, name, [left, right], [], {}, node)
+            # `2.0 < x`: Python calls the block's reflected operator, x.__gt__(2.0)
+            return block_op(lw, _REFLECTED[name], [right, left], [], {}, node)
         else:
             raise lw.fail(f"the comparison {type(op).__name__} of these operands", node)
         out = term if out is None else S.logical("and", out, term)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from tilewright.compiler.backend.passes.tiles import (
+    OPERANDS,
     Bcast,
     Binary,
     Fill,
@@ -34,12 +35,13 @@ from tilewright.compiler.backend.passes.tiles import (
     Reduce,
     Transpose,
     Unary,
+    Where,
     leaves,
     regs,
 )
 from tilewright.device.ops import REGISTRY
 from tilewright.errors import SourceLoc
-from tilewright.kir.ir import Op
+from tilewright.kir.ir import Const, Op, Ty
 
 __all__ = [
     "Node",
@@ -52,6 +54,7 @@ __all__ = [
     "Reduce",
     "Bcast",
     "Transpose",
+    "Where",
     "UNARY",
     "TileProgram",
     "Unsupported",
@@ -93,15 +96,25 @@ def push_broadcasts(node: Node) -> Node:
             )
         if isinstance(child, Bcast):
             return Bcast(node.shape, node.dims | child.dims, child.child)
+        if isinstance(child, Where):
+            return Where(
+                node.shape,
+                *(
+                    push_broadcasts(Bcast(node.shape, node.dims, s))
+                    for s in (child.cond, child.a, child.b)
+                ),
+            )
         return Bcast(node.shape, node.dims, child)
     if isinstance(node, Unary):
         return Unary(node.shape, node.steps, push_broadcasts(node.child))
     if isinstance(node, Binary):
         return Binary(node.shape, node.op, push_broadcasts(node.a), push_broadcasts(node.b))
+    if isinstance(node, Where):
+        return Where(node.shape, *(push_broadcasts(s) for s in (node.cond, node.a, node.b)))
     if isinstance(node, Matmul):
         return Matmul(node.shape, push_broadcasts(node.a), push_broadcasts(node.b), node.transpose)
     if isinstance(node, Reduce):
-        return Reduce(node.shape, node.dims, push_broadcasts(node.child))
+        return replace(node, child=push_broadcasts(node.child))
     if isinstance(node, Transpose):
         return Transpose(node.shape, push_broadcasts(node.child))
     return node
@@ -148,12 +161,18 @@ class TileProgram:
             return Unary(node.shape, node.steps, self._prepare(node.child))
         if isinstance(node, Binary):
             return Binary(node.shape, node.op, self._prepare(node.a), self._prepare(node.b))
+        if isinstance(node, Where):
+            return Where(node.shape, *(self._prepare(s) for s in (node.cond, node.a, node.b)))
         if isinstance(node, Matmul):
             a = self._cb_operand(self._prepare(node.a))
             b = self._cb_operand(self._prepare(node.b))
             return Matmul(node.shape, a, b, node.transpose)
         if isinstance(node, Reduce):
-            return Reduce(node.shape, node.dims, self._cb_operand(self._prepare(node.child)))
+            child = self._cb_operand(self._prepare(node.child))
+            init = None
+            if node.pool == "max":  # the -inf tile the maximum starts from (Reduce's doc)
+                init = self._cb_operand(Fill((1, 1), Const(-math.inf, Ty.F64)))
+            return replace(node, child=child, init=init)
         if isinstance(node, Transpose):
             return Transpose(node.shape, self._cb_operand(self._prepare(node.child)))
         if isinstance(node, Bcast):
@@ -166,7 +185,7 @@ class TileProgram:
             return node if node.site < 0 else replace(node, base=self.position(node))
         changes = {
             attr: self._resolve(sub)
-            for attr in ("child", "a", "b")
+            for attr in OPERANDS
             if isinstance(sub := getattr(node, attr, None), Node)
         }
         return replace(node, **changes) if changes else node  # type: ignore[arg-type]
@@ -199,5 +218,5 @@ def _reduces(node: Node) -> bool:
         n = stack.pop()
         if isinstance(n, Reduce):
             return True
-        stack.extend(s for a in ("child", "a", "b") if isinstance(s := getattr(n, a, None), Node))
+        stack.extend(s for a in OPERANDS if isinstance(s := getattr(n, a, None), Node))
     return False

@@ -13,6 +13,7 @@ blocks it reads, and the kernel's scratch circular buffers.
 from __future__ import annotations
 
 import ast
+import math
 
 from tilewright.compiler.backend.lower import compute as C
 from tilewright.compiler.backend.lower.blocks import Held
@@ -21,7 +22,8 @@ from tilewright.compiler.backend.lower.scalars import to_type
 from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, TupleV, Value
 from tilewright.compiler.backend.lower.violations import violated
 from tilewright.device.ops import get_op
-from tilewright.device.ops.spec import OpKind
+from tilewright.device.ops.spec import OpKind, ParamKind
+from tilewright.device.ops.tile_ops import SFPU_BINARY
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import Const, Expr, Ty
 from tilewright.lang.rules.dfb import check_op
@@ -78,10 +80,28 @@ def build_node(
             f"'{name}' on blocks of rank other than 2 (the compiled engine handles 2-D blocks)",
             node,
         )
+    if kind is OpKind.TERNARY:  # where(condition, true_value, false_value)
+        cond, a, b = (_float_lit(n) for n in nodes)
+        if isinstance(cond, C.Lit):
+            raise lw.fail("ttl.block.where with a number as its condition", node)
+        return ExprRef(C.Where(shape, cond, a, b))
+    if name in _MASKS:  # mask(x, mask): where(mask == 1, fill, x)
+        x, m = nodes
+        if isinstance(x, C.Lit) or isinstance(m, C.Lit):
+            raise lw.fail(f"ttl.block.{name} of a number (block ops take blocks)", node)
+        return ExprRef(C.Where(shape, m, C.Lit(shape, Const(_MASKS[name], Ty.F64)), x))
+    if name == "threshold":  # the spec's: x > threshold -> value, else x
+        x = nodes[0]
+        if isinstance(x, C.Lit):
+            raise lw.fail("'threshold' of a number (block ops take blocks)", node)
+        t, v = (_scalar_param(bound[p]) for p in ("threshold", "value"))
+        return ExprRef(
+            C.Where(shape, C.Binary(shape, "gt", x, C.Lit(shape, t)), C.Lit(shape, v), x)
+        )
     if kind is OpKind.UNARY:
         return ExprRef(_unary(lw, name, nodes[0], bound, shape, node))
     if kind is OpKind.BINARY:
-        if name not in ("add", "sub", "mul", "div", "max", "min"):
+        if name not in _BINARY:
             raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)
         a, b = nodes
         if isinstance(a, C.Lit) and isinstance(b, C.Lit):
@@ -90,12 +110,8 @@ def build_node(
     if kind is OpKind.MATMUL:
         return ExprRef(C.Matmul(shape, nodes[0], nodes[1], bool(bound.get("transpose_rhs", False))))
     if kind is OpKind.REDUCE:
-        if name != "reduce_sum":
-            raise lw.fail(
-                f"'ttl.{spec.qualified_name}' is not compiled yet (only reduce_sum)", node
-            )
         dims = frozenset(int(d) % 2 for d in bound["dims"])
-        return ExprRef(C.Reduce(shape, dims, nodes[0]))
+        return ExprRef(C.Reduce(shape, dims, nodes[0], _POOLS[name]))
     if kind is OpKind.BROADCAST:
         dims = frozenset(int(d) % 2 for d in bound["dims"])
         return ExprRef(C.Bcast(shape, dims, nodes[0]))
@@ -108,6 +124,22 @@ def build_node(
         expr = value if isinstance(value, Expr.__args__) else Const(float(value), Ty.F64)
         return ExprRef(C.Fill(shape, scalar_float(expr)))
     raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)
+
+
+_BINARY = frozenset(("add", "sub", "mul", "div", "max", "min")) | frozenset(SFPU_BINARY)
+"""Binary block ops the tile code computes (the FPU's, and the SFPU binary ops')."""
+
+
+_MASKS = {"mask": 0.0, "mask_posinf": math.inf}
+"""``ttl.block.mask`` / ``mask_posinf``: the value where the mask is 1."""
+
+
+def _scalar_param(v: object) -> Expr:
+    return scalar_float(v) if isinstance(v, Expr.__args__) else Const(float(v), Ty.F64)  # type: ignore[arg-type]
+
+
+_POOLS = {"reduce_sum": "sum", "reduce_max": "max"}
+"""Reductions -> their ``reduce_tile`` pool (every REDUCE op of the registry)."""
 
 
 def _float_lit(n: C.Node) -> C.Node:
@@ -144,9 +176,18 @@ def _unary(lw, name: str, child: C.Node, bound: dict, shape, node: ast.AST) -> C
     table = C.UNARY.get(name)
     if table is None:
         raise lw.fail(f"the block op 'ttl.math.{name}' is not compiled yet", node)
+    spec = get_op(name)
+
+    def param(p: str | float) -> Expr:
+        if not isinstance(p, str):
+            return f(p)
+        v = bound[p]
+        if spec.param(p).kind is ParamKind.NATURAL and not isinstance(v, Expr.__args__):
+            return Const(int(v), Ty.I64)  # an integer parameter (round's decimals)
+        return f(v)
+
     steps = tuple(
-        (op, tuple(p if isinstance(p, Expr.__args__) else f(bound[p]) for p in ps))
-        for op, ps in table
+        (op, tuple(p if isinstance(p, Expr.__args__) else param(p) for p in ps)) for op, ps in table
     )
     return C.Unary(shape, steps, child)
 

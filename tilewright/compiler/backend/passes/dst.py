@@ -23,8 +23,10 @@ block operand            ``copy_tile``; with ``ttl.block.broadcast``: ``unary_bc
 unary math               its SFPU ``*_tile``
 ``a @ b``                ``matmul_tiles`` over K into one DST tile
 ``reduce_sum``           ``reduce_tile`` over the reduced tiles, scaler tile 1.0
+``reduce_max``           the sum of a -inf tile, then ``reduce_tile<MAX>`` over the tiles
 ``transpose``            ``transpose_wh_tile``
 ``fill``                 ``fill_tile``
+``where`` / ``mask``     ``where_tile`` (after ``eq_binary_tile`` with 1.0 unless a comparison)
 ======================== ================================================================
 """
 
@@ -46,6 +48,8 @@ from tilewright.compiler.backend.passes.tiles import (
     Reduce,
     Transpose,
     Unary,
+    Where,
+    is_truth,
     leaflike,
     regs,
     uop,
@@ -113,6 +117,14 @@ class _Tiles:
                 self.op("sfpu", name, slot, params)
         elif isinstance(node, Binary):
             self._gen_binary(node, i, j, slot, dirty)
+        elif isinstance(node, Where):
+            self._gen(node.cond, i, j, slot, dirty)
+            if not is_truth(node.cond):  # the block op's condition == 1
+                self.op("fill_tile", slot + 1, Const(1.0, Ty.F64))
+                self.op("sfpu_binary", "eq", slot, slot + 1, slot)
+            self._gen(node.a, i, j, slot + 1, dirty)
+            self._gen(node.b, i, j, slot + 2, dirty)
+            self.op("where_tile", slot, slot + 1, slot + 2, slot)
         elif isinstance(node, Matmul):
             self._gen_matmul(node, i, j, slot, dirty)
         elif isinstance(node, Reduce):
@@ -230,8 +242,14 @@ class _Tiles:
             def tile(k: Expr) -> Expr:
                 return uop("add", u32(leaf.base), k)
 
+        if node.pool == "max":
+            init = node.init
+            assert isinstance(init, Leaf)
+            self.op("reduce_tile", "sum", dim, init.cb, scaler, u32(init.base), slot)
+
         def step(k: Expr) -> list[Op]:
-            return [Op("reduce_tile", ("sum", dim, leaf.cb, scaler, tile(k), slot), (), self.loc)]
+            args = (node.pool, dim, leaf.cb, scaler, tile(k), slot)
+            return [Op("reduce_tile", args, (), self.loc)]
 
         self._loop(count, "tw_r", step)
 

@@ -27,6 +27,10 @@ __all__ = [
     "Reduce",
     "Bcast",
     "Transpose",
+    "Where",
+    "COMPARISONS",
+    "OPERANDS",
+    "is_truth",
     "FPU",
     "leaves",
     "leaflike",
@@ -99,6 +103,27 @@ class Binary(Node):
 
 
 @dataclass(eq=False)
+class Where(Node):
+    """``where(cond == 1, a, b)`` (``ttl.block.where``, ``mask``, ``threshold``):
+    ``where_tile`` after an ``eq`` with 1.0, which a comparison (already 1.0 / 0.0) skips."""
+
+    cond: Node
+    a: Node
+    b: Node
+
+    def __repr__(self) -> str:
+        return f"where({self.cond!r}, {self.a!r}, {self.b!r})"
+
+
+COMPARISONS = frozenset(("gt", "lt", "ge", "le", "eq", "ne"))
+"""Binary ops whose value is already 1.0 / 0.0 (a ``Where`` condition without an ``eq``)."""
+
+
+def is_truth(n: Node) -> bool:
+    return isinstance(n, Binary) and n.op in COMPARISONS
+
+
+@dataclass(eq=False)
 class Matmul(Node):
     a: Node
     b: Node
@@ -110,11 +135,18 @@ class Matmul(Node):
 
 @dataclass(eq=False)
 class Reduce(Node):
+    """``reduce_sum`` / ``reduce_max`` (``pool``).  A maximum accumulates into DST, which
+    starts at zero: ``init`` is a tile of -inf (a scratch CB) whose sum, reduced first, puts
+    -inf where the maximum goes and leaves the rest of the tile zero, as the interpreter's."""
+
     dims: frozenset[int]  # normalised: 0 rows, 1 columns (rank-2 blocks)
     child: Node
+    pool: str = "sum"  # sum max
+    init: Node | None = None  # max: the -inf tile, once materialised
 
     def __repr__(self) -> str:
-        return f"reduce_sum({self.child!r}, dims={sorted(self.dims)})"
+        init = f", init={self.init!r}" if self.init is not None else ""
+        return f"reduce_{self.pool}({self.child!r}, dims={sorted(self.dims)}{init})"
 
 
 @dataclass(eq=False)
@@ -134,6 +166,10 @@ class Transpose(Node):
         return f"transpose({self.child!r})"
 
 
+OPERANDS = ("child", "cond", "a", "b")
+"""The attributes that hold a node's operands."""
+
+
 def leaves(node: Node) -> list[Leaf]:
     """The tree's block operands."""
     out: list[Leaf] = []
@@ -142,7 +178,7 @@ def leaves(node: Node) -> list[Leaf]:
         n = stack.pop()
         if isinstance(n, Leaf):
             out.append(n)
-        for attr in ("child", "a", "b"):
+        for attr in OPERANDS:
             sub = getattr(n, attr, None)
             if isinstance(sub, Node):
                 stack.append(sub)
@@ -160,6 +196,9 @@ def regs(node: Node) -> int:
         return 1
     if isinstance(node, Unary):
         return regs(node.child)
+    if isinstance(node, Where):
+        cond = regs(node.cond) if is_truth(node.cond) else max(regs(node.cond), 2)
+        return max(cond, 1 + regs(node.a), 2 + regs(node.b))
     if isinstance(node, Binary):
         a, b = node.a, node.b
         if node.op in FPU:

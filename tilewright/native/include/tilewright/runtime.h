@@ -156,6 +156,7 @@ TW_RT void twrt_pack_l1_acc(uint32_t enable, tw::Loc loc);
 TW_RT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, uint32_t p2, tw::Loc loc);
 /** SFPU binary op (twrt_sfpu_ops.h TW_SFPU_BINARY_*) on two DST tiles. */
 TW_RT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t odst, tw::Loc loc);
+TW_RT void twrt_where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst, tw::Loc loc);
 /** DST[idst] = the float with IEEE bits `bits`, everywhere. */
 TW_RT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc);
 /** DST[idst] = CB tile broadcast: 1 rows, 2 cols, 3 scalar. */
