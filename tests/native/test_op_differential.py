@@ -192,7 +192,7 @@ def _inputs() -> tuple[np.ndarray, np.ndarray]:
     return a.reshape(32, 32), b.reshape(32, 32)
 
 
-def _run(device, compute, args) -> np.ndarray:
+def _run(device, compute, args, fp32_dest: bool = True) -> np.ndarray:
     core = CoreCoord(0, 0)
     program = Program("differential")
     fp32 = DataFormat.Float32
@@ -215,7 +215,9 @@ def _run(device, compute, args) -> np.ndarray:
         k.cb_pop_front(16, 1)
 
     program.create_kernel(reader, core, ReaderDataMovementConfig())
-    kernel = program.create_kernel(compute, core, ComputeConfig(fp32_dest_acc_en=True), name="ops")
+    kernel = program.create_kernel(
+        compute, core, ComputeConfig(fp32_dest_acc_en=fp32_dest), name="ops"
+    )
     if args is not None:
         program.set_runtime_args(kernel, core, args)
     program.create_kernel(writer, core, WriterDataMovementConfig())
@@ -249,12 +251,14 @@ def test_every_op_of_the_registry_has_a_case():
     assert {n.split(":")[1] for n in CASES if n.startswith("sfpu_binary:")} == set(SFPU_BINARY)
 
 
+@pytest.mark.parametrize("fp32_dest", [True, False], ids=["dst-fp32", "dst-bf16"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_both_kernel_apis_compute_the_same_bits(device, case):
+def test_both_kernel_apis_compute_the_same_bits(device, case, fp32_dest):
+    """Both DST modes: fp32, and bf16 ("float16_b") rounded on every DST write (issue 23)."""
     calls, ulps = CASES[case]
     index = list(CASES).index(case)
-    native = _run(device, NativeKernel(source=SOURCE, name="ops"), [index])
-    python = _run(device, _python_kernel(calls), None)
+    native = _run(device, NativeKernel(source=SOURCE, name="ops"), [index], fp32_dest)
+    python = _run(device, _python_kernel(calls), None, fp32_dest)
     assert np.array_equal(np.isnan(native), np.isnan(python)), case
     ok = ~np.isnan(native)
     a, b = native.view(np.int32)[ok].astype(np.int64), python.view(np.int32)[ok].astype(np.int64)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_MATH", "MathConfig", "math_config"]
+import numpy as np
+
+__all__ = ["DEFAULT_MATH", "FIDELITY_PHASES", "MathConfig", "fidelity_product", "math_config"]
 
 HIFI4 = 4
 
@@ -40,3 +42,56 @@ def math_config(compute) -> MathConfig:
         bool(getattr(compute, "fp32_dest_acc_en", False)),
         bool(getattr(compute, "math_approx_mode", False)),
     )
+
+
+# -- math fidelity: the FPU multiplier's mantissa slices ----------------------------------------
+#
+# The Wormhole / Blackhole FPU multiplies 5 significand bits of SrcA by 7 of SrcB
+# (tt-metal tech_reports/matrix_engine/matrix_engine.md); each fidelity phase feeds it one
+# slice and adds the partial product into DST.  The slices, as float32 bit masks
+# (tt-isa-documentation WormholeB0 MVMUL.md / ELWMUL.md, SrcAFidelityBits / SrcBFidelityBits):
+#   A_hi = A & 0xFFF80000 (sign, exponent, hidden bit + top 4 mantissa bits)
+#   A_lo = (A & 0xFFFFC000) - A_hi (the next 5 mantissa bits; SrcA's TF32 LSB is never used)
+#   B_hi = B & 0xFFFE0000 (hidden bit + top 6 mantissa bits)
+#   B_lo = (B & 0xFFFFE000) - B_hi (the next 4 mantissa bits: the rest of TF32)
+# Phase p uses A_lo when p & 1 and B_lo when p & 2; LoFi (0) runs phase 0, HiFi2 phases 0-1,
+# HiFi3 0-2, HiFi4 0-3 (LLK get_math_num_fidelity_phases: MathFidelity & 7, LoFi one pass).
+
+FIDELITY_PHASES: dict[int, int] = {0: 1, 2: 2, 3: 3, 4: 4}
+"""Phases run per MathFidelity value (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)."""
+
+_A_HI, _A_ALL = np.uint32(0xFFF80000), np.uint32(0xFFFFC000)
+_B_HI, _B_ALL = np.uint32(0xFFFE0000), np.uint32(0xFFFFE000)
+
+
+def _masked(x: np.ndarray, mask: np.uint32) -> np.ndarray:
+    return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & mask).view(np.float32)
+
+
+def _slices(x: np.ndarray, hi: np.uint32, full: np.uint32) -> tuple[np.ndarray, np.ndarray]:
+    top = _masked(x, hi)
+    return top, _masked(x, full) - top  # exact: the low bits of one float32
+
+
+def fidelity_product(src_b: np.ndarray, src_a: np.ndarray, fidelity: int, *, matmul: bool):
+    """``src_b @ src_a`` (``matmul``) or ``src_a * src_b`` as the FPU computes it at a fidelity.
+
+    ``src_b`` is the operand the unpacker puts in SrcB (matmul: in0, the left matrix;
+    eltwise mul: in1), ``src_a`` the SrcA operand.  The partial products of the phases
+    are summed in phase order in float32; the order of additions inside one phase's
+    16-wide dot product is not public (MVMUL.md calls its model "a rough guide").
+    """
+    if fidelity not in FIDELITY_PHASES:
+        raise ValueError(
+            f"math_fidelity {fidelity} is not a MathFidelity (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)"
+        )
+    a = _slices(src_a, _A_HI, _A_ALL)
+    b = _slices(src_b, _B_HI, _B_ALL)
+    parts = []
+    for phase in range(FIDELITY_PHASES[fidelity]):
+        sa, sb = a[phase & 1], b[(phase >> 1) & 1]
+        parts.append(np.matmul(sb, sa) if matmul else sa * sb)
+    out = parts[0]
+    for part in parts[1:]:
+        out = out + part
+    return np.asarray(out, dtype=np.float32)
