@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from tilewright.compiler.backend.lower import affine
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.analysis import (
     CONFLICT,
@@ -283,6 +284,13 @@ class Lowering:
             if value.static and counts.get(name, 0) <= 1:
                 self.env[name] = value
                 return
+            # one assignment site (counted twice in a loop): an index expression kept
+            # symbolic, so that slice extents fold (lower/affine.py)
+            if counts.get(name, 0) <= (2 if self.loops else 1) and affine.is_affine(
+                self, value.expr
+            ):
+                self.env[name] = value
+                return
             ty: Ty = Ty.I64 if value.expr.ty in (Ty.U32, Ty.U64) else value.expr.ty
             existing = self.locals.get(self._cpp_name(name))
             if existing is not None and existing.ty is not ty:
@@ -514,11 +522,15 @@ class Lowering:
         target = stmt.target.id
         var = self.py_local(target, Ty.I64)
 
+        reassigned = target in assigned(stmt.body)
+
         def build() -> None:
             self.env[target] = Scalar(var)
-            self.statements(stmt.body)
+            with affine.stable_loop(self, var, reassigned):
+                self.statements(stmt.body)
 
         body = self._loop(build, stmt, runs=bool(trips))
+        affine.forget(self.env, var)  # symbolic locals of the loop's variable end with it
         self.env[stmt.target.id] = Scalar(var)
         self.emit("for", var, start, stop, step, regions=(tuple(body),))
 
