@@ -22,11 +22,7 @@ from tilewright.device.ops import get_op
 from tilewright.errors import NotCompilableError
 
 # Not compiled yet: the operation runs interpreted under auto (docs/compiler.md, "What compiles").
-INTERPRETED = {
-    *("eq", "ne", "ge", "gt", "le", "lt"),  # block comparisons
-    *("floordiv", "mod"),
-    *("mask", "mask_posinf", "round", "threshold", "typecast", "where"),
-}
+INTERPRETED = {"typecast"}
 # Transcendentals: the compiled SFPU and numpy may differ in the last float32 bits.
 RTOL = 2e-6
 
