@@ -57,6 +57,11 @@ __all__ = [
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _INTERNAL_DIRS: tuple[str, ...] = (_PACKAGE_DIR,)
+# Python's standard library is never the user's line either: a kernel interrupted inside
+# ``subprocess`` (a build) or ``concurrent.futures`` is reported at the user's call to it.
+# Installed packages can sit below it (a Python without a venv): those stay the user's.
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+_SITE_DIRS = (_STDLIB_DIR + "site-packages" + os.sep, _STDLIB_DIR + "dist-packages" + os.sep)
 
 
 def treat_as_internal(directory: str) -> None:
@@ -75,7 +80,8 @@ def treat_as_internal(directory: str) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def internal_file(filename: str) -> bool:
-    """True for code that is not the user's: Tilewright's own files and synthetic ones.
+    """True for code that is not the user's: Tilewright's own files, Python's standard
+    library (not the packages installed below it) and synthetic files.
 
     Tilewright's files are recognised by the package directory derived from
     ``__file__`` (never by a path substring), so the test keeps working once the
@@ -83,7 +89,9 @@ def internal_file(filename: str) -> bool:
     ``<string>`` of generated dataclass methods) have no line to show either.  Cached:
     the same few file names are asked about on every walk.
     """
-    return filename.startswith(_INTERNAL_DIRS) or filename.startswith("<")
+    if filename.startswith(_INTERNAL_DIRS) or filename.startswith("<"):
+        return True
+    return filename.startswith(_STDLIB_DIR) and not filename.startswith(_SITE_DIRS)
 
 
 def user_frame(frame: FrameType | None) -> FrameType | None:

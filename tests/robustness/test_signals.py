@@ -14,7 +14,15 @@ import time
 import pytest
 
 from tests.robustness.programs import SPIN, SPIN_LINE
-from tests.robustness.test_isolate import _popen, _program
+from tests.robustness.test_isolate import CALL_LINE, _popen, _program
+
+
+def _built(path, native_cache) -> None:
+    """Build the program's external C++ first (the watchdog ends the spin), so a signal sent
+    a second after the child starts reaches the spinning call, not the build: a cold build
+    on a busy 2-core machine takes longer than that."""
+    warm = _popen(["--watchdog", "0.5", str(path)], native_cache)
+    warm.communicate(timeout=300)
 
 
 @pytest.mark.parametrize("engine", ["python", "native"])
@@ -46,6 +54,7 @@ def test_sigterm_reports_where_each_kernel_was_and_writes_the_trace(tmp_path, en
 
 def test_sigint_to_an_isolating_parent_alone_reaches_the_child_at_once(tmp_path, native_cache):
     path = _program(tmp_path, "spin_forever")
+    _built(path, native_cache)
     proc = _popen(["--isolate", "--watchdog", "0", str(path)], native_cache, start_new_session=True)
     try:
         assert proc.stdout is not None
@@ -65,6 +74,7 @@ def test_sigint_to_an_isolating_parent_alone_reaches_the_child_at_once(tmp_path,
 
 def test_sigterm_to_an_isolating_parent_ends_the_child_with_its_report(tmp_path, native_cache):
     path = _program(tmp_path, "spin_forever")
+    _built(path, native_cache)
     proc = _popen(["--isolate", "--watchdog", "0", str(path)], native_cache, start_new_session=True)
     try:
         assert proc.stdout is not None
@@ -97,3 +107,27 @@ def test_sigterm_with_sigint_ignored_still_ends_a_python_run(tmp_path, native_ca
         proc.kill()
     assert proc.returncode == 143, err
     assert f"running at {prog}:{SPIN_LINE}" in err
+
+
+def test_sigterm_during_a_cold_build_ends_it_and_names_the_users_call(tmp_path):
+    """The signal arrives while the external function (and the runtime) still compile: the
+    compilers are killed with their process groups and the report names the user's
+    ``call_extern_func`` line, not the standard library's frame the build waited in."""
+    path = _program(tmp_path, "spin_forever")
+    cold = tmp_path / "cold-cache"  # not the session's: nothing of this run is built yet
+    proc = _popen(["--isolate", "--watchdog", "0", str(path)], cold, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("child")
+        time.sleep(0.3)  # the build of a cold cache takes seconds
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert took < 15, f"{took:.1f} s"
+    assert "terminated (SIGTERM) while node (0, 0)" in err, err
+    assert f"running at {path}:{CALL_LINE}" in err, err
+    assert "selectors.py" not in err and "subprocess.py" not in err, err

@@ -8,7 +8,7 @@ kernel was (docs/robustness.md, *Livelocks, the watchdog and Ctrl-C*): the signa
 C-level handler writes to a wake-up pipe (``signal.set_wakeup_fd``; Python's own handler
 would wait for the main thread's next bytecode, which a native kernel in a loop never
 reaches); a helper thread reads it, kills the running compilers
-(``native.build.stop_builds``) and sends the process SIGINT (when SIGINT has Python's
+(``native.toolchain.stop_compilers``) and sends the process SIGINT (when SIGINT has Python's
 default handler; otherwise the Python-level handler raises the interrupt, which reaches
 Python code only).  The run then ends as an
 interrupted one, says "terminated (SIGTERM)" and exits with 143; the caller still writes
@@ -25,8 +25,8 @@ from contextlib import contextmanager
 
 from tilewright.lazy import lazy_import
 
-# The build cache loads only if a SIGTERM arrives (the command line starts without it).
-build = lazy_import("tilewright.native.build")
+# The native toolchain loads only if a SIGTERM arrives (the command line starts without it).
+toolchain = lazy_import("tilewright.native.toolchain")
 
 __all__ = ["sigterm_as_interrupt", "terminated", "TERMINATED_STATUS"]
 
@@ -65,7 +65,7 @@ def _watch(read_fd: int) -> None:
             return
         if signal.SIGTERM in data and not _TERMINATED.is_set():
             _TERMINATED.set()
-            build.stop_builds()
+            toolchain.stop_compilers()
             if _ctrl_c_is_default():
                 os.kill(os.getpid(), signal.SIGINT)
 

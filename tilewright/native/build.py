@@ -47,7 +47,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +73,6 @@ __all__ = [
     "BuildResult",
     "build_shared_object",
     "is_current",
-    "stop_builds",
 ]
 
 _MAX_MANIFEST = 1 << 20
@@ -238,44 +236,6 @@ def _lookup(manifest_path: Path) -> _Verified | None:
     return _Verified(str(obj), tuple(files))
 
 
-_COMPILERS: set[subprocess.Popen] = set()  # the compiler processes running now
-_COMPILERS_LOCK = threading.Lock()
-
-
-def stop_builds() -> None:
-    """Kill every compiler running now (``tilewright run`` ending on SIGTERM: builds in
-    worker threads would otherwise run on, and finish, after the run has ended)."""
-    with _COMPILERS_LOCK:
-        running = list(_COMPILERS)
-    for proc in running:
-        proc.kill()
-
-
-def _run_compiler(command: list[str], work: Path, timeout: float) -> subprocess.CompletedProcess:
-    """Run one compile, registered for :func:`stop_builds`; killed on any exception."""
-    # LC_ALL=C: plain ASCII quotes in diagnostics, whatever the user's locale.
-    proc = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=work,
-        env=dict(os.environ, LC_ALL="C"),
-    )
-    with _COMPILERS_LOCK:
-        _COMPILERS.add(proc)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:  # a timeout, Ctrl-C, SIGTERM: the compiler ends with the build
-        proc.kill()
-        proc.communicate()
-        raise
-    finally:
-        with _COMPILERS_LOCK:
-            _COMPILERS.discard(proc)
-    return subprocess.CompletedProcess(command, proc.returncode, out, err)
-
-
 def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, opts, cache: Path):
     try:
         work = Path(tempfile.mkdtemp(prefix="build-", dir=bucket))
@@ -288,7 +248,7 @@ def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, op
         dep_file = work / "deps.d"
         command = [compiler, *flags, "-MMD", "-MF", str(dep_file), "-o", str(obj), str(src), *link]
         try:
-            proc = _run_compiler(command, work, opts.timeout)
+            proc = toolchain.run_compiler(command, work, opts.timeout)
         except subprocess.TimeoutExpired:
             raise NativeBuildError(
                 f"C++ build of {what} did not finish within {opts.timeout:.0f} s", loc=loc

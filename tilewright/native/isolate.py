@@ -35,6 +35,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from typing import ClassVar, TextIO
 
@@ -173,6 +174,15 @@ def exit_error(status: int, sites: dict, slot: tuple[int, int, int]) -> NativeCr
     )
 
 
+def _read_sites(pipe, sites: dict) -> None:
+    """Read the child's call-site announcements (``announce``) until its end."""
+    for line in pipe:
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) == 6 and parts[0] == "S":
+            _, sid, file, lno, col, title = parts
+            sites[int(sid)] = (file, int(lno), int(col) if col else None, title)
+
+
 def _wait_after_ctrl_c(proc: subprocess.Popen, forward: int) -> int:
     """Ctrl-C from a terminal reaches the child too: let it print its report, then end.  A
     signal sent to the parent alone (``kill -INT``, or SIGTERM, which the parent turns into
@@ -224,17 +234,22 @@ def run_isolated(
     finally:
         os.close(write_fd)
     sites: dict[int, tuple[str, int, int | None, str]] = {}
+    pipe = os.fdopen(read_fd, "r", encoding="utf-8", errors="replace")
     try:
-        with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as pipe:
-            for line in pipe:
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) == 6 and parts[0] == "S":
-                    _, sid, file, lno, col, title = parts
-                    sites[int(sid)] = (file, int(lno), int(col) if col else None, title)
+        _read_sites(pipe, sites)
         returncode = proc.wait()
     except KeyboardInterrupt:
         slot_file.close()
-        return _wait_after_ctrl_c(proc, interrupt_signal())
+        # The child runs on until it reports: keep its channel read (a closed one would
+        # fail its next announcement with a broken pipe instead of its report).
+        drain = threading.Thread(target=_read_sites, args=(pipe, {}), daemon=True)
+        drain.start()
+        status = _wait_after_ctrl_c(proc, interrupt_signal())
+        drain.join(1.0)  # at the child's end the pipe reads end-of-file
+        if not drain.is_alive():
+            pipe.close()
+        return status
+    pipe.close()
     slot_file.seek(0)
     site_id, x, y, _ = struct.unpack("<4i", slot_file.read(_SLOT_BYTES).ljust(_SLOT_BYTES, b"\0"))
     slot_file.close()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tilewright.errors import KernelError
-from tilewright.native import bridge
+from tilewright.native import bridge, toolchain
 from tilewright.native.build import BuildResult, build_shared_object, is_current
 from tilewright.native.driver import driver_for
 
@@ -201,6 +201,9 @@ class NativeKernel:
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
                 try:
                     list(pool.map(lambda ec: ec[0].library(ec[1]), todo.values()))
+                except KeyboardInterrupt:  # the compilers run in their own process groups:
+                    toolchain.stop_compilers()  # end them, or the pool waits for each
+                    raise
                 except Exception as exc:  # noqa: BLE001 - re-raised here, whatever it is
                     # without the worker's frames: their innermost non-Tilewright one is
                     # concurrent/futures/thread.py, which diagnostics took for the user's line

@@ -18,7 +18,6 @@ import ctypes
 import hashlib
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 from pathlib import Path
@@ -272,9 +271,7 @@ def _build(compiler: str, cache: Path) -> Path:
             str(out),
             *[str(work / s) for s in SOURCES],
         ]
-        proc = subprocess.run(
-            command, capture_output=True, text=True, check=False, env=dict(os.environ, LC_ALL="C")
-        )
+        proc = toolchain.run_compiler(command)
         if proc.returncode != 0:
             raise NativeBuildError(
                 f"building the native runtime failed (compiler exit status {proc.returncode}):\n"

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,6 +24,8 @@ __all__ = [
     "configure",
     "include_dir",
     "compiler_identity",
+    "run_compiler",
+    "stop_compilers",
 ]
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -111,3 +115,55 @@ def compiler_identity(compiler: str) -> str:
             ) from None
         ident = _COMPILER_IDS[compiler] = f"{compiler}\n{out.stdout.strip()}"
     return ident
+
+
+# The compiler processes running now, each the leader of its own process group: killing
+# the driver alone (g++) would leave cc1plus / as / ld running on after the run ended.
+_COMPILERS: set[subprocess.Popen] = set()
+_COMPILERS_LOCK = threading.Lock()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):  # already gone (and reaped)
+        pass
+
+
+def stop_compilers() -> None:
+    """Kill every compiler running now, with the processes it started (``tilewright run``
+    ending on SIGTERM: builds would otherwise run on, and finish, after the run ended)."""
+    with _COMPILERS_LOCK:
+        running = list(_COMPILERS)
+    for proc in running:
+        _kill_group(proc)
+
+
+def run_compiler(
+    command: list[str], cwd: Path | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess:
+    """Run one compile, registered for :func:`stop_compilers`; killed with its process group
+    on any exception (a timeout, Ctrl-C, SIGTERM).  Every build (the runtime library,
+    kernels, external functions) runs its compiler here."""
+    # LC_ALL=C: plain ASCII quotes in diagnostics, whatever the user's locale.
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env=dict(os.environ, LC_ALL="C"),
+        start_new_session=True,  # its own group: a terminal's Ctrl-C reaches it through us
+    )
+    with _COMPILERS_LOCK:
+        _COMPILERS.add(proc)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        _kill_group(proc)
+        proc.communicate()
+        raise
+    finally:
+        with _COMPILERS_LOCK:
+            _COMPILERS.discard(proc)
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
