@@ -2,9 +2,10 @@
 
 What a user passes as ``ttnn.matmul(..., program_config=..., compute_kernel_config=...)``
 (tt-metal ``ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config_types.hpp``,
-``ttnn/operations/core/compute_kernel/compute_kernel_config.hpp``).  Numerics do not
-depend on them here (``ttnn.matmul``'s docstring says what is modelled); the device-time
-model runs the program they describe (``ttnn/device_time``), and :func:`check_program_config`
+``ttnn/operations/core/compute_kernel/compute_kernel_config.hpp``).  Numerics read the
+compute kernel config's ``math_fidelity`` (:func:`math_fidelity_of`; ``ttnn.matmul``'s
+docstring says what is modelled); the device-time model runs the program they describe
+(``ttnn/device_time``), and :func:`check_program_config`
 applies the rules tt-metal's matmul validation applies, so a config that would fail on
 the card fails here, naming the field.
 """
@@ -26,6 +27,7 @@ __all__ = [
     "BlackholeComputeKernelConfig",
     "GrayskullComputeKernelConfig",
     "init_device_compute_kernel_config",
+    "math_fidelity_of",
     "check_program_config",
     "grid_xy",
 ]
@@ -129,6 +131,26 @@ def init_device_compute_kernel_config(
         packer_l1_acc=packer_l1_acc,
         dst_full_sync_en=dst_full_sync_en,
     )
+
+
+def math_fidelity_of(op: str, config: Any) -> int:
+    """The MathFidelity value an op's numerics run at for its ``compute_kernel_config``.
+
+    None: HiFi4 -- the numerics of an op called without a config are the unsliced float32
+    products (what Tilewright always computed; tt-metal picks a per-op default there, which
+    the device-time model follows).  A config without ``math_fidelity`` has tt-metal's
+    default, LoFi (``WormholeComputeKernelConfig``).
+    """
+    if config is None:
+        return int(MathFidelity.HiFi4)
+    value = getattr(config, "math_fidelity", WormholeComputeKernelConfig().math_fidelity)
+    try:
+        return int(MathFidelity(int(value)))
+    except (TypeError, ValueError):
+        raise OpParamError(
+            f"{op}: compute_kernel_config.math_fidelity={value!r} is not a ttnn.MathFidelity "
+            "(LoFi, HiFi2, HiFi3, HiFi4)"
+        ) from None
 
 
 def grid_xy(grid: Any) -> tuple[int, int]:
