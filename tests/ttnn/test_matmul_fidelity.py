@@ -95,3 +95,32 @@ def test_a_bad_fidelity_is_rejected(device):
 
     with pytest.raises(OpParamError, match=r"ttnn.matmul: compute_kernel_config.math_fidelity=7"):
         _matmul(device, a, b, Config())
+
+
+def _reduce(device, op, x, config, dim=-1):
+    kw = dict(dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device)
+    return ttnn.to_torch(op(ttnn.from_torch(x, **kw), dim, compute_kernel_config=config)).numpy()
+
+
+@pytest.mark.parametrize("op", [ttnn.sum, ttnn.mean], ids=["sum", "mean"])
+def test_sum_and_mean_honour_the_fidelity(device, op):
+    """reduce SUM / AVG: the input is SrcA (sliced), the scaler (1.0, 1/N) SrcB."""
+    g = torch.Generator().manual_seed(5)
+    x = (torch.rand(32, 96, generator=g) * 1.5 + 0.5).to(torch.bfloat16).float()
+    exact = x.double().numpy().sum(axis=-1) / (96 if op is ttnn.mean else 1)
+    err = {}
+    for name in FIDELITIES:
+        got = _reduce(device, op, x, _config(getattr(ttnn.MathFidelity, name)))
+        err[name] = float((np.abs(got - exact) / np.abs(exact)).max())
+    assert err["LoFi"] > err["HiFi2"] >= err["HiFi3"] >= err["HiFi4"], err
+    assert 2e-3 < err["LoFi"] < 6e-2, err
+    assert err["HiFi4"] < 1e-6, err
+    plain = (np.mean if op is ttnn.mean else np.sum)(x.numpy(), axis=-1)
+    hifi4 = _reduce(device, op, x, _config(ttnn.MathFidelity.HiFi4))
+    assert np.array_equal(hifi4, plain) and np.array_equal(_reduce(device, op, x, None), plain)
+
+
+def test_max_runs_no_fidelity_phases(device):
+    x = torch.rand(32, 64) + 0.5
+    lofi = _reduce(device, ttnn.max, x, _config(ttnn.MathFidelity.LoFi))
+    assert np.array_equal(lofi, x.numpy().max(axis=-1))
