@@ -31,7 +31,6 @@ from tilewright.device.ops import OpShapeError, get_op
 from tilewright.device.ops.numerics import fpu_product
 from tilewright.lazy import torch
 from tilewright.ttnn.device_time import check_matmul_config
-from tilewright.ttnn.program_config import math_fidelity_of
 from tilewright.ttnn.operations.eltwise_rules import activation_rule, apply_activations
 from tilewright.ttnn.operations.io import (
     FLOAT_DTYPES,
@@ -45,6 +44,7 @@ from tilewright.ttnn.operations.io import (
     tile_arg,
 )
 from tilewright.ttnn.operations.registry import register_python_operation
+from tilewright.ttnn.program_config import math_fidelity_of
 from tilewright.ttnn.tensor import Tensor
 
 __all__ = ["linear", "matmul"]
