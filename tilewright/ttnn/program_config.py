@@ -176,6 +176,7 @@ def check_program_config(
     k_tiles: int,
     n_tiles: int,
     fp32_dest_acc: bool,
+    dst_tiles: int,
     device_grid: tuple[int, int],
 ) -> None:
     """tt-metal's matmul checks of a program config against the product's tile counts."""
@@ -199,7 +200,7 @@ def check_program_config(
     h, w = config.out_subblock_h, config.out_subblock_w
     if h < 1 or w < 1:
         fail(f"out_subblock_h and out_subblock_w must be at least 1, got {h} and {w}")
-    limit = 4 if fp32_dest_acc else 8
+    limit = dst_tiles  # kernel_api.compute.dst_tiles: 8, 4 with fp32_dest_acc_en
     if h * w > limit:
         fail(
             f"out_subblock_h * out_subblock_w ({h} * {w}) must be at most {limit}: the DST "
