@@ -157,6 +157,11 @@ class Driver(NativeDriver):
         )
         cfg = ctx.compute
         if cfg is not None:
+            if device.capacity.dst_physical_tiles > 32:  # Run::dst_dirty has 32 bits
+                raise KernelError(
+                    f"{run.label}: the native runtime holds at most 32 DST tiles; the system "
+                    f"descriptor has {device.capacity.dst_physical_tiles}"
+                )
             self.rt.run_compute(
                 handle,
                 int(cfg.fp32_dest_acc_en),

@@ -198,8 +198,8 @@ TW_EXPORT void twrt_run_compute(Run* r, int32_t fp32_dest_acc, int32_t dst_full_
     r->approx = approx;
     r->fidelity = fidelity;
     r->dst_tiles = dst_tiles;
-    // At least 16 tiles (the runtime's scratch floor), at most 32 (dst_dirty's bits).
-    if (r->dst == nullptr) r->dst = new float[size_t(dst_physical > 16 ? 32 : 16) * 1024]();
+    // At least 16 tiles (the runtime's floor); the driver refuses more than 32 (dst_dirty's bits).
+    if (r->dst == nullptr) r->dst = new float[size_t(dst_physical > 16 ? dst_physical : 16) * 1024]();
 }
 
 TW_EXPORT void twrt_run_observe(Run* r, int32_t on) { r->observed = on; }
