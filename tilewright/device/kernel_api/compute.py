@@ -105,7 +105,6 @@ __all__ = [
     "reduce_init",
     "reduce_uninit",
     "read_dst",
-    "dst_tiles",
 ]
 
 _DST_TILES = 16  # the DST array's size when the descriptor's is smaller (a scratch floor)
