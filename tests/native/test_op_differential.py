@@ -36,6 +36,7 @@ from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS
 from tilewright.device.program import (
     CircularBufferConfig,
     ComputeConfig,
+    MathFidelity,
     Program,
     ReaderDataMovementConfig,
     WriterDataMovementConfig,
@@ -147,7 +148,9 @@ def _cases() -> dict[str, tuple[tuple[Call, ...], int]]:
 CASES = _cases()
 
 
-def _source() -> str:
+def _source(cases=None) -> str:
+    """One native kernel running case ``get_arg_val(0)`` of ``cases`` (default: CASES)."""
+    cases = CASES if cases is None else cases
     lines = [
         "#include <cstdint>",
         '#include "api/compute/compute_kernel_api.h"',
@@ -161,7 +164,7 @@ def _source() -> str:
         "    tile_regs_acquire();",
         "    switch (which) {",
     ]
-    for i, (calls, _ulps) in enumerate(CASES.values()):
+    for i, (calls, _ulps) in enumerate(cases.values()):
         lines.append(f"        case {i}: {' '.join(c.cpp() for c in calls)} break;")
     lines += [
         "        default: break;",
@@ -192,7 +195,14 @@ def _inputs() -> tuple[np.ndarray, np.ndarray]:
     return a.reshape(32, 32), b.reshape(32, 32)
 
 
-def _run(device, compute, args, fp32_dest: bool = True) -> np.ndarray:
+def _run(
+    device,
+    compute,
+    args,
+    fp32_dest: bool = True,
+    fidelity: MathFidelity = MathFidelity.HiFi4,
+    inputs: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
     core = CoreCoord(0, 0)
     program = Program("differential")
     fp32 = DataFormat.Float32
@@ -200,7 +210,7 @@ def _run(device, compute, args, fp32_dest: bool = True) -> np.ndarray:
         program.create_circular_buffer(
             core, CircularBufferConfig(4096, {index: fp32}).set_page_size(index, 4096)
         )
-    data = [encode_block(x, fp32, TILE_32x32) for x in _inputs()]
+    data = [encode_block(x, fp32, TILE_32x32) for x in (inputs or _inputs())]
     out: list[np.ndarray] = []
 
     def reader():
@@ -216,7 +226,10 @@ def _run(device, compute, args, fp32_dest: bool = True) -> np.ndarray:
 
     program.create_kernel(reader, core, ReaderDataMovementConfig())
     kernel = program.create_kernel(
-        compute, core, ComputeConfig(fp32_dest_acc_en=fp32_dest), name="ops"
+        compute,
+        core,
+        ComputeConfig(math_fidelity=fidelity, fp32_dest_acc_en=fp32_dest),
+        name="ops",
     )
     if args is not None:
         program.set_runtime_args(kernel, core, args)

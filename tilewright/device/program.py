@@ -109,6 +109,16 @@ class ComputeConfig:
 
     kind = "compute"
 
+    def __post_init__(self) -> None:
+        try:
+            fidelity = MathFidelity(int(self.math_fidelity))
+        except (TypeError, ValueError):
+            raise DeviceError(
+                f"ComputeConfig(math_fidelity={self.math_fidelity!r}): expected a MathFidelity "
+                "(LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)"
+            ) from None
+        object.__setattr__(self, "math_fidelity", fidelity)
+
 
 class CircularBufferConfig:
     """tt-metal ``CircularBufferConfig(total_size, {index: data_format})``.

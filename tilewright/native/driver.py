@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from tilewright.device.api_messages import ERROR_CLASSES, MESSAGES, render_placeholders
 from tilewright.device.engine import NativeDriver
+from tilewright.device.kernel_api.compute import dst_tiles
 from tilewright.device.noc import chips_with_tag
 from tilewright.device.shared import DeviceInfo, WaitKind
 from tilewright.errors import (
@@ -156,12 +157,19 @@ class Driver(NativeDriver):
         )
         cfg = ctx.compute
         if cfg is not None:
+            if device.capacity.dst_physical_tiles > 32:  # Run::dst_dirty has 32 bits
+                raise KernelError(
+                    f"{run.label}: the native runtime holds at most 32 DST tiles; the system "
+                    f"descriptor has {device.capacity.dst_physical_tiles}"
+                )
             self.rt.run_compute(
                 handle,
                 int(cfg.fp32_dest_acc_en),
                 int(cfg.dst_full_sync_en),
                 int(cfg.math_approx_mode),
                 int(cfg.math_fidelity),
+                dst_tiles(device.capacity.dst_physical_tiles, cfg),  # the one DST rule
+                int(device.capacity.dst_physical_tiles),
             )
         argv = (ctypes.c_int64 * 1)()
         result = ctypes.c_int64(0)

@@ -18,6 +18,8 @@ twrt_format_table.h the same module's descriptors (element size, block-float sha
 twrt_sfpu_ops.h    ``device/ops/tile_ops.py``: the SFPU / FPU op enums of the runtime
 twrt_sfpu_api.h    the same table: every ``<op>_tile`` / ``<op>_tile_init`` of the compute
                    API (and the SFPU binary ops), forwarding to the runtime
+twrt_fidelity.h    ``device/ops/numerics.py``: the MathFidelity values and the FPU's
+                   mantissa-slice masks (``FIDELITY_PHASES``, ``SLICE_MASKS``)
 ================== ====================================================================
 """
 
@@ -37,6 +39,7 @@ from tilewright.device.formats.dataformat import (
     ExponentKind,
 )
 from tilewright.device.formats.tile import TILE_32x32, tile_size_bytes
+from tilewright.device.ops.numerics import FIDELITY_PHASES, SLICE_MASKS
 from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS, SFPU_TERNARY
 
 __all__ = ["generated", "message_ids"]
@@ -335,6 +338,21 @@ def sfpu_api_header() -> str:
     return "\n".join(lines) + "\n"
 
 
+def fidelity_header() -> str:
+    lines = _head("tilewright/device/ops/numerics.py FIDELITY_PHASES, SLICE_MASKS")
+    lines += ["#include <cstdint>", ""]
+    names = {0: "LOFI", 2: "HIFI2", 3: "HIFI3", 4: "HIFI4"}
+    lines += [
+        f"#define TW_FIDELITY_{names[v]} {v}  // {p} phase(s)" for v, p in FIDELITY_PHASES.items()
+    ]
+    lines.append("/** float32 bit masks of SrcA's / SrcB's mantissa slices (numerics.py). */")
+    lines += [
+        f"inline constexpr uint32_t kSlice_{name} = 0x{mask:08X}u;"
+        for name, mask in SLICE_MASKS.items()
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def generated() -> dict[str, str]:
     """File name -> text of every header generated from the Python tables (here)."""
     return {
@@ -344,4 +362,5 @@ def generated() -> dict[str, str]:
         "twrt_format_table.h": format_table_header(),
         "twrt_sfpu_ops.h": sfpu_ops_header(),
         "twrt_sfpu_api.h": sfpu_api_header(),
+        "twrt_fidelity.h": fidelity_header(),
     }

@@ -145,7 +145,7 @@ class Runtime:
             "twrt_engine_free": (None, [vp]),
             "twrt_run_new": (vp, [vp, i32, ctypes.POINTER(DeviceInfo), i32, i32]),
             "twrt_run_args": (None, [vp, u32, u32, u32, u32, vp, u32, u32]),
-            "twrt_run_compute": (None, [vp, i32, i32, i32, i32]),
+            "twrt_run_compute": (None, [vp, i32, i32, i32, i32, i32, i32]),
             "twrt_run_observe": (None, [vp, i32]),
             "twrt_run_start": (i32, [vp, vp, vp, vp]),
             "twrt_run_free": (None, [vp]),

@@ -2,9 +2,10 @@
 
 What a user passes as ``ttnn.matmul(..., program_config=..., compute_kernel_config=...)``
 (tt-metal ``ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config_types.hpp``,
-``ttnn/operations/core/compute_kernel/compute_kernel_config.hpp``).  Numerics do not
-depend on them here (``ttnn.matmul``'s docstring says what is modelled); the device-time
-model runs the program they describe (``ttnn/device_time``), and :func:`check_program_config`
+``ttnn/operations/core/compute_kernel/compute_kernel_config.hpp``).  Numerics read the
+compute kernel config's ``math_fidelity`` (:func:`math_fidelity_of`; ``ttnn.matmul``'s
+docstring says what is modelled); the device-time model runs the program they describe
+(``ttnn/device_time``), and :func:`check_program_config`
 applies the rules tt-metal's matmul validation applies, so a config that would fail on
 the card fails here, naming the field.
 """
@@ -26,6 +27,7 @@ __all__ = [
     "BlackholeComputeKernelConfig",
     "GrayskullComputeKernelConfig",
     "init_device_compute_kernel_config",
+    "math_fidelity_of",
     "check_program_config",
     "grid_xy",
 ]
@@ -131,6 +133,26 @@ def init_device_compute_kernel_config(
     )
 
 
+def math_fidelity_of(op: str, config: Any) -> int:
+    """The MathFidelity value an op's numerics run at for its ``compute_kernel_config``.
+
+    None: HiFi4 -- the numerics of an op called without a config are the unsliced float32
+    products (what Tilewright always computed; tt-metal picks a per-op default there, which
+    the device-time model follows).  A config without ``math_fidelity`` has tt-metal's
+    default, LoFi (``WormholeComputeKernelConfig``).
+    """
+    if config is None:
+        return int(MathFidelity.HiFi4)
+    value = getattr(config, "math_fidelity", WormholeComputeKernelConfig().math_fidelity)
+    try:
+        return int(MathFidelity(int(value)))
+    except (TypeError, ValueError):
+        raise OpParamError(
+            f"{op}: compute_kernel_config.math_fidelity={value!r} is not a ttnn.MathFidelity "
+            "(LoFi, HiFi2, HiFi3, HiFi4)"
+        ) from None
+
+
 def grid_xy(grid: Any) -> tuple[int, int]:
     """(x, y) of a ``compute_with_storage_grid_size``: a CoreCoord, a CoreGrid or a pair."""
     if isinstance(grid, (tuple, list)) and len(grid) == 2:
@@ -154,6 +176,7 @@ def check_program_config(
     k_tiles: int,
     n_tiles: int,
     fp32_dest_acc: bool,
+    dst_tiles: int,
     device_grid: tuple[int, int],
 ) -> None:
     """tt-metal's matmul checks of a program config against the product's tile counts."""
@@ -177,7 +200,7 @@ def check_program_config(
     h, w = config.out_subblock_h, config.out_subblock_w
     if h < 1 or w < 1:
         fail(f"out_subblock_h and out_subblock_w must be at least 1, got {h} and {w}")
-    limit = 4 if fp32_dest_acc else 8
+    limit = dst_tiles  # kernel_api.compute.dst_tiles: 8, 4 with fp32_dest_acc_en
     if h * w > limit:
         fail(
             f"out_subblock_h * out_subblock_w ({h} * {w}) must be at most {limit}: the DST "

@@ -54,3 +54,22 @@ def test_slices_of_one_product_are_the_masked_operands():
 def test_unknown_fidelity_is_rejected():
     with pytest.raises(ValueError, match="math_fidelity 1 is not a MathFidelity"):
         fidelity_product(np.ones((2, 2)), np.ones((2, 2)), 1, matmul=True)
+
+
+def test_compute_config_refuses_a_value_that_is_not_a_math_fidelity():
+    from tilewright.device.program import ComputeConfig, MathFidelity
+    from tilewright.errors import DeviceError
+
+    assert ComputeConfig(math_fidelity=2).math_fidelity is MathFidelity.HiFi2
+    with pytest.raises(
+        DeviceError, match=r"ComputeConfig\(math_fidelity=1\): expected a MathFidelity"
+    ):
+        ComputeConfig(math_fidelity=1)
+
+
+def test_non_finite_operands_keep_their_value_below_hifi4():
+    a = np.array([np.inf, -np.inf, np.nan, 1.5], dtype=np.float32)
+    b = np.array([1.25, 1.25, 1.25, np.inf], dtype=np.float32)
+    for fid in (0, 2, 3):
+        got = fidelity_product(b, a, fid, matmul=False)
+        assert got[0] == np.inf and got[1] == -np.inf and np.isnan(got[2]) and got[3] == np.inf

@@ -35,7 +35,7 @@ from tilewright.compiler.signature import (
 )
 from tilewright.device.coords import CoreCoord, CoreRange
 from tilewright.device.formats import DataFormat
-from tilewright.device.program import CircularBufferConfig, ComputeConfig
+from tilewright.device.program import CircularBufferConfig, ComputeConfig, MathFidelity
 from tilewright.errors import NotCompilableError, SourceLoc
 from tilewright.kir.ir import Kernel
 from tilewright.lang.rules.dfb import SPSC
@@ -84,9 +84,13 @@ class CompiledCall:
             spec.native = True
             config = spec.config
             if isinstance(config, ComputeConfig):
+                # The lowered kernel's numerics: float32 DST and HiFi4 (``_compile``), which
+                # the interpreter's block math computes; the declared fidelity is not
+                # modelled for TT-Lang (docs/device.md, "Fidelity and DST precision").
                 config = dataclasses.replace(
                     config,
                     fp32_dest_acc_en=kernel.fp32_dest_acc,
+                    math_fidelity=MathFidelity(kernel.math_fidelity),
                     compile_args=kernel.compile_args,
                 )
             else:
@@ -354,7 +358,9 @@ def _compile(record, split_plan, program, device, grid, setups, args, options, i
     world = make_world(record, device, grid, setups, args, options)
     full_sync = bool(options.get("dst_full_sync_en") or False)
     dst = device.capacity.dst_logical_tiles(TargetDataType.FLOAT32, full_sync)
-    fidelity = 4
+    # HiFi4: the interpreter's block math is unsliced, and which TT-Lang ops run on the FPU
+    # (and so are sliced by a lower fidelity) is a lowering choice it does not make.
+    fidelity = int(MathFidelity.HiFi4)
     lowered = []
     for spec, kin in zip(program.kernels, inputs):
         noc = int(getattr(spec.config, "noc", 0))

@@ -2,9 +2,10 @@
 pack, the inits and the format switches.
 
 The three TRISCs of a compute kernel run as one thread (the API pairs are
-self-synchronising, as in tt-emule).  The DST register file holds 16 tiles of
-32x32 values; one acquire gives the kernel half of it (8 tiles; 4 with
-``fp32_dest_acc_en``) unless ``dst_full_sync_en`` (16 / 8).  DST is bf16 unless
+self-synchronising, as in tt-emule).  The DST register file holds the descriptor's
+physical DST tiles (16 on Wormhole / Blackhole) of 32x32 values; one acquire gives the
+kernel :func:`dst_tiles` of them (8; 4 with ``fp32_dest_acc_en``; 16 / 8 with
+``dst_full_sync_en``).  DST is bf16 unless
 ``fp32_dest_acc_en``: every value written into DST is rounded to bf16 (round to
 nearest even), so accumulation in DST (matmul over K, reduce) rounds per step as on
 hardware.  Unpack (``copy_tile``, binary ops) decodes the CB's format; pack encodes
@@ -42,6 +43,8 @@ from tilewright.device.ops import REGISTRY
 from tilewright.device.ops.numerics import MathConfig, math_config
 from tilewright.device.perf import pipeline
 from tilewright.errors import FormatError, KernelError
+from tilewright.target.enums import DataType
+from tilewright.target.model import dst_logical_tiles
 
 __all__ = [
     "PoolType",
@@ -104,7 +107,7 @@ __all__ = [
     "read_dst",
 ]
 
-_DST_TILES = 16
+_DST_TILES = 16  # the DST array's size when the descriptor's is smaller (a scratch floor)
 
 
 class PoolType(IntEnum):
@@ -177,14 +180,30 @@ def math_of(ctx) -> MathConfig:
 
 def _dst(ctx) -> np.ndarray:
     if ctx.dst is None:
-        ctx.dst = np.zeros((_DST_TILES, 32, 32), dtype=np.float32)
+        tiles = max(_DST_TILES, ctx.device.capacity.dst_physical_tiles)
+        ctx.dst = np.zeros((tiles, 32, 32), dtype=np.float32)
     return ctx.dst
 
 
+@functools.lru_cache(maxsize=16)
+def _logical_tiles(physical: int, fp32_dest_acc_en: bool, dst_full_sync_en: bool) -> int:
+    dtype = DataType.FLOAT32 if fp32_dest_acc_en else DataType.BFLOAT16
+    return dst_logical_tiles(physical, dtype, dst_full_sync_en)
+
+
+def dst_tiles(physical: int, compute) -> int:
+    """DST tiles of one acquire for a ``ComputeConfig``: the target's rule
+    (``target.model.dst_logical_tiles``, tt-mlir ``getDstLogicalSizeTiles``) on the
+    descriptor's physical DST size -- 16 tiles: 8 with 16-bit DST, 4 with
+    ``fp32_dest_acc_en``, doubled by ``dst_full_sync_en``.  The native runtime is handed
+    this number at launch (``twrt_run_compute``); it keeps no copy of the rule."""
+    return _logical_tiles(
+        int(physical), bool(compute.fp32_dest_acc_en), bool(compute.dst_full_sync_en)
+    )
+
+
 def _capacity(ctx) -> int:
-    cfg = ctx.compute
-    n = _DST_TILES if cfg.dst_full_sync_en else _DST_TILES // 2
-    return n // 2 if cfg.fp32_dest_acc_en else n
+    return dst_tiles(ctx.device.capacity.dst_physical_tiles, ctx.compute)
 
 
 dst_capacity = _capacity

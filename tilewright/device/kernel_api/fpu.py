@@ -7,8 +7,11 @@ Each op is the op registry's (``device/ops``) applied to tiles with the kernel's
 (``tile_ops.FPU_BINARY``), the broadcasts the block op ``broadcast`` of one tile,
 ``matmul_tiles`` adds the block op ``matmul`` into DST, ``reduce_tile`` is
 ``tiled.reduce_tile``, ``transpose_wh_tile`` the block op ``transpose``.  The native runtime
-(``native/runtime/compute.cpp``) has the C++ implementation of each; the differential test
-(``tests/native/test_op_differential.py``) compares their bits.
+(``native/runtime/compute.cpp``) has the C++ implementation of each; the differential tests
+(``tests/native/test_op_differential.py``, ``test_fidelity_matrix.py``) compare their bits.
+The FPU multiplies (``mul_tiles`` and its broadcast / DST-reuse forms, ``matmul_tiles``,
+``matmul_block``, ``reduce_tile`` SUM / AVG) run at the kernel's math fidelity
+(``numerics.fpu_product``).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from tilewright.device.kernel_api.compute import (
 )
 from tilewright.device.kernel_api.dataflow import api_state
 from tilewright.device.ops import REGISTRY
+from tilewright.device.ops.numerics import fpu_product
 from tilewright.device.ops.tile_ops import FPU_BINARY
 from tilewright.device.ops.tiled import reduce_tile as _reduce_tile
 from tilewright.device.perf import pipeline
@@ -197,7 +201,14 @@ _ADD = REGISTRY["add"]
 def _mac(ctx, d: int, a: np.ndarray, b: np.ndarray, transpose: bool) -> None:
     """``DST[d] += a @ b`` (b transposed first): the registry's matmul, then DST's add."""
     math = math_of(ctx)
-    product = _MATMUL.apply(a, b, transpose_rhs=transpose, config=math)
+    # MVMUL: Dst += SrcB @ SrcA with in0 (``a``) in SrcB and in1 (``b``) in SrcA; the math
+    # fidelity slices both (numerics.fpu_product; transposing commutes with the slicing).
+    product = fpu_product(
+        lambda src_b, src_a: _MATMUL.apply(src_b, src_a, transpose_rhs=transpose, config=math),
+        a,
+        b,
+        math.math_fidelity,
+    )
     _write_dst(ctx, d, _ADD.apply(_dst(ctx)[d], product, config=math))
 
 
@@ -359,6 +370,13 @@ def reduce_tile(
     dim = _enum(ReduceDim, reduce_dim, "reduce_tile")
     a = _unpack(icb, itile)
     scale = _unpack(icb_scaler, itile_scaler)[0, 0]
-    result = _reduce_tile(_dst(ctx)[idst], a, scale, maximum=pool == PoolType.MAX, dim=int(dim))
+    result = _reduce_tile(
+        _dst(ctx)[idst],
+        a,
+        scale,
+        maximum=pool == PoolType.MAX,
+        dim=int(dim),
+        fidelity=math_of(ctx).math_fidelity,
+    )
     _write_dst(ctx, idst, result)
     pipeline.tile_reduce(_run(), _bytes(icb), _bytes(icb_scaler), pool == PoolType.MAX)

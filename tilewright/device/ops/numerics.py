@@ -1,22 +1,34 @@
-"""The compute configuration an op's numerics depend on, as one small frozen value.
+"""The compute configuration an op's numerics depend on, and the FPU multiply at a fidelity.
 
 Every block op (``OpSpec.apply``) and every tile op of the kernel API
-(``tile_ops.SfpuOp.apply``, ...) takes a :class:`MathConfig`: the interpreter passes the
-TT-Lang kernel's, the Python kernel API the running compute kernel's (from its
-``ComputeConfig``).  Today no implementation reads it -- the values are float32 math,
-rounded into DST (bf16 unless ``fp32_dest_acc_en``) by the kernel API and into the
-destination format by the packer -- so it is the one place where math fidelity,
-approximate SFPU modes and DST precision get threaded through (issue 23), instead of a
-parameter added to every call site.
+(``tile_ops.SfpuOp.apply``, ...) takes a :class:`MathConfig`: the Python kernel API passes
+the running compute kernel's (from its ``ComputeConfig``).  The FPU's multiplies --
+``matmul_tiles`` / ``matmul_block``, ``mul_tiles`` (plain, broadcast, DST-reuse) and
+``reduce_tile`` SUM / AVG with its scaler -- read ``math_fidelity`` through
+:func:`fpu_product`, the one definition of the mantissa slicing; the native runtime's C++
+(``native/runtime/compute.cpp``, ``fpu_product``) implements the same algorithm step for
+step and ``tests/native/test_fidelity_matrix.py`` proves the bits equal.  DST precision
+(``fp32_dest_acc_en``) is applied by the kernel API on every DST write; ``math_approx_mode``
+is carried but read by no op yet (docs/device.md, "Fidelity and DST precision").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_MATH", "FIDELITY_PHASES", "MathConfig", "fidelity_product", "math_config"]
+__all__ = [
+    "DEFAULT_MATH",
+    "FIDELITY_PHASES",
+    "SLICE_MASKS",
+    "MathConfig",
+    "check_fidelity",
+    "fidelity_product",
+    "fpu_product",
+    "math_config",
+]
 
 HIFI4 = 4
 
@@ -51,47 +63,93 @@ def math_config(compute) -> MathConfig:
 # slice and adds the partial product into DST.  The slices, as float32 bit masks
 # (tt-isa-documentation WormholeB0 MVMUL.md / ELWMUL.md, SrcAFidelityBits / SrcBFidelityBits):
 #   A_hi = A & 0xFFF80000 (sign, exponent, hidden bit + top 4 mantissa bits)
-#   A_lo = (A & 0xFFFFC000) - A_hi (the next 5 mantissa bits; SrcA's TF32 LSB is never used)
+#   A_full = A & 0xFFFFC000 (TF32 without its last mantissa bit, which SrcA never uses)
+#   A_lo = A_full - A_hi (the next 5 mantissa bits; exact: the low bits of one float32)
 #   B_hi = B & 0xFFFE0000 (hidden bit + top 6 mantissa bits)
-#   B_lo = (B & 0xFFFFE000) - B_hi (the next 4 mantissa bits: the rest of TF32)
-# Phase p uses A_lo when p & 1 and B_lo when p & 2; LoFi (0) runs phase 0, HiFi2 phases 0-1,
-# HiFi3 0-2, HiFi4 0-3 (LLK get_math_num_fidelity_phases: MathFidelity & 7, LoFi one pass).
+#   B_full = B & 0xFFFFE000 (TF32), B_lo = B_full - B_hi (the next 4 mantissa bits)
+# A non-finite value (inf, NaN) is its own hi and full slice, its lo slice is 0: the masks
+# would otherwise turn a NaN with a low payload into inf and inf - inf into NaN.
+# Phase p multiplies A_lo when p & 1 else A_hi, by B_lo when p & 2 else B_hi; LoFi (0) runs
+# phase 0, HiFi2 phases 0-1, HiFi3 0-2, HiFi4 0-3 (LLK get_math_num_fidelity_phases:
+# MathFidelity & 7, LoFi one pass).  Summed, the phases are
+#   LoFi  P(B_hi, A_hi)
+#   HiFi2 P(B_hi, A_hi) + P(B_hi, A_lo)                = P(B_hi, A_full)
+#   HiFi3 ... + P(B_lo, A_hi) = P(B_full, A_full) - P(B_lo, A_lo)
+#   HiFi4 all four                                     = P(B, A)
+# for the bilinear product P (matmul, elementwise mul, reduce-sum times the scaler).  Each
+# fidelity is computed as the right-hand form: one or two float32 products P and at most one
+# float32 subtraction, so both engines evaluate the same few float32 operations.  HiFi4 is
+# P of the unsliced operands -- exactly what the engines computed before fidelity was
+# modelled (the TF32 truncation of float32 operands is applied below HiFi4 only; for bf16
+# and block-float operands the HiFi4 masks keep every bit, so nothing differs).
 
-FIDELITY_PHASES: dict[int, int] = {0: 1, 2: 2, 3: 3, 4: 4}
+LOFI, HIFI2, HIFI3 = 0, 2, 3
+
+FIDELITY_PHASES: dict[int, int] = {LOFI: 1, HIFI2: 2, HIFI3: 3, HIFI4: 4}
 """Phases run per MathFidelity value (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)."""
 
-_A_HI, _A_ALL = np.uint32(0xFFF80000), np.uint32(0xFFFFC000)
-_B_HI, _B_ALL = np.uint32(0xFFFE0000), np.uint32(0xFFFFE000)
+SLICE_MASKS: dict[str, int] = {
+    "a_hi": 0xFFF80000,
+    "a_full": 0xFFFFC000,
+    "b_hi": 0xFFFE0000,
+    "b_full": 0xFFFFE000,
+}
+"""The float32 bit masks of the slices (the native runtime's header is generated from this)."""
+
+_EXP_MASK = np.uint32(0x7F800000)
 
 
-def _masked(x: np.ndarray, mask: np.uint32) -> np.ndarray:
-    return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) & mask).view(np.float32)
+def _slices(x: np.ndarray, hi: int, full: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hi, full, lo) slices of ``x`` as float32 (module comment)."""
+    values = np.asarray(x, dtype=np.float32)  # 0-d stays 0-d (reduce's scaler)
+    bits = (np.ascontiguousarray(values) if values.ndim else values).view(np.uint32)
+    finite = (bits & _EXP_MASK) != _EXP_MASK
+    ones = np.uint32(0xFFFFFFFF)
+    top = (bits & np.where(finite, np.uint32(hi), ones)).view(np.float32)
+    whole = (bits & np.where(finite, np.uint32(full), ones)).view(np.float32)
+    with np.errstate(invalid="ignore"):  # inf - inf where not finite: replaced by 0
+        low = np.where(finite, whole - top, np.float32(0.0)).astype(np.float32)
+    return top, whole, low
 
 
-def _slices(x: np.ndarray, hi: np.uint32, full: np.uint32) -> tuple[np.ndarray, np.ndarray]:
-    top = _masked(x, hi)
-    return top, _masked(x, full) - top  # exact: the low bits of one float32
-
-
-def fidelity_product(src_b: np.ndarray, src_a: np.ndarray, fidelity: int, *, matmul: bool):
-    """``src_b @ src_a`` (``matmul``) or ``src_a * src_b`` as the FPU computes it at a fidelity.
-
-    ``src_b`` is the operand the unpacker puts in SrcB (matmul: in0, the left matrix;
-    eltwise mul: in1), ``src_a`` the SrcA operand.  The partial products of the phases
-    are summed in phase order in float32; the order of additions inside one phase's
-    16-wide dot product is not public (MVMUL.md calls its model "a rough guide").
-    """
+def check_fidelity(fidelity: int) -> None:
     if fidelity not in FIDELITY_PHASES:
         raise ValueError(
             f"math_fidelity {fidelity} is not a MathFidelity (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)"
         )
-    a = _slices(src_a, _A_HI, _A_ALL)
-    b = _slices(src_b, _B_HI, _B_ALL)
-    parts = []
-    for phase in range(FIDELITY_PHASES[fidelity]):
-        sa, sb = a[phase & 1], b[(phase >> 1) & 1]
-        parts.append(np.matmul(sb, sa) if matmul else sa * sb)
-    out = parts[0]
-    for part in parts[1:]:
-        out = out + part
-    return np.asarray(out, dtype=np.float32)
+
+
+def fpu_product(
+    product: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    src_b: np.ndarray,
+    src_a: np.ndarray,
+    fidelity: int,
+) -> np.ndarray:
+    """``product(src_b, src_a)`` as the FPU computes it at ``fidelity`` (module comment).
+
+    ``product`` is bilinear in its operands and computes in float32: ``src_b @ src_a``
+    for matmul (in0 is SrcB, in1 SrcA), ``src_a * src_b`` for eltwise mul (in0 SrcA, in1
+    SrcB), the reduction of ``src_a`` times the scaler ``src_b`` for reduce.  HiFi4 is
+    ``product(src_b, src_a)`` itself.
+    """
+    check_fidelity(fidelity)
+    if fidelity == HIFI4:
+        return product(src_b, src_a)
+    a_hi, a_full, a_lo = _slices(src_a, SLICE_MASKS["a_hi"], SLICE_MASKS["a_full"])
+    b_hi, b_full, b_lo = _slices(src_b, SLICE_MASKS["b_hi"], SLICE_MASKS["b_full"])
+    if fidelity == LOFI:
+        return product(b_hi, a_hi)
+    if fidelity == HIFI2:
+        return product(b_hi, a_full)
+    with np.errstate(all="ignore"):
+        return np.asarray(product(b_full, a_full) - product(b_lo, a_lo), dtype=np.float32)
+
+
+def fidelity_product(src_b: np.ndarray, src_a: np.ndarray, fidelity: int, *, matmul: bool):
+    """``src_b @ src_a`` (``matmul``) or ``src_a * src_b`` as the FPU computes it at a fidelity."""
+
+    def product(b: np.ndarray, a: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(np.matmul(b, a) if matmul else a * b, dtype=np.float32)
+
+    return fpu_product(product, src_b, src_a, fidelity)

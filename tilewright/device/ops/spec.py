@@ -254,8 +254,10 @@ class OpSpec:
 
         ``config`` is the compute configuration of the kernel that runs the op
         (``numerics.MathConfig``; None: the default).  The numpy implementations do not
-        read it yet: math fidelity, approximation modes and DST precision (issue 23)
-        are threaded through here, once for every caller.
+        read it: the math fidelity slices the operands of the FPU's multiplies, which the
+        callers that are FPU ops apply (``numerics.fpu_product``: ``tile_ops.FPU_BINARY``,
+        the kernel API's matmul and reduce) -- the same op on the SFPU (``mul_binary_tile``)
+        is unsliced; DST precision is the kernel API's rounding on DST writes.
         """
         return self.impl(*operands, **params)
 

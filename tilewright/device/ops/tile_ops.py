@@ -19,7 +19,8 @@ native runtime (``native/headers.py`` generates the op enum and the C++ declarat
 ``runtime/compute.cpp`` has the C++ implementation of each row), and the compiler's name
 tables (``kir/optable.py`` ``SFPU`` / ``SFPU_BINARY`` / ``BINARY``,
 ``compiler/backend/lower/compute.py`` ``UNARY``).  Each implementation takes the
-kernel's :class:`~.numerics.MathConfig` through ``apply`` (unused until issue 23).
+kernel's :class:`~.numerics.MathConfig` through ``apply``; the FPU multiply (``FPU_BINARY['mul']``)
+reads its math fidelity.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import elementwise as ew
-from .numerics import DEFAULT_MATH, MathConfig
+from .numerics import DEFAULT_MATH, MathConfig, fpu_product
 from .registry import REGISTRY, TRANSCENDENTAL
 from .spec import SAME, OpSpec, ParamKind
 from .special import erf
@@ -96,13 +97,23 @@ class BinaryTileOp:
     name: str  # tt-metal function (add_tiles stem "add", or "add_binary_tile")
     op: str  # the registry op (its impl computes it)
     code: int  # the native runtime's op code
+    fidelity: bool = False  # an FPU multiply: SrcA = a, SrcB = b sliced by the math fidelity
 
     @property
     def impl(self) -> Callable[..., np.ndarray]:
         return REGISTRY[self.op].impl
 
     def apply(self, a: np.ndarray, b: np.ndarray, *, config: MathConfig = DEFAULT_MATH):
-        return REGISTRY[self.op].apply(a, b, config=config)
+        spec = REGISTRY[self.op]
+        if not self.fidelity:
+            return spec.apply(a, b, config=config)
+        # ELWMUL: in0 (``a``) is SrcA, in1 (``b``) SrcB (numerics.fpu_product).
+        return fpu_product(
+            lambda src_b, src_a: spec.apply(src_a, src_b, config=config),
+            b,
+            a,
+            config.math_fidelity,
+        )
 
 
 _KIND = {ParamKind.FLOAT: "f", ParamKind.OPTIONAL_FLOAT: "f", ParamKind.NATURAL: "i"}
@@ -236,10 +247,12 @@ def where_tile_values(cond: np.ndarray, true: np.ndarray, false: np.ndarray) -> 
 
 
 FPU_BINARY: dict[str, BinaryTileOp] = {
-    op: BinaryTileOp(op, op, code) for code, op in enumerate(("add", "sub", "mul"))
+    op: BinaryTileOp(op, op, code, fidelity=op == "mul")
+    for code, op in enumerate(("add", "sub", "mul"))
 }
 """Registry op -> the FPU binary op on two CB tiles (``<op>_tiles``, their broadcasts and
-``binary_dest_reuse_tiles``)."""
+``binary_dest_reuse_tiles``).  ``mul`` is the one the math fidelity slices (tt-metal
+``mul_tiles`` runs MATH_FIDELITY phases; add and sub run one pass of full operands)."""
 
 
 def sfpu_op(name: str) -> SfpuOp:

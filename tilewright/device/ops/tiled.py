@@ -35,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .elementwise import kernel
+from .numerics import HIFI4, fpu_product
 from .op_errors import OpShapeError
 from .shapes import (
     block_shape_of,
@@ -135,7 +136,13 @@ def reduce_max(
 
 @kernel
 def reduce_tile(
-    acc: np.ndarray, x: np.ndarray, scale: np.floating, *, maximum: bool, dim: int
+    acc: np.ndarray,
+    x: np.ndarray,
+    scale: np.floating,
+    *,
+    maximum: bool,
+    dim: int,
+    fidelity: int = HIFI4,
 ) -> np.ndarray:
     """One step of the compute API's ``reduce_tile``: reduce the tile ``x`` and combine the
     result, times ``scale``, into ``acc`` (the DST tile), which is returned updated.
@@ -145,15 +152,27 @@ def reduce_tile(
     values of ``acc`` are kept.  ``maximum`` selects MAX pooling (else SUM).  The block
     ops :func:`reduce_sum` / :func:`reduce_max` are the whole-block form of the same
     reduction; the compiler lowers them to a sequence of these steps.
+
+    SUM multiplies by the scaler on the FPU: ``x`` is SrcA, the scaler SrcB, sliced by
+    ``fidelity`` (``numerics.fpu_product``: the reduction of each slice of ``x`` times the
+    scaler's slice).  MAX runs no fidelity phases (tt-metal's LLK reduce:
+    ``num_fidelity_phases`` "only works for AVG/SUM pool types"), so it is unsliced.
     """
     ufunc = np.maximum if maximum else np.add
+    axis = 1 if dim == 0 else 0 if dim == 1 else None
+
+    def scaled(s: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.asarray(ufunc.reduce(v, axis=axis) * s, dtype=F32)
+
+    s = np.asarray(scale, dtype=F32)
+    red = scaled(s, x) if maximum else fpu_product(scaled, s, x, fidelity)
     out = acc.copy()
     if dim == 0:
-        out[:, 0] = ufunc(out[:, 0], ufunc.reduce(x, axis=1) * scale)
+        out[:, 0] = ufunc(out[:, 0], red)
     elif dim == 1:
-        out[0, :] = ufunc(out[0, :], ufunc.reduce(x, axis=0) * scale)
+        out[0, :] = ufunc(out[0, :], red)
     else:
-        out[0, 0] = ufunc(out[0, 0], ufunc.reduce(x, axis=None) * scale)
+        out[0, 0] = ufunc(out[0, 0], red)
     return out
 
 

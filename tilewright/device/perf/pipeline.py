@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from tilewright.device.perf import costs
 from tilewright.device.perf.state import PerfRun
+from tilewright.target.enums import DataType
 
 if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
@@ -332,5 +333,6 @@ def store_block(run: KernelRun, work: Work, leaf_bytes: int, tiles: int, out_byt
     if leaf_bytes:
         unpack += tiles * _unpack(pr, leaf_bytes)
         math += costs.DATACOPY_TILE * tiles
-    dst_tiles = (16 if pr.full_sync else 8) // (2 if pr.fp32_acc else 1)
+    dtype = DataType.FLOAT32 if pr.fp32_acc else DataType.BFLOAT16  # the target's DST rule
+    dst_tiles = run.kernel_context().device.capacity.dst_logical_tiles(dtype, bool(pr.full_sync))
     block_store(run, tiles, unpack, math, _pack(pr, out_bytes * tiles), dst_tiles)

@@ -7,12 +7,16 @@
 // output CB's format at the next sequential slot (formats.cpp, bit-identical to the
 // Python codecs).  Float arithmetic follows numpy's float32 order: elementwise ops are
 // single IEEE operations (built with -ffp-contract=off), reductions replay numpy's
-// pairwise summation, and tile matmuls call the same BLAS sgemm numpy uses.
+// pairwise summation, and tile matmuls call the same BLAS sgemm numpy uses.  The FPU
+// multiplies (matmul, eltwise mul, reduce SUM / AVG) slice their operands by the math
+// fidelity as device/ops/numerics.py fpu_product does, operation for operation (fpu_product
+// below; the masks are generated from that module into twrt_fidelity.h).
 #include <cinttypes>
 #include <cmath>
 
 #include "twrt.h"
 #include "twrt_erf.h"
+#include "twrt_fidelity.h"
 #include "twrt_format_table.h"
 #include "twrt_formats.h"
 #include "twrt_sfpu_ops.h"
@@ -21,7 +25,6 @@ namespace twrt {
 
 namespace {
 
-constexpr int kDstTiles = 16;
 constexpr int kTile = 1024;
 
 using Sgemm = void (*)(int, int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
@@ -40,10 +43,8 @@ Run* compute_run(tw::Loc loc) {
     return r;
 }
 
-int dst_capacity(Run* r) {
-    int n = r->dst_full_sync ? kDstTiles : kDstTiles / 2;
-    return r->fp32_dest_acc ? n / 2 : n;
-}
+// DST tiles of one acquire: the number Python computed from the target's rule at launch.
+int dst_capacity(Run* r) { return r->dst_tiles; }
 
 void check_dst(Run* r, int64_t idst, tw::Loc loc) {
     int cap = dst_capacity(r);
@@ -163,6 +164,9 @@ void tile_matmul(const float* a, const float* b, float* c) {
     }
 }
 
+// The tile matmul as fpu_product's product: SrcB (in0) @ SrcA (in1).
+constexpr auto kMatmul = [](const float* b, const float* a, float* c) { tile_matmul(b, a, c); };
+
 // numpy's float32 pairwise summation (n elements, stride in floats).
 float pairwise_sum(const float* a, int n, int stride) {
     if (n < 8) {
@@ -188,6 +192,82 @@ float pairwise_sum(const float* a, int n, int stride) {
 float nan_max(float a, float b) {
     if (std::isnan(a) || std::isnan(b)) return std::nanf("");
     return a > b ? a : b;
+}
+
+// -- math fidelity (device/ops/numerics.py, "math fidelity: the FPU multiplier's mantissa
+// slices"): hi = x & hi_mask, full = x & full_mask, lo = full - hi; a non-finite x is its own
+// hi and full slice and has lo = 0.
+void fidelity_slices(const float* x, int n, uint32_t hi_mask, uint32_t full_mask, float* hi, float* full,
+                     float* lo) {
+    for (int i = 0; i < n; ++i) {
+        uint32_t u;
+        std::memcpy(&u, &x[i], 4);
+        bool finite = (u & 0x7F800000u) != 0x7F800000u;
+        uint32_t h = finite ? u & hi_mask : u, f = finite ? u & full_mask : u;
+        std::memcpy(&hi[i], &h, 4);
+        std::memcpy(&full[i], &f, 4);
+        lo[i] = finite ? full[i] - hi[i] : 0.0f;
+    }
+}
+
+// product(b, a, out) at the fidelity: HiFi4 P(B, A); LoFi P(B_hi, A_hi); HiFi2 P(B_hi, A_full);
+// HiFi3 P(B_full, A_full) - P(B_lo, A_lo).  nb / na: elements of B / A, nout of the product.
+template <class Product>
+void fpu_product(Run* r, const float* b, int nb, const float* a, int na, int nout, Product product, float* out,
+                 tw::Loc loc) {
+    int32_t fid = r->fidelity;
+    if (fid == TW_FIDELITY_HIFI4) {
+        product(b, a, out);
+        return;
+    }
+    if (fid != TW_FIDELITY_LOFI && fid != TW_FIDELITY_HIFI2 && fid != TW_FIDELITY_HIFI3)
+        fail(r, ERR_KERNEL, loc, "math_fidelity %d is not a MathFidelity (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)", fid);
+    float ah[kTile], af[kTile], al[kTile], bh[kTile], bf[kTile], bl[kTile];
+    fidelity_slices(a, na, kSlice_a_hi, kSlice_a_full, ah, af, al);
+    fidelity_slices(b, nb, kSlice_b_hi, kSlice_b_full, bh, bf, bl);
+    if (fid == TW_FIDELITY_LOFI) {
+        product(bh, ah, out);
+    } else if (fid == TW_FIDELITY_HIFI2) {
+        product(bh, af, out);
+    } else {
+        float low[kTile];
+        product(bf, af, out);
+        product(bl, al, low);
+        for (int i = 0; i < nout; ++i) out[i] = out[i] - low[i];
+    }
+}
+
+// The reduction of tile `a` along `dim` (numpy's order: pairwise along a row, row by row down
+// a column), times the scaler *s: 32 values (REDUCE_ROW / REDUCE_COL) or 1 (REDUCE_SCALAR).
+void reduce_scaled(bool mx, int32_t dim, const float* s, const float* a, float* out) {
+    float scale = s[0];
+    if (dim == 0) {
+        for (int i = 0; i < 32; ++i) {
+            float red;
+            if (mx) {
+                red = a[i * 32];
+                for (int j = 1; j < 32; ++j) red = nan_max(red, a[i * 32 + j]);
+            } else {
+                red = pairwise_sum(a + i * 32, 32, 1);
+            }
+            out[i] = red * scale;
+        }
+    } else if (dim == 1) {
+        for (int j = 0; j < 32; ++j) {
+            float red = a[j];
+            for (int i = 1; i < 32; ++i) red = mx ? nan_max(red, a[i * 32 + j]) : red + a[i * 32 + j];
+            out[j] = red * scale;
+        }
+    } else {
+        float red;
+        if (mx) {
+            red = a[0];
+            for (int i = 1; i < kTile; ++i) red = nan_max(red, a[i]);
+        } else {
+            red = pairwise_sum(a, kTile, 1);
+        }
+        out[0] = red * scale;
+    }
 }
 
 }  // namespace
@@ -307,7 +387,11 @@ TW_EXPORT void twrt_binary(int32_t op, int32_t bcast, uint32_t cb0, uint32_t cb1
     unpack(r, int32_t(cb1), t1, b, loc);
     if (op == TW_FPU_add) binary_dispatch<TW_FPU_add>(bcast, a, b, out);
     else if (op == TW_FPU_sub) binary_dispatch<TW_FPU_sub>(bcast, a, b, out);
-    else binary_dispatch<TW_FPU_mul>(bcast, a, b, out);
+    else  // ELWMUL at the fidelity: in0 is SrcA, in1 (broadcast) SrcB
+        fpu_product(
+            r, b, kTile, a, kTile, kTile,
+            [bcast](const float* sb, const float* sa, float* o) { binary_dispatch<TW_FPU_mul>(bcast, sa, sb, o); },
+            out, loc);
     write_dst(r, idst, out, loc);
     tile_binary(r, cb_of(r, int32_t(cb0), loc)->page_size, cb_of(r, int32_t(cb1), loc)->page_size, op == 2);
 }
@@ -328,7 +412,10 @@ TW_EXPORT void twrt_dest_reuse(int32_t op, int32_t reuse, uint32_t cb, uint32_t 
     int code = op == 2 ? TW_FPU_add : op == 3 ? TW_FPU_sub : TW_FPU_mul;  // ELWADD, ELWSUB, ELWMUL
     if (code == TW_FPU_add) binary_loop<TW_FPU_add, 0>(x, y, out);
     else if (code == TW_FPU_sub) binary_loop<TW_FPU_sub, 0>(x, y, out);
-    else binary_loop<TW_FPU_mul, 0>(x, y, out);
+    else  // ELWMUL at the fidelity: x is SrcA, y SrcB
+        fpu_product(
+            r, y, kTile, x, kTile, kTile,
+            [](const float* sb, const float* sa, float* o) { binary_loop<TW_FPU_mul, 0>(sa, sb, o); }, out, loc);
     write_dst(r, idst, out, loc);
     tile_dest_reuse(r, cb_of(r, int32_t(cb), loc)->page_size, code == 2);
 }
@@ -341,7 +428,8 @@ TW_EXPORT void twrt_matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
     unpack(r, int32_t(cb0), t0, a, loc);
     unpack(r, int32_t(cb1), t1, b, loc);
     if (transpose_b) transpose(b, bt);
-    tile_matmul(a, transpose_b ? bt : b, p);
+    // MVMUL at the fidelity: in0 is SrcB, in1 (transposed first) SrcA
+    fpu_product(r, a, kTile, transpose_b ? bt : b, kTile, kTile, kMatmul, p, loc);
     const float* d = dst_tile(r, idst);
     for (int i = 0; i < kTile; ++i) out[i] = d[i] + p[i];
     write_dst(r, idst, out, loc);
@@ -372,7 +460,7 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
         unpack(r, int32_t(cb0), t0 + row * kt, a, loc);
         for (uint32_t c = 0; c < ct; ++c) {
             uint32_t d = idst + row * ct + c;
-            tile_matmul(a, btiles + c * kTile, p);
+            fpu_product(r, a, kTile, btiles + c * kTile, kTile, kTile, kMatmul, p, loc);
             const float* dv = dst_tile(r, d);
             for (int i = 0; i < kTile; ++i) out[i] = dv[i] + p[i];
             write_dst(r, d, out, loc);
@@ -391,36 +479,20 @@ TW_EXPORT void twrt_reduce_tile(int32_t pool, int32_t dim, uint32_t cb, uint32_t
     float a[kTile], s[kTile], d[kTile];
     unpack(r, int32_t(cb), t, a, loc);
     unpack(r, int32_t(cbs), ts, s, loc);
-    float scale = s[0];
     std::memcpy(d, dst_tile(r, idst), sizeof d);
     bool mx = pool == 2;
+    float red[32];
+    auto scaled = [mx, dim](const float* sb, const float* sa, float* o) { reduce_scaled(mx, dim, sb, sa, o); };
+    int nout = dim == 2 ? 1 : 32;
+    if (mx) scaled(s, a, red);  // MAX runs no fidelity phases (LLK reduce: AVG / SUM only)
+    else fpu_product(r, s, 1, a, kTile, nout, scaled, red, loc);  // a is SrcA, the scaler SrcB
     auto combine = [mx](float x, float y) { return mx ? nan_max(x, y) : x + y; };
     if (dim == 0) {  // REDUCE_ROW: each row into column 0
-        for (int i = 0; i < 32; ++i) {
-            float red;
-            if (mx) {
-                red = a[i * 32];
-                for (int j = 1; j < 32; ++j) red = nan_max(red, a[i * 32 + j]);
-            } else {
-                red = pairwise_sum(a + i * 32, 32, 1);
-            }
-            d[i * 32] = combine(d[i * 32], red * scale);
-        }
+        for (int i = 0; i < 32; ++i) d[i * 32] = combine(d[i * 32], red[i]);
     } else if (dim == 1) {  // REDUCE_COL: each column into row 0
-        for (int j = 0; j < 32; ++j) {
-            float red = a[j];
-            for (int i = 1; i < 32; ++i) red = mx ? nan_max(red, a[i * 32 + j]) : red + a[i * 32 + j];
-            d[j] = combine(d[j], red * scale);
-        }
+        for (int j = 0; j < 32; ++j) d[j] = combine(d[j], red[j]);
     } else {
-        float red;
-        if (mx) {
-            red = a[0];
-            for (int i = 1; i < kTile; ++i) red = nan_max(red, a[i]);
-        } else {
-            red = pairwise_sum(a, kTile, 1);
-        }
-        d[0] = combine(d[0], red * scale);
+        d[0] = combine(d[0], red[0]);
     }
     write_dst(r, idst, d, loc);
     tile_reduce(r, cb_of(r, int32_t(cb), loc)->page_size, cb_of(r, int32_t(cbs), loc)->page_size, mx);

@@ -188,14 +188,18 @@ TW_EXPORT void twrt_run_args(Run* r, uint32_t rta_addr, uint32_t n_rta, uint32_t
     r->noc = noc;
 }
 
+// dst_tiles: the tiles of one acquire, computed by Python from the target's rule (the
+// runtime keeps no copy of it); dst_physical: the descriptor's DST size, which is allocated.
 TW_EXPORT void twrt_run_compute(Run* r, int32_t fp32_dest_acc, int32_t dst_full_sync, int32_t approx,
-                                int32_t fidelity) {
+                                int32_t fidelity, int32_t dst_tiles, int32_t dst_physical) {
     r->kind_compute = 1;
     r->fp32_dest_acc = fp32_dest_acc;
     r->dst_full_sync = dst_full_sync;
     r->approx = approx;
     r->fidelity = fidelity;
-    if (r->dst == nullptr) r->dst = new float[16 * 1024]();
+    r->dst_tiles = dst_tiles;
+    // At least 16 tiles (the runtime's floor); the driver refuses more than 32 (dst_dirty's bits).
+    if (r->dst == nullptr) r->dst = new float[size_t(dst_physical > 16 ? dst_physical : 16) * 1024]();
 }
 
 TW_EXPORT void twrt_run_observe(Run* r, int32_t on) { r->observed = on; }

@@ -70,6 +70,7 @@ struct Run {
     uint32_t n_cta = 0;
     // compute configuration
     int32_t fp32_dest_acc = 0, dst_full_sync = 0, approx = 0, fidelity = 4;
+    int32_t dst_tiles = 8;  // DST tiles of one acquire: Python's rule (kernel_api.compute.dst_tiles)
     // entry point
     int32_t (*entry)(const int64_t*, int64_t*) = nullptr;
     const int64_t* argv = nullptr;
@@ -103,7 +104,7 @@ struct Run {
     int32_t l1_acc = 0;
     int32_t mm_block_set = 0, mm_transpose = 0, mm_ct = 1, mm_rt = 1, mm_kt = 1;
     uint32_t pack_rows = 1;  // rows of 16 datums per pack_rows (pack_rows_init)
-    float* dst = nullptr;  // 16 tiles of 32x32 (compute kernels)
+    float* dst = nullptr;  // the physical DST tiles of 32x32 (compute kernels)
     uint32_t dst_dirty = 0;  // DST tiles written since they were last cleared
 };
 

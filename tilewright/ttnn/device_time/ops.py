@@ -25,10 +25,12 @@ from collections.abc import Callable
 from typing import Any
 
 from tilewright.device import session
+from tilewright.device.kernel_api.compute import dst_tiles
 from tilewright.device.perf import costs
 from tilewright.device.perf.arch import ArchPerf
 from tilewright.device.perf.dispatch import dispatch_ns
 from tilewright.device.perf.report import OpRecord, TensorInfo, classify
+from tilewright.device.program import ComputeConfig
 from tilewright.ttnn import program_config as pc
 from tilewright.ttnn.device_time import matmul as mm
 from tilewright.ttnn.tensor import Tensor
@@ -147,8 +149,19 @@ def check_matmul_config(
         k_tiles=-(-sa[-1] // 32),
         n_tiles=-(-sb[-1] // 32),
         fp32_dest_acc=_fidelity(compute_kernel_config)[1],
+        dst_tiles=_dst_tiles(dev, compute_kernel_config),
         device_grid=grid,
     )
+
+
+def _dst_tiles(dev: Any, config: Any) -> int:
+    """DST tiles of one acquire under ``config``: the kernel API's rule (the target's)."""
+    physical = dev.capacity.dst_physical_tiles if dev is not None else 16
+    compute = ComputeConfig(
+        fp32_dest_acc_en=bool(getattr(config, "fp32_dest_acc_en", False)),
+        dst_full_sync_en=bool(getattr(config, "dst_full_sync_en", False)),
+    )
+    return dst_tiles(physical, compute)
 
 
 def _matmul(op: str, args: tuple, kwargs: dict, result: Any) -> OpRecord | None:

@@ -1,17 +1,21 @@
 """ttnn.matmul and ttnn.linear: batched matrix products on the virtual device.
 
 Numerics (fidelity).  Operands are decoded to float32 and multiplied by the device op
-registry's ``operator.matmul`` (numpy float32 ``matmul``): every product of two
-bfloat16 (or bfloat8_b / bfloat4_b) values is exact in float32 -- HiFi4 fidelity, all
-mantissa bits of both operands -- and products are accumulated in float32, as the
-device does with ``fp32_dest_acc_en``.  The result is rounded once, to the output dtype,
-on store; ``linear``'s bias and any ``activation`` are applied in float32 before that
-rounding (fused, as on the device).  Not modelled: lower fidelities (LoFi..HiFi3 drop
-low mantissa bits), TF32 truncation of float32 operands in the matrix unit, bfloat16
-accumulation without ``fp32_dest_acc_en``, and the accumulation order of the hardware
+registry's ``operator.matmul`` (numpy float32 ``matmul``) at the math fidelity of
+``compute_kernel_config`` (``program_config.math_fidelity_of``; HiFi4 without one) through
+``device/ops/numerics.fpu_product``, the kernel API's slicing (input_tensor_a is SrcB,
+input_tensor_b SrcA): LoFi..HiFi3 drop low mantissa bits of both operands as the FPU's
+phases do; at HiFi4 every product of two bfloat16 (or bfloat8_b / bfloat4_b) values is
+exact in float32.  Products are accumulated in float32, as the device does with
+``fp32_dest_acc_en``.  The result is rounded once, to the output dtype, on store;
+``linear``'s bias and any ``activation`` are applied in float32 before that rounding
+(fused, as on the device).  Not modelled: bfloat16 accumulation without
+``fp32_dest_acc_en`` (the config's ``fp32_dest_acc_en``, ``math_approx_mode``,
+``packer_l1_acc`` and ``dst_full_sync_en`` do not change the values here), TF32
+truncation of float32 operands at HiFi4, and the accumulation order of the hardware
 (tile by tile along K).  ``program_config`` is checked as tt-metal checks it; it,
 ``compute_kernel_config`` and ``core_grid`` shape the modelled device time
-(``ttnn/device_time``), not the numerics.
+(``ttnn/device_time``).
 
 Shapes follow torch.matmul: ``[..., M, K] @ [..., K, N] -> [..., M, N]`` with batch
 dims broadcast; a 1-D operand is a row (left) or column (right) vector.
@@ -24,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import OpShapeError, get_op
+from tilewright.device.ops.numerics import fpu_product
 from tilewright.lazy import torch
 from tilewright.ttnn.device_time import check_matmul_config
 from tilewright.ttnn.operations.eltwise_rules import activation_rule, apply_activations
@@ -39,6 +44,7 @@ from tilewright.ttnn.operations.io import (
     tile_arg,
 )
 from tilewright.ttnn.operations.registry import register_python_operation
+from tilewright.ttnn.program_config import math_fidelity_of
 from tilewright.ttnn.tensor import Tensor
 
 __all__ = ["linear", "matmul"]
@@ -124,7 +130,8 @@ def _run(
         shape = _product_shape(op, va.shape, vb.shape)
         lhs = va[np.newaxis, :] if va.ndim == 1 else va
         rhs = vb[:, np.newaxis] if vb.ndim == 1 else vb
-        result = _MATMUL.impl(lhs, rhs).reshape(shape)
+        fidelity = math_fidelity_of(op, compute_kernel_config)
+        result = fpu_product(_MATMUL.impl, lhs, rhs, fidelity).reshape(shape)
     if bias is not None:
         if not broadcasts_to(bias.shape, shape):
             raise OpShapeError(

@@ -8,6 +8,17 @@ store).  ``softmax`` uses the registry's ``math.exp`` and ``operator.div`` on th
 max-shifted values.  Results are rounded to the input's dtype on store.
 ``dim=None`` reduces every dimension; with ``keepdim=False`` that gives a rank-0
 tensor, stored ROW_MAJOR (``io.guard_layout``).
+
+``compute_kernel_config``: float ``sum`` and ``mean`` read its ``math_fidelity``
+(``program_config.math_fidelity_of``; HiFi4 without a config).  On the device they are
+``reduce_tile`` SUM / AVG, whose scaler multiply runs on the FPU with the input in SrcA
+and the scaler (1.0, or 1/N for the mean) in SrcB; below HiFi4 both are sliced as the
+kernel API slices them (``device/ops/numerics.fpu_product``: the sum of each slice of the
+input times the scaler's slice).  At HiFi4 the values are the plain numpy ones
+(``np.sum``, ``np.mean``: the mean divides by N).  ``max`` / ``min`` run no fidelity
+phases (LLK reduce MAX), and nothing else of the config changes values here;
+``softmax`` accepts the config and does not read it (its exp, sum and division are the
+float32 registry ops; the fidelity of its FPU steps is not modelled).
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import get_op
+from tilewright.device.ops.numerics import HIFI4, fpu_product
 from tilewright.lazy import torch
 from tilewright.ttnn.operations.io import (
     ALL_DTYPES,
@@ -33,6 +45,7 @@ from tilewright.ttnn.operations.io import (
     tensor_arg,
 )
 from tilewright.ttnn.operations.registry import Operation, register_python_operation
+from tilewright.ttnn.program_config import math_fidelity_of
 from tilewright.ttnn.tensor import Tensor
 from tilewright.ttnn.types import DataType
 
@@ -98,8 +111,13 @@ def _reduction(name: str) -> Operation:
         common_device(op, {"input_tensor": x})
         integer = integer_mode(op, {"input_tensor": x}, rule.dtypes)
         axes = normalize_dims(op, dim, len(x.shape))
+        fidelity = math_fidelity_of(op, compute_kernel_config)
+        values = read(x, integer)
         with np.errstate(all="ignore"):
-            result = np.asarray(rule.numpy_fn(read(x, integer), axis=axes, keepdims=bool(keepdim)))
+            if integer or fidelity == HIFI4 or name not in ("sum", "mean"):
+                result = np.asarray(rule.numpy_fn(values, axis=axes, keepdims=bool(keepdim)))
+            else:
+                result = _sliced_sum(values, axes, bool(keepdim), name == "mean", fidelity)
         return store(op, result, x, memory_config=memory_config)
 
     types = ", ".join(sorted(dtype_name(d) for d in rule.dtypes))
@@ -111,6 +129,19 @@ def _reduction(name: str) -> Operation:
         f"Golden: torch.{rule.torch_name} in float32, returned in the input's torch dtype."
     )
     return register_python_operation(name=op, golden_function=_golden(rule))(function)
+
+
+def _sliced_sum(
+    values: np.ndarray, axes: Any, keepdim: bool, mean: bool, fidelity: int
+) -> np.ndarray:
+    """``sum(x) * scaler`` at a fidelity below HiFi4: x is SrcA, the scaler SrcB."""
+    count = int(np.prod([values.shape[a] for a in axes]))
+    scaler = np.asarray(1.0 / count if mean else 1.0, dtype=np.float32)
+
+    def scaled(s: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.asarray(np.sum(v, axis=axes, keepdims=keepdim) * s, dtype=np.float32)
+
+    return fpu_product(scaled, scaler, np.asarray(values, dtype=np.float32), fidelity)
 
 
 sum_ = _reduction("sum")  # ttnn.sum; bound with a trailing underscore to keep the builtins
