@@ -77,10 +77,18 @@ class KernelInput:
 class _Scope:
     """One function being lowered: the kernel itself or an inlined nested function."""
 
-    counts: dict[str, int]
+    counts: dict[str, int]  # assignment sites per name (analysis.assigned: 2 in a loop)
     prefix: str
     node: ast.FunctionDef
     depth: int = 0
+    loop_base: int = 0  # the lowering's loop depth where this function's body starts
+
+    def one_site(self, name: str, loop_depth: int) -> bool:
+        """``name`` has one assignment site in this function: once, or once inside a loop
+        when the site being lowered is in a loop *of this function* (a helper inlined in
+        the caller's loop has its own sites, counted outside the caller's loops)."""
+        in_loop = loop_depth > self.loop_base
+        return self.counts.get(name, 0) <= (2 if in_loop else 1)
 
 
 @dataclass
@@ -280,15 +288,15 @@ class Lowering:
             raise self.fail(f"assignment to {type(target).__name__.lower()} targets", target)
         name = target.id
         if isinstance(value, Scalar):
-            counts = self.scope.counts if self.scope is not None else {}
+            scope = self.scope
+            counts = scope.counts if scope is not None else {}
             if value.static and counts.get(name, 0) <= 1:
                 self.env[name] = value
                 return
-            # one assignment site (counted twice in a loop): an index expression kept
-            # symbolic, so that slice extents fold (lower/affine.py)
-            if counts.get(name, 0) <= (2 if self.loops else 1) and affine.is_affine(
-                self, value.expr
-            ):
+            # one assignment site: an index expression kept symbolic, so that slice
+            # extents fold (lower/affine.py)
+            one_site = scope is None or scope.one_site(name, len(self.loops))
+            if one_site and affine.is_affine(self, value.expr):
                 self.env[name] = value
                 return
             ty: Ty = Ty.I64 if value.expr.ty in (Ty.U32, Ty.U64) else value.expr.ty
@@ -683,7 +691,7 @@ class Lowering:
         self._inline_count += 1
         saved_env, saved_scope = self.env, self.scope
         self.env = {k: v for k, v in saved_env.items() if k not in counts}
-        self.scope = _Scope(counts, f"{f.name}{self._inline_count}_", f, depth + 1)
+        self.scope = _Scope(counts, f"{f.name}{self._inline_count}_", f, depth + 1, len(self.loops))
         self._active.append(f)
         try:
             for p, v in zip(a.args, args):
