@@ -92,8 +92,8 @@ CASES = {
         "an f-string in kernel code is not compilable",
     ),
     "python call": (
-        dict(prelude="def helper(n):\n    return n\n", reader="n = helper(2)  # <-\n" + READER),
-        "a call into the Python function 'helper'",
+        dict(prelude="from os.path import join\n", reader="n = join('a')  # <-\n" + READER),
+        "a call into the Python function 'join'",
     ),
     "python object": (
         dict(prelude='CONFIG = {"n": 2}\n', reader='n = CONFIG["n"]  # <-\n' + READER),

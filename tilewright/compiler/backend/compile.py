@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.build import native_kernel
+from tilewright.compiler.backend.lower import helpers
 from tilewright.compiler.backend.lower.entry import KernelInput, Lowered, World, lower_kernel
 from tilewright.compiler.backend.lower.pipes import plan_pipes
 from tilewright.compiler.backend.lower.values import (
@@ -30,13 +31,14 @@ from tilewright.compiler.signature import (
     CallSignature,
     attribute_paths,
     code_names,
+    free_values,
     sign_cells,
     sign_names,
 )
 from tilewright.device.coords import CoreCoord, CoreRange
 from tilewright.device.formats import DataFormat
 from tilewright.device.program import CircularBufferConfig, ComputeConfig
-from tilewright.errors import NotCompilableError, SourceLoc
+from tilewright.errors import NotCompilableError, SourceLoc, TilewrightError
 from tilewright.kir.ir import Kernel
 from tilewright.lang.rules.dfb import SPSC
 from tilewright.lang.rules.sync import PIPE_BLOCKS
@@ -276,6 +278,17 @@ def call_key(record, sig: CallSignature, inputs: list[KernelInput]) -> tuple[tup
         )
         parts.append((id(fn0.__code__), cells, names))
         keep += [fn0.__code__, *kept, *kept_globals]
+        # the helpers the lowering may inline read their own closures and globals
+        for helper in helpers.reachable_helpers(kin.fns):
+            try:
+                tree = helpers.source_of(helper).tree
+            except TilewrightError:
+                tree = None
+            h_names, _opaque, h_kept = sign_names(
+                free_values(helper), attribute_paths(tree), addresses=False
+            )
+            parts.append((id(helper.__code__), h_names))
+            keep += [helper.__code__, *h_kept]
     return tuple(parts), tuple(keep)
 
 
