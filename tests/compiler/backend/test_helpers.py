@@ -319,3 +319,49 @@ def test_the_demo_runs_compiled_bit_for_bit(monkeypatch):
     assert none == [] and compiled == ["fused_relu_mul_add"]
     assert len(native) == len(interpreted) == 1
     assert torch.equal(native[0].view(torch.int16), interpreted[0].view(torch.int16))
+
+
+MODULE_CONSTANT = """
+FIRST = 0
+
+
+def first_row():
+    return FIRST
+
+
+@ttl.operation(grid=(1, 1), options="--tw-engine=native")
+def op(a, out):
+    d = ttl.make_dataflow_buffer_like(a, shape=(1, 2), block_count=2)
+
+    @ttl.datamovement()
+    def reader():
+        r = first_row()
+        with d.reserve() as blk:
+            ttl.copy(a[r : r + 1, 0:2], blk).wait()
+
+    @ttl.datamovement()
+    def writer():
+        with d.wait() as blk:
+            ttl.copy(blk, out[0:1, 0:2]).wait()
+"""
+
+TWICE = """
+torch.manual_seed(0)
+x = torch.rand(128, 64).to(torch.bfloat16)
+results = []
+for first in (0, 2):
+    FIRST = first  # read only by the module-level helper, not by the kernel
+    out = dev(torch.zeros(32, 64))
+    op(dev(x), out)
+    results.append(ttnn.to_torch(out))
+source = x
+"""
+
+
+def test_a_module_constant_only_a_helper_reads_is_part_of_the_lowering_key(tmp_path):
+    """The compiled kernel of the second call reads the helper's new constant (the lowering
+    cache signs the free values of the helpers the kernels reach)."""
+    ns = load(write(tmp_path, program(MODULE_CONSTANT, TWICE)))
+    x = ns["source"]
+    assert torch.equal(ns["results"][0], x[0:32])
+    assert torch.equal(ns["results"][1], x[64:96])

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tilewright.compiler.backend.build import native_kernel
-from tilewright.compiler.backend.lower import helpers
 from tilewright.compiler.backend.lower.entry import KernelInput, Lowered, World, lower_kernel
 from tilewright.compiler.backend.lower.pipes import plan_pipes
 from tilewright.compiler.backend.lower.values import (
@@ -31,14 +30,13 @@ from tilewright.compiler.signature import (
     CallSignature,
     attribute_paths,
     code_names,
-    free_values,
     sign_cells,
     sign_names,
 )
 from tilewright.device.coords import CoreCoord, CoreRange
 from tilewright.device.formats import DataFormat
 from tilewright.device.program import CircularBufferConfig, ComputeConfig
-from tilewright.errors import NotCompilableError, SourceLoc, TilewrightError
+from tilewright.errors import NotCompilableError, SourceLoc
 from tilewright.kir.ir import Kernel
 from tilewright.lang.rules.dfb import SPSC
 from tilewright.lang.rules.sync import PIPE_BLOCKS
@@ -271,24 +269,17 @@ def call_key(record, sig: CallSignature, inputs: list[KernelInput]) -> tuple[tup
     for kin in inputs:
         paths = attribute_paths(kin.tree)
         fn0 = kin.fns[0]
-        cells, kept = sign_cells(kin.fns, paths)
+        file = fn0.__code__.co_filename  # its functions are helpers, signed with what they read
+        cells, kept = sign_cells(kin.fns, paths, file)
         glb = fn0.__globals__
         names, _opaque_names, kept_globals = sign_names(
-            {n: glb[n] for n in code_names(fn0.__code__) if n in glb}, paths, addresses=False
+            {n: glb[n] for n in code_names(fn0.__code__) if n in glb},
+            paths,
+            addresses=False,
+            helper_file=file,
         )
         parts.append((id(fn0.__code__), cells, names))
         keep += [fn0.__code__, *kept, *kept_globals]
-        # the helpers the lowering may inline read their own closures and globals
-        for helper in helpers.reachable_helpers(kin.fns):
-            try:
-                tree = helpers.source_of(helper).tree
-            except TilewrightError:
-                tree = None
-            h_names, _opaque, h_kept = sign_names(
-                free_values(helper), attribute_paths(tree), addresses=False
-            )
-            parts.append((id(helper.__code__), h_names))
-            keep += [helper.__code__, *h_kept]
     return tuple(parts), tuple(keep)
 
 

@@ -38,14 +38,12 @@ from __future__ import annotations
 
 import ast
 import copy
-import os
 import types
 from typing import Any
 
 from tilewright.compiler.backend.lower.analysis import assigned
 from tilewright.compiler.backend.lower.values import FuncRef, HelperRef, Value
-from tilewright.compiler.signature import code_names
-from tilewright.compiler.source import FunctionSource
+from tilewright.compiler.source import same_file, source_of
 from tilewright.errors import TilewrightError
 
 Lowering = Any  # the kernel lowering (lower/kernel.py), which imports this module
@@ -53,15 +51,11 @@ Lowering = Any  # the kernel lowering (lower/kernel.py), which imports this modu
 __all__ = [
     "is_helper",
     "helper_ref",
-    "source_of",
-    "reachable_helpers",
     "is_generator",
     "generator_call",
     "lower_for",
     "own_nodes",
 ]
-
-_SOURCES: dict[int, tuple[types.CodeType, FunctionSource]] = {}
 
 
 def is_helper(lw: Lowering, first: object, values: list) -> bool:
@@ -74,48 +68,7 @@ def is_helper(lw: Lowering, first: object, values: list) -> bool:
         not isinstance(v, types.FunctionType) or v.__code__ is not first.__code__ for v in values
     ):
         return False
-    return os.path.realpath(first.__code__.co_filename) == os.path.realpath(lw.kin.file)
-
-
-def source_of(fn: types.FunctionType) -> FunctionSource:
-    """``fn``'s parsed source, once per code object (``TilewrightError`` if unreadable)."""
-    got = _SOURCES.get(id(fn.__code__))
-    if got is None or got[0] is not fn.__code__:
-        got = _SOURCES[id(fn.__code__)] = (fn.__code__, FunctionSource.of(fn))
-    return got[1]
-
-
-def reachable_helpers(fns) -> list[types.FunctionType]:
-    """The Python functions of the kernel functions' file that their free names reach,
-    transitively: what the lowering may inline, whose free values it reads (the lowering
-    cache's key signs them)."""
-    out: list[types.FunctionType] = []
-    seen: set[int] = set()
-    file = os.path.realpath(fns[0].__code__.co_filename)
-    stack = list(fns)
-    while stack and len(out) < 64:
-        fn = stack.pop()
-        values = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-        glb = fn.__globals__
-        values += [glb[n] for n in code_names(fn.__code__) if n in glb]
-        for v in values:
-            if (
-                isinstance(v, types.FunctionType)
-                and id(v) not in seen
-                and os.path.realpath(v.__code__.co_filename) == file
-            ):
-                seen.add(id(v))
-                out.append(v)
-                stack.append(v)
-    return out
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018 - an empty cell raises
-    except ValueError:
-        return False
-    return True
+    return same_file(first.__code__.co_filename, lw.kin.file)
 
 
 def helper_ref(lw: Lowering, fns: list, node: ast.AST) -> HelperRef:
