@@ -114,6 +114,15 @@ def rows(first, n):
         ),
         [0, 1, 0, 3],
     ),
+    # an argument is evaluated once, at the call: the loop body changing the local it
+    # read does not change the generator's parameter
+    "generator_arguments_are_values": (
+        dict(
+            prelude="def same(n):\n    for k in range(4):\n        yield n\n",
+            reader=f"c = 2\nx = 3\nfor r in same(x):\n{textwrap.indent(COPY, '    ')}\n    x = x - 1",
+        ),
+        [3, 3, 3, 3],
+    ),
     # a generator defined in the kernel reads the kernel's names (late, as Python does)
     "kernel_generator": (
         dict(

@@ -42,7 +42,7 @@ import types
 from typing import Any
 
 from tilewright.compiler.backend.lower.analysis import assigned
-from tilewright.compiler.backend.lower.values import FuncRef, HelperRef, Value
+from tilewright.compiler.backend.lower.values import FuncRef, HelperRef, Scalar, TupleV, Value
 from tilewright.compiler.source import same_file, source_of
 from tilewright.errors import TilewrightError
 
@@ -191,6 +191,24 @@ class _Yields(ast.NodeTransformer):
         return [bind, *self.loop.body]
 
 
+def _bind_argument(lw: Lowering, name: str, value: Value, node: ast.AST) -> None:
+    """Bind a generator's parameter to its argument's value *now*: the loop body runs
+    between the generator's steps and may change a caller's local the argument reads
+    (Python evaluated the argument once, at the call), so a run-time number is copied
+    into the generator's own local (a constant or an affine expression of stable symbols
+    stays symbolic: ``Lowering.bind``)."""
+    if isinstance(value, TupleV):
+        for i, item in enumerate(value.items):
+            _bind_argument(lw, f"{name}.{i}", item, node)
+        lw.env[name] = TupleV(tuple(lw.env[f"{name}.{i}"] for i in range(len(value.items))))
+        return
+    if isinstance(value, Scalar):
+        lw.scope.counts.setdefault(name, 1)
+        lw.bind(ast.copy_location(ast.Name(id=name, ctx=ast.Store()), node), value)
+        return
+    lw.env[name] = value
+
+
 def lower_for(lw: Lowering, stmt: ast.For, fn: FuncRef | HelperRef, args: list[Value]) -> None:
     """Lower ``for T in gen(args): body`` as the generator's body with its yields bound."""
     f = fn.node
@@ -229,7 +247,7 @@ def lower_for(lw: Lowering, stmt: ast.For, fn: FuncRef | HelperRef, args: list[V
     for p in params:
         scope.counts[renames[p]] = scope.counts.get(renames[p], 0) + 1
     for p, v in zip(params, args):
-        lw.env[renames[p]] = v
+        _bind_argument(lw, renames[p], v, stmt)
     lw._active.append(f)
     try:
         lw.statements(expansion)
