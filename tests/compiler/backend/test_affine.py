@@ -5,7 +5,9 @@ has one assignment site in its scope.  Each program here gives a local several s
 ``if`` / ``else`` in a loop, an assignment before a loop and another inside it, augmented
 assignment, a helper called from a loop) and copies the tensor row the local names:
 the compiled kernel (``--engine native``, checked to have compiled) must read the rows the
-interpreter reads, bit for bit, and both the rows Python's semantics give.  The shared
+interpreter reads, bit for bit, and both the rows Python's semantics give.  A tuple
+bound to a name is the same question for each of its items (two cases here gave wrong
+rows compiled before its items got locals of their own).  The shared
 program ``tests/compiler/programs/affine_eltwise.py`` runs on both engines too.
 """
 
@@ -145,6 +147,29 @@ while k < 4:
     k += 1
 """,
         [1, 2, 1, 2],
+    ),
+    # a tuple holds the values its items had when it was made
+    "tuple_of_a_changing_local": (
+        f"""
+x = 3
+p = (x, 0)
+for i in range(4):
+    r = p[0]
+{_indent(COPY, 4)}
+    x = x - 1
+""",
+        [3, 3, 3, 3],
+    ),
+    # a tuple carried across iterations: read before its reassignment
+    "tuple_carried_across_iterations": (
+        f"""
+p = (0, 2)
+for i in range(4):
+    r = p[0]
+{_indent(COPY, 4)}
+    p = (i, 2)
+""",
+        [0, 0, 1, 2],
     ),
     # a helper defined in the kernel, called from a loop: its if / else are two sites of
     # the helper's scope, outside any loop of it

@@ -228,6 +228,10 @@ BAD = {
         dict(reader="for r in in_order(2):\n    if r == 0:\n        continue  # <-"),
         "'continue' in the body of a loop over the generator 'in_order'",
     ),
+    "return over a generator": (
+        dict(reader="for r in in_order(2):\n    if r == 1:\n        return  # <-"),
+        "'return' in the body of a loop over the generator 'in_order'",
+    ),
     "early return in a helper": (
         dict(
             prelude="def f(n):\n    if n > 0:\n        return 1  # <-\n    return 0\n",

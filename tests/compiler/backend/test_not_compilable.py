@@ -168,6 +168,10 @@ for i in range(1):
         dict(reader="def f():\n    nonlocal ab  # <-\nf()\n" + READER),
         "'nonlocal' statements are not compilable",
     ),
+    "early return": (
+        dict(reader=READER + "x, _ = ttl.node(dims=2)\nif x == 0:\n    return  # <-\n" + READER),
+        "'return' other than at the end of a kernel function",
+    ),
     "del": (dict(reader="n = 1\ndel n  # <-\n" + READER), "'del' statements are not compilable"),
     "assert": (
         dict(reader="assert True  # <-\n" + READER),

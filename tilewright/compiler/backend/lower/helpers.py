@@ -19,7 +19,7 @@ The lowering inlines both, so the hardware code is the loop nest the Python runs
   (``Lowering.inline``); a ``return`` may only be its last statement;
 * ``for T in gen(args): body`` is the generator's body with each ``yield v`` replaced by
   ``T = v`` followed by ``body`` (:func:`expand_for`): the generator's loops become the
-  loop nest, its locals renamed apart (``tw.g<k>.<name>``, C++ ``tw_g<k>_<name>``, a
+  loop nest, its locals renamed apart (``tw.g<k>.<name>``, C++ ``tw_g<k>_d<name>``, a
   prefix user names never take) so they cannot meet the caller's.  The expansion is
   plain statements of the caller's scope, so every analysis of the lowering (assignment
   sites, loop-variable stability, node-dependent branches, block states) sees the
@@ -42,7 +42,7 @@ import types
 from typing import Any
 
 from tilewright.compiler.backend.lower.analysis import assigned
-from tilewright.compiler.backend.lower.values import FuncRef, HelperRef, Scalar, TupleV, Value
+from tilewright.compiler.backend.lower.values import FuncRef, HelperRef, Value
 from tilewright.compiler.source import same_file, source_of
 from tilewright.errors import TilewrightError
 
@@ -147,12 +147,13 @@ def _check_generator(lw: Lowering, f: ast.FunctionDef) -> None:
 
 
 def _check_body(lw: Lowering, body: list[ast.stmt], name: str) -> None:
-    """``break`` / ``continue`` of the loop over the generator (not of loops inside it)."""
+    """``break`` / ``continue`` of the loop over the generator (not of loops inside it),
+    ``return`` anywhere in it: each would leave or resume the generator."""
     stack: list[ast.AST] = list(body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (ast.Break, ast.Continue)):
-            word = "break" if isinstance(n, ast.Break) else "continue"
+        if isinstance(n, (ast.Break, ast.Continue, ast.Return)):
+            word = {ast.Break: "break", ast.Continue: "continue", ast.Return: "return"}[type(n)]
             raise lw.fail(f"'{word}' in the body of a loop over the generator '{name}'", n)
         if isinstance(n, (ast.For, ast.While, ast.AsyncFor)):
             stack.extend(n.orelse)
@@ -195,18 +196,10 @@ def _bind_argument(lw: Lowering, name: str, value: Value, node: ast.AST) -> None
     """Bind a generator's parameter to its argument's value *now*: the loop body runs
     between the generator's steps and may change a caller's local the argument reads
     (Python evaluated the argument once, at the call), so a run-time number is copied
-    into the generator's own local (a constant or an affine expression of stable symbols
-    stays symbolic: ``Lowering.bind``)."""
-    if isinstance(value, TupleV):
-        for i, item in enumerate(value.items):
-            _bind_argument(lw, f"{name}.{i}", item, node)
-        lw.env[name] = TupleV(tuple(lw.env[f"{name}.{i}"] for i in range(len(value.items))))
-        return
-    if isinstance(value, Scalar):
-        lw.scope.counts.setdefault(name, 1)
-        lw.bind(ast.copy_location(ast.Name(id=name, ctx=ast.Store()), node), value)
-        return
-    lw.env[name] = value
+    into the generator's own local (``Lowering.bind``: a constant or an affine
+    expression of stable symbols stays symbolic; a tuple's items likewise)."""
+    lw.scope.counts.setdefault(name, 1)
+    lw.bind(ast.copy_location(ast.Name(id=name, ctx=ast.Store()), node), value)
 
 
 def lower_for(lw: Lowering, stmt: ast.For, fn: FuncRef | HelperRef, args: list[Value]) -> None:

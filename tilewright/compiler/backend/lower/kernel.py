@@ -50,6 +50,13 @@ from tilewright.kir.ir import Arg, Const, Expr, Op, Ty, Var
 
 __all__ = ["KernelInput", "Lowering", "CONFLICT"]
 
+
+def _holds_scalars(value: TupleV) -> bool:
+    return any(
+        isinstance(v, Scalar) or (isinstance(v, TupleV) and _holds_scalars(v)) for v in value.items
+    )
+
+
 # C++ names a Python local must not take (keywords and the API's own names).
 _RESERVED = frozenset(
     """alignas alignof and asm auto bool break case catch char class const constexpr continue
@@ -302,40 +309,65 @@ class Lowering:
             raise self.fail(f"assignment to {type(target).__name__.lower()} targets", target)
         name = target.id
         if isinstance(value, Scalar):
-            scope = self.scope
-            # one assignment site: a constant, or an index expression kept symbolic, so
-            # that slice extents fold (lower/affine.py)
-            one_site = scope is None or scope.one_site(name, len(self.loops))
-            if one_site and (value.static or affine.is_affine(self, value.expr)):
-                self.env[name] = value
-                return
-            ty: Ty = Ty.I64 if value.expr.ty in (Ty.U32, Ty.U64) else value.expr.ty
-            existing = self.locals.get(self._cpp_name(name))
-            if existing is not None and existing.ty is not ty:
-                if {existing.ty, ty} <= {Ty.I64, Ty.BOOL}:
-                    ty = existing.ty
-                elif {existing.ty, ty} <= {Ty.I64, Ty.F64}:
-                    raise self.fail(
-                        f"'{name}' holds an int and a float; a compiled local keeps one type",
-                        target,
-                    )
-            var = self.py_local(name, ty)
-            expr = S.to_type(value.expr, ty)
-            self.emit("set", var, expr)
-            self.env[name] = Scalar(var)
-            if self.loops:
-                self.known.pop(var.name, None)
-            else:
-                self.known[var.name] = node_values(self, expr)
+            self.env[name] = self._scalar_site(name, name, value, target)
+            return
+        if isinstance(value, TupleV) and _holds_scalars(value):
+            # a tuple holds its items' values of now: each run-time item is a local of its
+            # own (``p.0`` ...), under the rules of the name's assignment sites
+            self.env[name] = self._tuple_site(name, name, value, target)
             return
         if isinstance(value, BlockRef):
             self.hooks.name_block(self, value.site, name)
         self.env[name] = value
 
+    def _tuple_site(self, name: str, path: str, value: TupleV, target: ast.expr) -> TupleV:
+        items: list[Value] = []
+        for i, item in enumerate(value.items):
+            sub = f"{path}.{i}"
+            if isinstance(item, TupleV):
+                items.append(self._tuple_site(name, sub, item, target))
+            elif isinstance(item, Scalar):
+                items.append(self._scalar_site(name, sub, item, target))
+            else:
+                items.append(item)
+        return TupleV(tuple(items))
+
+    def _scalar_site(self, name: str, local: str, value: Scalar, target: ast.expr) -> Scalar:
+        """The value ``name`` (or its tuple item ``local``) holds after this assignment."""
+        scope = self.scope
+        # one assignment site: a constant, or an index expression kept symbolic, so
+        # that slice extents fold (lower/affine.py)
+        one_site = scope is None or scope.one_site(name, len(self.loops))
+        if one_site and (value.static or affine.is_affine(self, value.expr)):
+            return value
+        ty: Ty = Ty.I64 if value.expr.ty in (Ty.U32, Ty.U64) else value.expr.ty
+        existing = self.locals.get(self._cpp_name(local))
+        if existing is not None and existing.ty is not ty:
+            if {existing.ty, ty} <= {Ty.I64, Ty.BOOL}:
+                ty = existing.ty
+            elif {existing.ty, ty} <= {Ty.I64, Ty.F64}:
+                raise self.fail(
+                    f"'{name}' holds an int and a float; a compiled local keeps one type",
+                    target,
+                )
+        var = self.py_local(local, ty)
+        expr = S.to_type(value.expr, ty)
+        self.emit("set", var, expr)
+        # per-node values of plain names only (a tuple item is forgotten with its name
+        # nowhere: loops and branches forget names, not their items)
+        if self.loops or local != name:
+            self.known.pop(var.name, None)
+        else:
+            self.known[var.name] = node_values(self, expr)
+        return Scalar(var)
+
     def _cpp_name(self, name: str) -> str:
-        if "." in name:  # a generator's local renamed apart (lower/helpers.py): unique
-            return name.replace(".", "_")
         prefix = self.scope.prefix if self.scope is not None else ""
+        if "." in name:  # a generator's renamed local, a tuple's item: escaped, unique
+            if name.startswith("tw."):  # renamed apart (lower/helpers.py): scope-free
+                prefix, name = "", name[3:]
+            escaped = (prefix + name).replace("_", "_u").replace(".", "_d")
+            return "tw_" + escaped  # user names never start with tw_ (u_tw_...)
         cpp = prefix + name
         if cpp in _RESERVED or cpp.startswith("tw_") or cpp.startswith("__"):
             cpp = "u_" + cpp.lstrip("_")
@@ -388,7 +420,9 @@ class Lowering:
                 "it is inlined)",
                 stmt,
             )
-        if stmt.value is not None or rest or self.loops:
+        body = self.kin.tree.body
+        if stmt.value is not None or not body or stmt is not body[-1]:
+            # anywhere else it ends the kernel early on the paths reaching it
             raise self.fail("'return' other than at the end of a kernel function", stmt)
 
     def stmt_FunctionDef(self, stmt: ast.FunctionDef, rest) -> None:
