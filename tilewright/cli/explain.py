@@ -9,6 +9,11 @@ the DFB table: physical index, L1 address, bytes, declaration line, and the
 allocator's sharing decision, followed by how the indices were chosen (first-fit,
 or the exact colouring search's outcome when first-fit exceeded the index limit).  The report is deterministic: no object addresses,
 no timestamps; files are shown relative to the program's directory.
+
+``--coverage`` instead lists, per operation the program calls (each distinct outcome
+once, in order), whether it ran compiled or interpreted and, for each of its kernels,
+whether it compiles or the first construct that stops it with file:line -- each kernel
+lowered on its own, so one refused kernel does not hide the others' reasons.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ raw_site = lazy_import("tilewright.compiler.raw.site")
 passes_ops = lazy_import("tilewright.compiler.backend.passes.ops")
 passes_pipeline = lazy_import("tilewright.compiler.backend.passes.pipeline")
 
-__all__ = ["describe_compilation", "explain"]
+__all__ = ["describe_compilation", "describe_coverage", "explain"]
 
 
 def _where(path: str, base: str) -> str:
@@ -102,6 +107,30 @@ def _raw_calls(plan, base: str) -> list[str]:
     return out
 
 
+def _reason(exc, base: str) -> str:
+    where = f"{_where(exc.loc.file, base)}:{exc.loc.line}: " if exc.loc is not None else ""
+    return f"{where}{exc.message}"
+
+
+def describe_coverage(record, engine: str, kernels, outcome, base: str) -> str:
+    """One operation call's coverage: how it ran (``outcome``: "compiled", an error, or
+    None for an operation the engine choice interprets) and each kernel's verdict."""
+    src = record.source
+    head = f"operation {record.name} at {_where(src.file, base)}:{src.tree.lineno}: "
+    if outcome == "compiled":
+        head += "compiled"
+    elif outcome is None:
+        why = "--engine python" if engine == "python" else "interpreted by the engine choice"
+        head += f"interpreted ({why})"
+    else:
+        head += f"interpreted ({_reason(outcome, base)})"
+    lines = [head]
+    for name, exc in kernels:
+        verdict = "compiles" if exc is None else f"not compilable: {_reason(exc, base)}"
+        lines.append(f"  kernel {name}: {verdict}")
+    return "\n".join(lines)
+
+
 def describe_ir(compiled, after: str | None = None) -> str:
     """The kernel IR of a compiled operation call (``tilewright explain --ir``): as compiled,
     or as it is after pass ``after`` (``--after``; ``lower``: before any pass)."""
@@ -128,6 +157,12 @@ class _PassName(click.ParamType):
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--ir", "show_ir", is_flag=True, help="Also print each operation's kernel IR.")
 @click.option(
+    "--coverage",
+    is_flag=True,
+    help="Instead list, per operation, compiled or interpreted, and for each kernel whether "
+    "it compiles or the first construct that stops it (file:line).",
+)
+@click.option(
     "--after",
     "after",
     type=_PassName(),
@@ -145,10 +180,17 @@ class _PassName(click.ParamType):
 @click.argument("program", type=click.Path(exists=True, dir_okay=False))
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def explain(
-    program: str, args: tuple[str, ...], show_ir: bool, engine: str, after: str | None
+    program: str,
+    args: tuple[str, ...],
+    show_ir: bool,
+    coverage: bool,
+    engine: str,
+    after: str | None,
 ) -> None:
     """Run PROGRAM like `tilewright run` and explain every operation it compiles."""
     session.reset(engine=engine)
+    if coverage:
+        sys.exit(_coverage(program, args, engine))
     show_ir = show_ir or after is not None
     base = os.path.dirname(os.path.abspath(program))
     reports: list[str] = []
@@ -189,6 +231,50 @@ def explain(
         click.echo("")
         click.echo(text)
     sys.exit(status)
+
+
+def _coverage(program: str, args: tuple[str, ...], engine: str) -> int:
+    """Run the program; print the coverage of every operation call (distinct ones once)."""
+    base = os.path.dirname(os.path.abspath(program))
+    calls: list[list] = []  # [record, engine, kernels, outcome]
+
+    def observe(record, choice, kernels) -> None:
+        calls.append([record, choice, kernels, None])
+
+    def compiled(record, result, built) -> None:
+        if calls and calls[-1][0] is record:
+            calls[-1][3] = "compiled"
+
+    def interpreted(record, exc, built) -> None:
+        if calls and calls[-1][0] is record:
+            calls[-1][3] = exc
+
+    backend.COVERAGE_OBSERVERS.append(observe)
+    backend.COMPILE_OBSERVERS.append(compiled)
+    backend.FALLBACK_OBSERVERS.append(interpreted)
+    try:
+        status = run_program(program, list(args))
+    finally:
+        backend.COVERAGE_OBSERVERS.remove(observe)
+        backend.COMPILE_OBSERVERS.remove(compiled)
+        backend.FALLBACK_OBSERVERS.remove(interpreted)
+    reports: dict[str, list] = {}  # distinct outcomes, in order
+    for record, choice, kernels, outcome in calls:
+        reports.setdefault(describe_coverage(record, choice, kernels, outcome, base), kernels)
+    n_compiled = sum(text.splitlines()[0].endswith(": compiled") for text in reports)
+    n_kernels = sum(len(kernels) for kernels in reports.values())
+    n_ok = sum(exc is None for kernels in reports.values() for _, exc in kernels)
+    n_ops = len(reports)
+    sys.stdout.flush()
+    click.echo("")
+    click.echo(
+        f"== tilewright explain --coverage: {n_compiled} of {n_ops} operation(s) compiled, "
+        f"{n_ok} of {n_kernels} kernel(s) compile"
+    )
+    for text in reports:
+        click.echo("")
+        click.echo(text)
+    return status
 
 
 def _add(reports: list[str], text: str) -> None:

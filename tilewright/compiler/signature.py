@@ -35,7 +35,9 @@ import struct
 import types
 from dataclasses import dataclass
 
+from tilewright.compiler.source import same_file, source_of
 from tilewright.device.kernel_api.accessor import tensor_accessor_args
+from tilewright.errors import TilewrightError
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.pipes import PipeNet
 from tilewright.lang.semaphore import MulticastRemoteSemaphore, Semaphore, UnicastRemoteSemaphore
@@ -98,16 +100,23 @@ def _float_bits(v: float) -> bytes:
 class _Signer:
     """Signs values by value, recording what it can only sign by identity."""
 
-    __slots__ = ("keep", "opaque", "budget", "paths", "addresses")
+    __slots__ = ("keep", "opaque", "budget", "paths", "addresses", "helper_file", "_open")
 
     def __init__(
-        self, paths: dict[str, frozenset[tuple[str, ...]]] | None = None, addresses: bool = True
+        self,
+        paths: dict[str, frozenset[tuple[str, ...]]] | None = None,
+        addresses: bool = True,
+        helper_file: str | None = None,
     ) -> None:
         self.keep: list[object] = []
         self.opaque = False
         self.budget = _LIMIT
         self.paths = paths or {}
         self.addresses = addresses  # tensors with their address (not for the lowering)
+        # the operation's file: its functions are helpers the lowering inlines, so what
+        # they read is part of the key (lower/helpers.py)
+        self.helper_file = helper_file
+        self._open: set[int] = set()  # helpers being signed (recursion)
 
     def by_id(self, tag: str, v: object) -> tuple:
         self.keep.append(v)  # alive while the key is: its id stays its own
@@ -180,7 +189,12 @@ class _Signer:
         if isinstance(v, types.ModuleType):
             return ("module", v.__name__, self.by_id("id", v))
         if isinstance(v, types.FunctionType):  # by identity and its code (reassignable)
-            return ("fn", self.by_id("id", v), self.by_id("id", v.__code__))
+            sig = ("fn", self.by_id("id", v), self.by_id("id", v.__code__))
+            if self.helper_file is None or id(v) in self._open:
+                return sig
+            if not same_file(v.__code__.co_filename, self.helper_file):
+                return sig
+            return sig + (self._helper(v),)
         if isinstance(v, _CODE):
             return self.by_id("code", v)
         signature = getattr(v, "cache_signature", None)  # a raw IR function: what its body reads
@@ -189,6 +203,26 @@ class _Signer:
             return signature()
         self.opaque = True
         return self.by_id(OPAQUE, v)
+
+    def _helper(self, fn: types.FunctionType) -> object:
+        """What a helper the lowering inlines reads: its closure cells and the globals it
+        names, with the attribute paths its own source reads from them."""
+        try:
+            free = free_values(fn)
+        except ValueError:  # an empty cell
+            self.opaque = True
+            return OPAQUE
+        try:
+            paths = attribute_paths(source_of(fn).tree)
+        except TilewrightError:
+            paths = {}
+        saved, self.paths = self.paths, paths
+        self._open.add(id(fn))
+        try:
+            return tuple((name, self.named(name, free[name])) for name in sorted(free))
+        finally:
+            self._open.discard(id(fn))
+            self.paths = saved
 
 
 def value_sig(v: object) -> object:
@@ -288,12 +322,12 @@ def attribute_paths(tree: ast.AST | None) -> dict[str, frozenset[tuple[str, ...]
 
 
 def sign_names(
-    values: dict[str, object], paths, addresses: bool = True
+    values: dict[str, object], paths, addresses: bool = True, helper_file: str | None = None
 ) -> tuple[tuple, frozenset[str], tuple]:
     """``(name, signature)`` of each value, the names of the opaque ones, what was kept alive.
     ``addresses``: tensors with their address (the lowering reads every tensor it may use
     as an argument, whose address is a runtime arg)."""
-    signer = _Signer(paths, addresses)
+    signer = _Signer(paths, addresses, helper_file)
     out, opaque = [], set()
     for name in sorted(values):
         signer.opaque = False
@@ -303,11 +337,11 @@ def sign_names(
     return tuple(out), frozenset(opaque), tuple(signer.keep)
 
 
-def sign_cells(fns, paths) -> tuple[tuple, tuple]:
+def sign_cells(fns, paths, helper_file: str | None = None) -> tuple[tuple, tuple]:
     """Each function's closure cells by value (one tuple per function: every node's
     kernel), with the attribute paths read from them; tensors by spec (the lowering makes
     their addresses runtime args); ``ValueError`` for an empty cell."""
-    signer = _Signer(paths, addresses=False)
+    signer = _Signer(paths, addresses=False, helper_file=helper_file)
     out = []
     for fn in fns:
         names = fn.__code__.co_freevars
@@ -334,7 +368,9 @@ def of_call(op, device, grid, args, engine: str | None, paths) -> CallSignature:
         except ValueError:
             values = {}
         else:
-            free, opaque_names, keep = sign_names(values, paths)
+            free, opaque_names, keep = sign_names(
+                values, paths, helper_file=op.body.__code__.co_filename
+            )
             opaque = bool(opaque_names)
     options_signer = _Signer()
     options = options_signer.sign(op.options)

@@ -10,13 +10,15 @@ diagnostics ("DFB 'a_dfb'") without inspecting frames.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
+import os
 import textwrap
 from dataclasses import dataclass, field
 
 from tilewright.errors import InterfaceError, SourceLoc, TTLangCompileError
 
-__all__ = ["FunctionSource", "decorator_name", "call_name"]
+__all__ = ["FunctionSource", "decorator_name", "call_name", "source_of", "same_file"]
 
 
 @dataclass(slots=True)
@@ -116,3 +118,24 @@ def call_name(node: ast.expr) -> tuple[str | None, str | None]:
     if isinstance(node, ast.Name):
         return None, node.id
     return None, None
+
+
+_SOURCES: dict[int, tuple[object, FunctionSource]] = {}
+
+
+def source_of(fn) -> FunctionSource:
+    """``fn``'s parsed source, once per code object (the helpers the lowering inlines, and
+    the call signature's view of them); ``TTLangCompileError`` if unreadable."""
+    code = fn.__code__
+    got = _SOURCES.get(id(code))
+    if got is None or got[0] is not code:
+        if len(_SOURCES) > 1024:
+            _SOURCES.clear()
+        got = _SOURCES[id(code)] = (code, FunctionSource.of(fn))  # the code stays alive
+    return got[1]
+
+
+@functools.lru_cache(maxsize=256)
+def same_file(a: str, b: str) -> bool:
+    """Two code file names are one file (a helper of the operation's file)."""
+    return a == b or os.path.realpath(a) == os.path.realpath(b)

@@ -92,8 +92,8 @@ CASES = {
         "an f-string in kernel code is not compilable",
     ),
     "python call": (
-        dict(prelude="def helper(n):\n    return n\n", reader="n = helper(2)  # <-\n" + READER),
-        "a call into the Python function 'helper'",
+        dict(prelude="from os.path import join\n", reader="n = join('a')  # <-\n" + READER),
+        "a call into the Python function 'join'",
     ),
     "python object": (
         dict(prelude='CONFIG = {"n": 2}\n', reader='n = CONFIG["n"]  # <-\n' + READER),
@@ -167,6 +167,10 @@ for i in range(1):
     "nonlocal": (
         dict(reader="def f():\n    nonlocal ab  # <-\nf()\n" + READER),
         "'nonlocal' statements are not compilable",
+    ),
+    "early return": (
+        dict(reader=READER + "x, _ = ttl.node(dims=2)\nif x == 0:\n    return  # <-\n" + READER),
+        "'return' other than at the end of a kernel function",
     ),
     "del": (dict(reader="n = 1\ndel n  # <-\n" + READER), "'del' statements are not compilable"),
     "assert": (

@@ -273,10 +273,14 @@ def call_key(record, sig: CallSignature, inputs: list[KernelInput]) -> tuple[tup
     for kin in inputs:
         paths = attribute_paths(kin.tree)
         fn0 = kin.fns[0]
-        cells, kept = sign_cells(kin.fns, paths)
+        file = fn0.__code__.co_filename  # its functions are helpers, signed with what they read
+        cells, kept = sign_cells(kin.fns, paths, file)
         glb = fn0.__globals__
         names, _opaque_names, kept_globals = sign_names(
-            {n: glb[n] for n in code_names(fn0.__code__) if n in glb}, paths, addresses=False
+            {n: glb[n] for n in code_names(fn0.__code__) if n in glb},
+            paths,
+            addresses=False,
+            helper_file=file,
         )
         parts.append((id(fn0.__code__), cells, names))
         keep += [fn0.__code__, *kept, *kept_globals]
@@ -343,6 +347,40 @@ def compile_call(
     return compiled
 
 
+def _lower_one(world: World, spec, kin: KernelInput, device, options) -> Lowered:
+    full_sync = bool(options.get("dst_full_sync_en") or False)
+    return lower_kernel(
+        world,
+        kin,
+        dst_tiles=device.capacity.dst_logical_tiles(TargetDataType.FLOAT32, full_sync),
+        fp32=True,
+        full_sync=full_sync,
+        # HiFi4: the interpreter's block math is unsliced, and which TT-Lang ops run on the
+        # FPU (and so are sliced by a lower fidelity) is a lowering choice it does not make.
+        fidelity=int(MathFidelity.HiFi4),
+        noc=int(getattr(spec.config, "noc", 0)),
+    )
+
+
+def kernel_coverage(
+    record, split_plan, program, device, grid, setups, args, options
+) -> list[tuple[str, NotCompilableError | None]]:
+    """Each kernel of the call lowered on its own (``tilewright explain --coverage``): its
+    name and None where it compiles, else the error of the first construct that stops it.
+    Nothing is cached or installed; checks across kernels are the operation's outcome."""
+    inputs = kernel_inputs(record, split_plan, program, setups)
+    world = make_world(record, device, grid, setups, args, options)
+    out: list[tuple[str, NotCompilableError | None]] = []
+    for spec, kin in zip(program.kernels, inputs):
+        try:
+            _lower_one(world, spec, kin, device, options)
+        except NotCompilableError as exc:
+            out.append((kin.name, exc))
+        else:
+            out.append((kin.name, None))
+    return out
+
+
 def _compile(record, split_plan, program, device, grid, setups, args, options, inputs):
     """Lower every kernel of the call (no cache)."""
     allocation = getattr(program, "dfb_allocation", None)
@@ -356,25 +394,9 @@ def _compile(record, split_plan, program, device, grid, setups, args, options, i
                 loc=first.dfbs[slot.members[0]].loc,
             )
     world = make_world(record, device, grid, setups, args, options)
-    full_sync = bool(options.get("dst_full_sync_en") or False)
-    dst = device.capacity.dst_logical_tiles(TargetDataType.FLOAT32, full_sync)
-    # HiFi4: the interpreter's block math is unsliced, and which TT-Lang ops run on the FPU
-    # (and so are sliced by a lower fidelity) is a lowering choice it does not make.
-    fidelity = int(MathFidelity.HiFi4)
-    lowered = []
-    for spec, kin in zip(program.kernels, inputs):
-        noc = int(getattr(spec.config, "noc", 0))
-        lowered.append(
-            lower_kernel(
-                world,
-                kin,
-                dst_tiles=dst,
-                fp32=True,
-                full_sync=full_sync,
-                fidelity=fidelity,
-                noc=noc,
-            )
-        )
+    lowered = [
+        _lower_one(world, spec, kin, device, options) for spec, kin in zip(program.kernels, inputs)
+    ]
     _check_roles(lowered, world, inputs)
     _check_pipes(lowered, world)
     return CompiledCall(world, tuple(lowered), _compiler_cbs(lowered, world, device))

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from tilewright.compiler.backend.compile import compile_call
+from tilewright.compiler.backend.compile import compile_call, kernel_coverage
 from tilewright.device import session
 from tilewright.errors import InterfaceError, NotCompilableError, SourceLoc
 
@@ -30,6 +30,7 @@ __all__ = [
     "ENGINES",
     "COMPILE_OBSERVERS",
     "FALLBACK_OBSERVERS",
+    "COVERAGE_OBSERVERS",
     "EngineChoice",
     "engine_of",
     "notice",
@@ -90,6 +91,10 @@ COMPILE_OBSERVERS: list[Callable] = []
 (``tilewright explain --ir``, ``tilewright emit``)."""
 FALLBACK_OBSERVERS: list[Callable] = []
 """Callables ``observer(record, error, program)`` run when ``auto`` interprets an operation."""
+COVERAGE_OBSERVERS: list[Callable] = []
+"""Callables ``observer(record, engine, kernels)`` run before an operation call is compiled
+or interpreted (``tilewright explain --coverage``): the call's engine and, per kernel, None
+or the error of the construct that stops it (:func:`compile.kernel_coverage`)."""
 
 
 def run_engine(
@@ -114,6 +119,12 @@ def run_engine(
     semaphores) is not compiled yet.
     """
     choice = engine_of(options, record.name, call_loc)
+    if COVERAGE_OBSERVERS:
+        kernels = kernel_coverage(
+            record, split_plan, program, device, grid, setups, args, {**options, "engine": "native"}
+        )
+        for observer in COVERAGE_OBSERVERS:
+            observer(record, choice.engine, kernels)
     if choice.engine == "python":
         return
     try:

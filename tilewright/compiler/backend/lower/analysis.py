@@ -44,8 +44,9 @@ class _Conflict(Value):
 CONFLICT = _Conflict()
 
 
-def assigned(body: list[ast.stmt]) -> dict[str, int]:
-    """Names assigned in a function body (not in nested functions), with counts."""
+def assigned(body: list[ast.stmt], in_loop: bool = False) -> dict[str, int]:
+    """Names assigned in a function body (not in nested functions), with counts: a site
+    inside a loop counts twice (``in_loop``: the statements themselves are in one)."""
     counts: dict[str, int] = {}
 
     def target(t: ast.expr) -> None:
@@ -91,7 +92,7 @@ def assigned(body: list[ast.stmt]) -> dict[str, int]:
                 if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
                     counts[node.target.id] = counts.get(node.target.id, 0) + 2
 
-    walk(body, False)
+    walk(body, in_loop)
     return counts
 
 

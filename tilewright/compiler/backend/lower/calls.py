@@ -18,6 +18,7 @@ import enum
 import types
 from collections.abc import Callable
 
+from tilewright.compiler.backend.lower import helpers
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.dataflow import tensor_slice
 from tilewright.compiler.backend.lower.protocol import block_of, block_op
@@ -145,10 +146,12 @@ def classify_object(lw, first: object, values: list[object], node: ast.AST) -> V
         if any(v is not first for v in values):
             return None
         return Static(first)
+    if helpers.is_helper(lw, first, values):  # defined in the operation's file: inlined
+        return helpers.helper_ref(lw, values, node)
     if callable(first):
         raise lw.fail(
             f"a call into the Python function '{getattr(first, '__qualname__', first)}': kernel "
-            "code may call TT-Lang functions and functions defined inside the kernel",
+            "code may call TT-Lang functions and functions defined in the operation's file",
             node,
         )
     return None

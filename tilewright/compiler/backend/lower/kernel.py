@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from tilewright.compiler.backend.lower import affine
+from tilewright.compiler.backend.lower import affine, helpers
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.analysis import (
     CONFLICT,
@@ -36,6 +36,7 @@ from tilewright.compiler.backend.lower.blocks import Tracker
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     FuncRef,
+    HelperRef,
     Scalar,
     Static,
     TupleV,
@@ -48,6 +49,13 @@ from tilewright.errors import NotCompilableError, SourceLoc
 from tilewright.kir.ir import Arg, Const, Expr, Op, Ty, Var
 
 __all__ = ["KernelInput", "Lowering", "CONFLICT"]
+
+
+def _holds_scalars(value: TupleV) -> bool:
+    return any(
+        isinstance(v, Scalar) or (isinstance(v, TupleV) and _holds_scalars(v)) for v in value.items
+    )
+
 
 # C++ names a Python local must not take (keywords and the API's own names).
 _RESERVED = frozenset(
@@ -77,10 +85,20 @@ class KernelInput:
 class _Scope:
     """One function being lowered: the kernel itself or an inlined nested function."""
 
-    counts: dict[str, int]
+    counts: dict[str, int]  # assignment sites per name (analysis.assigned: 2 in a loop)
     prefix: str
     node: ast.FunctionDef
     depth: int = 0
+    loop_base: int = 0  # the lowering's loop depth where this function's body starts
+    fns: tuple | None = None  # a helper's function on every node (its free names' closure)
+    file: str | None = None  # a helper's file, if not the kernel's
+
+    def one_site(self, name: str, loop_depth: int) -> bool:
+        """``name`` has one assignment site in this function: once, or once inside a loop
+        when the site being lowered is in a loop *of this function* (a helper inlined in
+        the caller's loop has its own sites, counted outside the caller's loops)."""
+        in_loop = loop_depth > self.loop_base
+        return self.counts.get(name, 0) <= (2 if in_loop else 1)
 
 
 @dataclass
@@ -139,11 +157,17 @@ class Lowering:
 
     # -- errors and emission --------------------------------------------------------------------
 
+    @property
+    def file(self) -> str:
+        """The file of the code being lowered (a helper's, or the kernel's)."""
+        scope = self.scope
+        return scope.file if scope is not None and scope.file is not None else self.kin.file
+
     def fail(self, reason: str, node: ast.AST | None = None) -> NotCompilableError:
         """A not-compilable error at ``node`` (default: the current statement)."""
         loc = self.loc
         if node is not None and hasattr(node, "lineno"):
-            loc = SourceLoc(self.kin.file, node.lineno, getattr(node, "col_offset", None))
+            loc = SourceLoc(self.file, node.lineno, getattr(node, "col_offset", None))
         return NotCompilableError(f"kernel '{self.kin.name}': {reason}", loc=loc)
 
     def emit(self, code: str, *args: object, regions: tuple = ()) -> Op:
@@ -177,11 +201,7 @@ class Lowering:
 
     def py_local(self, name: str, ty: Ty) -> Var:
         """The C++ local of Python local ``name`` of the current scope."""
-        prefix = self.scope.prefix if self.scope is not None else ""
-        cpp = prefix + name
-        if cpp in _RESERVED or cpp.startswith("tw_") or cpp.startswith("__"):
-            cpp = "u_" + cpp.lstrip("_")
-        return self.local(cpp, ty)
+        return self.local(self._cpp_name(name), ty)
 
     def runtime_arg(self, name: str, values: list[int]) -> int:
         """The index of a per-core runtime argument (values in node order)."""
@@ -211,18 +231,27 @@ class Lowering:
         return self.captured(name, node)
 
     def captured(self, name: str, node: ast.AST) -> Value:
-        """A name of the operation body or the module, from every node's closure."""
-        code = self.kin.fns[0].__code__
+        """A name of the operation body or the module, from every node's closure (a
+        helper's names from the helper's)."""
+        fns: tuple | list = self.kin.fns
+        label = name
+        free = self.extra.get("free_names", {}).get(name)
+        if free is not None:  # a free name of an expanded generator (lower/helpers.py)
+            helper, name = free
+            fns, label = helper.fns, f"{helper.node.name}.{name}"
+        elif self.scope is not None and self.scope.fns is not None:
+            fns, label = self.scope.fns, f"{self.scope.node.name}.{name}"
+        code = fns[0].__code__
         if name in code.co_freevars:
             i = code.co_freevars.index(name)
             try:
-                values = [fn.__closure__[i].cell_contents for fn in self.kin.fns]  # type: ignore[index]
+                values = [fn.__closure__[i].cell_contents for fn in fns]
             except ValueError:
                 raise self.fail(f"'{name}' is not bound when the kernel runs", node) from None
-            return self.classify(name, values, node)
-        glb = self.kin.fns[0].__globals__
+            return self.classify(label, values, node)
+        glb = fns[0].__globals__
         if name in glb:
-            return self.classify(name, [glb[name]], node)
+            return self.classify(label, [glb[name]], node)
         if hasattr(builtins, name):
             return Static(getattr(builtins, name))
         raise self.fail(f"name '{name}' is not defined", node)
@@ -280,42 +309,65 @@ class Lowering:
             raise self.fail(f"assignment to {type(target).__name__.lower()} targets", target)
         name = target.id
         if isinstance(value, Scalar):
-            counts = self.scope.counts if self.scope is not None else {}
-            if value.static and counts.get(name, 0) <= 1:
-                self.env[name] = value
-                return
-            # one assignment site (counted twice in a loop): an index expression kept
-            # symbolic, so that slice extents fold (lower/affine.py)
-            if counts.get(name, 0) <= (2 if self.loops else 1) and affine.is_affine(
-                self, value.expr
-            ):
-                self.env[name] = value
-                return
-            ty: Ty = Ty.I64 if value.expr.ty in (Ty.U32, Ty.U64) else value.expr.ty
-            existing = self.locals.get(self._cpp_name(name))
-            if existing is not None and existing.ty is not ty:
-                if {existing.ty, ty} <= {Ty.I64, Ty.BOOL}:
-                    ty = existing.ty
-                elif {existing.ty, ty} <= {Ty.I64, Ty.F64}:
-                    raise self.fail(
-                        f"'{name}' holds an int and a float; a compiled local keeps one type",
-                        target,
-                    )
-            var = self.py_local(name, ty)
-            expr = S.to_type(value.expr, ty)
-            self.emit("set", var, expr)
-            self.env[name] = Scalar(var)
-            if self.loops:
-                self.known.pop(var.name, None)
-            else:
-                self.known[var.name] = node_values(self, expr)
+            self.env[name] = self._scalar_site(name, name, value, target)
+            return
+        if isinstance(value, TupleV) and _holds_scalars(value):
+            # a tuple holds its items' values of now: each run-time item is a local of its
+            # own (``p.0`` ...), under the rules of the name's assignment sites
+            self.env[name] = self._tuple_site(name, name, value, target)
             return
         if isinstance(value, BlockRef):
             self.hooks.name_block(self, value.site, name)
         self.env[name] = value
 
+    def _tuple_site(self, name: str, path: str, value: TupleV, target: ast.expr) -> TupleV:
+        items: list[Value] = []
+        for i, item in enumerate(value.items):
+            sub = f"{path}.{i}"
+            if isinstance(item, TupleV):
+                items.append(self._tuple_site(name, sub, item, target))
+            elif isinstance(item, Scalar):
+                items.append(self._scalar_site(name, sub, item, target))
+            else:
+                items.append(item)
+        return TupleV(tuple(items))
+
+    def _scalar_site(self, name: str, local: str, value: Scalar, target: ast.expr) -> Scalar:
+        """The value ``name`` (or its tuple item ``local``) holds after this assignment."""
+        scope = self.scope
+        # one assignment site: a constant, or an index expression kept symbolic, so
+        # that slice extents fold (lower/affine.py)
+        one_site = scope is None or scope.one_site(name, len(self.loops))
+        if one_site and (value.static or affine.is_affine(self, value.expr)):
+            return value
+        ty: Ty = Ty.I64 if value.expr.ty in (Ty.U32, Ty.U64) else value.expr.ty
+        existing = self.locals.get(self._cpp_name(local))
+        if existing is not None and existing.ty is not ty:
+            if {existing.ty, ty} <= {Ty.I64, Ty.BOOL}:
+                ty = existing.ty
+            elif {existing.ty, ty} <= {Ty.I64, Ty.F64}:
+                raise self.fail(
+                    f"'{name}' holds an int and a float; a compiled local keeps one type",
+                    target,
+                )
+        var = self.py_local(local, ty)
+        expr = S.to_type(value.expr, ty)
+        self.emit("set", var, expr)
+        # per-node values of plain names only (a tuple item is forgotten with its name
+        # nowhere: loops and branches forget names, not their items)
+        if self.loops or local != name:
+            self.known.pop(var.name, None)
+        else:
+            self.known[var.name] = node_values(self, expr)
+        return Scalar(var)
+
     def _cpp_name(self, name: str) -> str:
         prefix = self.scope.prefix if self.scope is not None else ""
+        if "." in name:  # a generator's renamed local, a tuple's item: escaped, unique
+            if name.startswith("tw."):  # renamed apart (lower/helpers.py): scope-free
+                prefix, name = "", name[3:]
+            escaped = (prefix + name).replace("_", "_u").replace(".", "_d")
+            return "tw_" + escaped  # user names never start with tw_ (u_tw_...)
         cpp = prefix + name
         if cpp in _RESERVED or cpp.startswith("tw_") or cpp.startswith("__"):
             cpp = "u_" + cpp.lstrip("_")
@@ -327,7 +379,7 @@ class Lowering:
         for i, stmt in enumerate(stmts):
             if self.tracker.dead:  # the path raised or jumped: the rest never runs
                 return
-            self.loc = SourceLoc(self.kin.file, stmt.lineno)
+            self.loc = SourceLoc(self.file, stmt.lineno)
             method = getattr(self, f"stmt_{type(stmt).__name__}", None)
             if method is None:
                 raise self.fail(f"'{construct(stmt)}' statements are not compilable", stmt)
@@ -361,7 +413,16 @@ class Lowering:
         self.bind(stmt.target, self.hooks.binop_values(self, stmt.op, current, rhs, stmt))
 
     def stmt_Return(self, stmt: ast.Return, rest) -> None:
-        if stmt.value is not None or rest or self.loops:
+        scope = self.scope
+        if scope is not None and scope.depth:  # a helper's last return is inline()'s
+            raise self.fail(
+                f"'return' other than as the last statement of '{scope.node.name}' (a call of "
+                "it is inlined)",
+                stmt,
+            )
+        body = self.kin.tree.body
+        if stmt.value is not None or not body or stmt is not body[-1]:
+            # anywhere else it ends the kernel early on the paths reaching it
             raise self.fail("'return' other than at the end of a kernel function", stmt)
 
     def stmt_FunctionDef(self, stmt: ast.FunctionDef, rest) -> None:
@@ -422,7 +483,7 @@ class Lowering:
         env2, tr2 = self.env, self.tracker
         for name in names:
             self.known.pop(self._cpp_name(name), None)
-        self.loc = SourceLoc(self.kin.file, node.lineno)
+        self.loc = SourceLoc(self.file, node.lineno)
         if not (tr1.dead or tr2.dead):
             if tr1.shape_key() != tr2.shape_key():
                 raise self.fail(
@@ -476,7 +537,7 @@ class Lowering:
             out = self.tracker
             for jumped in frame.continues:  # the next iteration starts from these too
                 out = out.join(jumped)
-            self.loc = SourceLoc(self.kin.file, stmt.lineno)
+            self.loc = SourceLoc(self.file, stmt.lineno)
             if not out.dead:
                 self._check_iteration(out, entry, stmt)
             if out.dead or not out.grew(entry):
@@ -510,6 +571,10 @@ class Lowering:
             )
 
     def stmt_For(self, stmt: ast.For, rest) -> None:
+        generator = helpers.generator_call(self, stmt.iter)
+        if generator is not None:  # a loop over a helper generator: its body, inlined
+            helpers.lower_for(self, stmt, *generator)
+            return
         if stmt.orelse:
             raise self.fail("'for ... else'", stmt)
         if not isinstance(stmt.target, ast.Name):
@@ -545,7 +610,7 @@ class Lowering:
         self.emit("set", flag, cond)
 
         def test() -> None:  # Python evaluates the condition before every iteration
-            self.loc = SourceLoc(self.kin.file, stmt.lineno)
+            self.loc = SourceLoc(self.file, stmt.lineno)
             self.emit("set", flag, self.truth(self.expr(stmt.test), stmt.test))
 
         def build() -> None:
@@ -591,7 +656,7 @@ class Lowering:
                 self.bind(item.optional_vars, ctx)
             entered.append((ctx, item.context_expr))
         self.statements(stmt.body)
-        self.loc = SourceLoc(self.kin.file, stmt.lineno)
+        self.loc = SourceLoc(self.file, stmt.lineno)
         for block, _node in reversed(entered):
             self.hooks.exit_block(self, block)
 
@@ -666,33 +731,62 @@ class Lowering:
 
     # -- nested functions (pipe callbacks) -------------------------------------------------------
 
-    def inline(self, fn: FuncRef, args: list[Value], node: ast.AST) -> Value:
-        """Call a function defined in the kernel: its body is inlined here."""
+    def inline(self, fn: FuncRef | HelperRef, args: list[Value], node: ast.AST) -> Value:
+        """Call a helper function: its body is inlined here, its arguments bound; a
+        ``return`` as its last statement gives the call's value."""
         f = fn.node
         depth = self.scope.depth if self.scope is not None else 0
         if depth >= 8 or any(s is f for s in self._active):
             raise self.fail(f"recursive call of '{f.name}'", node)
+        if helpers.is_generator(f):
+            raise self.fail(
+                f"the generator '{f.name}' used other than as the iterable of a for loop", node
+            )
         a = f.args
         if a.vararg or a.kwarg or a.kwonlyargs or a.defaults or a.posonlyargs:
             raise self.fail(f"'{f.name}' takes only plain positional parameters here", node)
         if len(args) != len(a.args):
             raise self.fail(f"'{f.name}' takes {len(a.args)} argument(s), got {len(args)}", node)
+        body, ret = f.body, None
+        last = body[-1] if body else None
+        if isinstance(last, ast.Return):
+            body, ret = body[:-1], last
         counts = assigned(f.body)
         for p in a.args:
             counts[p.arg] = counts.get(p.arg, 0) + 1
         self._inline_count += 1
-        saved_env, saved_scope = self.env, self.scope
-        self.env = {k: v for k, v in saved_env.items() if k not in counts}
-        self.scope = _Scope(counts, f"{f.name}{self._inline_count}_", f, depth + 1)
+        saved_env, saved_scope, saved_loc = self.env, self.scope, self.loc
+        fns: tuple | None
+        file: str | None
+        if isinstance(fn, HelperRef):  # Python's scoping: it sees its own closure only
+            self.env = {}
+            fns, file = fn.fns, fn.file
+        else:  # defined in the kernel: it reads the kernel's names
+            self.env = {k: v for k, v in saved_env.items() if k not in counts}
+            fns = saved_scope.fns if saved_scope is not None else None
+            file = saved_scope.file if saved_scope is not None else None
+        self.scope = _Scope(
+            counts,
+            f"{f.name}{self._inline_count}_",
+            f,
+            depth + 1,
+            len(self.loops),
+            fns,
+            file,
+        )
         self._active.append(f)
+        result: Value = Static(None)
         try:
             for p, v in zip(a.args, args):
                 self.env[p.arg] = v
-            self.statements(f.body)
+            self.statements(body)
+            if ret is not None and ret.value is not None and not self.tracker.dead:
+                self.loc = SourceLoc(self.file, ret.lineno)
+                result = self.expr(ret.value)
         finally:
             self._active.pop()
-            self.env, self.scope = saved_env, saved_scope
-        return Static(None)
+            self.env, self.scope, self.loc = saved_env, saved_scope, saved_loc
+        return result
 
     _active: list = field(default_factory=list)
     _inline_count: int = 0

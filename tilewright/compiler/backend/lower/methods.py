@@ -41,6 +41,7 @@ from tilewright.compiler.backend.lower.values import (
     DFBRef,
     FuncRef,
     HandleRef,
+    HelperRef,
     MethodRef,
     NetRef,
     RemoteSemRef,
@@ -157,7 +158,7 @@ def call(lw, node: ast.Call) -> Value:
     ):
         raise lw.fail("a call with * / ** unpacking", node)
     fn = lw.expr(node.func)
-    if isinstance(fn, FuncRef):
+    if isinstance(fn, (FuncRef, HelperRef)):
         if node.keywords:
             raise lw.fail(f"keyword arguments to '{fn.node.name}'", node)
         return lw.inline(fn, [lw.expr(a) for a in node.args], node)

@@ -17,6 +17,8 @@ else -- lists, dicts, user objects, functions of the user's -- is not compilable
 * :class:`BlockRef`, :class:`HandleRef`, :class:`ExprRef` -- kernel-time objects (acquired
   blocks, transfer handles, block expressions), tracked by the lowering;
 * :class:`FuncRef` -- a function defined inside the kernel (a pipe callback), inlined;
+* :class:`HelperRef` -- a Python function of the operation body or a module (a helper
+  computing tile coordinates, a generator of blocks), inlined (:mod:`.helpers`);
 * :class:`SemRef`, :class:`RemoteSemRef`, :class:`NetRef`, :class:`PipeRef` -- sync objects.
 """
 
@@ -50,6 +52,7 @@ __all__ = [
     "HandleRef",
     "ExprRef",
     "FuncRef",
+    "HelperRef",
     "SemRef",
     "RemoteSemRef",
     "NetRef",
@@ -176,6 +179,28 @@ class FuncRef(Value):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FuncRef) and other.node is self.node
+
+    def __hash__(self) -> int:
+        return id(self.node)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class HelperRef(Value):
+    """A Python function defined outside the kernel (in the operation body or a module):
+    its source, the function object on every node (one code object; each node's own
+    closure, which its free names resolve in) and its file."""
+
+    node: ast.FunctionDef
+    fns: tuple
+    file: str
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, HelperRef)
+            and other.node is self.node
+            and len(other.fns) == len(self.fns)
+            and all(a is b for a, b in zip(other.fns, self.fns))
+        )
 
     def __hash__(self) -> int:
         return id(self.node)
