@@ -37,6 +37,10 @@
 #ifndef MAIN
 #define MAIN kernel_main()
 #endif
+// The three TRISCs are one build here; user SFPU code is written under `#ifdef TRISC_MATH`.
+#if !defined(TRISC_UNPACK) && !defined(TRISC_MATH) && !defined(TRISC_PACK)
+#define TRISC_MATH 1
+#endif
 // Which TRISC a statement belongs to: all three are one thread here.
 #ifndef UNPACK
 #define UNPACK(x) x
@@ -241,3 +245,4 @@ using namespace ckernel;
 #include "api/compute/reduce.h"
 #include "api/compute/eltwise_unary/sfpu.h"
 #include "tilewright/compute_layout.h"
+#include "tilewright/sfpi_glue.h"
