@@ -541,3 +541,85 @@ def test_dprint_prefixes_each_processor_like_the_dprint_server(device, via, caps
         "0:(1, 0):TR2: compute 1",
         "0:(1, 0):TR1: math only",
     ]
+
+
+# -- the object API (Noc, CircularBuffer, DataflowBuffer) and SFPI ------------------------------
+
+
+@VIA
+def test_object_api_reader_and_writer(device, via):
+    """eltwise_sfpu's reader and ttnn's unary writer shapes: Noc + CircularBuffer / DataflowBuffer
+    with designated-initializer page and offset args, around an SFPU op from defines."""
+    torch.manual_seed(5)
+    x_h = torch.randn(64, 96).to(torch.bfloat16)
+    x, out = tiles(device, x_h), tiles(device, torch.zeros(64, 96))
+    cores = grid(2, 1)
+    work = split(cores, x.buffer.num_pages)
+    used = CoreRangeSet([CoreRange(c, c) for c, _, _ in work])
+    defines = {
+        "SFPU_OP_CHAIN_0": "relu_tile_init(); relu_tile(0);",
+        "SFPU_OP_RELU_FAMILY_INCLUDE": "1",
+    }
+    per_core = {n for _, _, n in work}
+    assert len(per_core) == 1  # eltwise_sfpu.cpp takes its count as a compile-time arg
+    spec = Spec(
+        [
+            K(
+                "reader_unary_objects.cpp",
+                used,
+                "reader",
+                ttnn.TensorAccessorArgs(x).get_compile_time_args(),
+                args={c: [x.buffer_address(), s, n] for c, s, n in work},
+            ),
+            K("eltwise_sfpu.cpp", used, "compute", [per_core.pop()], defines),
+            K(
+                "writer_unary_objects.cpp",
+                used,
+                "writer",
+                [16, *ttnn.TensorAccessorArgs(out).get_compile_time_args()],
+                args={c: [out.buffer_address(), s, n] for c, s, n in work},
+            ),
+        ],
+        [CB(0, used, 2), CB(16, used, 2)],
+    )
+    run(spec, [x, out], via)
+    assert torch.equal(ttnn.to_torch(out), torch.relu(x_h))
+
+
+@VIA
+def test_custom_sfpi_add(device, via):
+    """custom_sfpi_add's shape: an SFPI face function through SFPU_BINARY_CALL_NO_TEMPLATE_ARGS."""
+    torch.manual_seed(6)
+    a_h, b_h = torch.randn(64, 128).to(torch.bfloat16), torch.randn(64, 128).to(torch.bfloat16)
+    a, b, out = tiles(device, a_h), tiles(device, b_h), tiles(device, torch.zeros(64, 128))
+    cores = grid(2, 2)
+    work = split(cores, a.buffer.num_pages)
+    used = CoreRangeSet([CoreRange(c, c) for c, _, _ in work])
+    ct = [
+        *ttnn.TensorAccessorArgs(a).get_compile_time_args(),
+        *ttnn.TensorAccessorArgs(b).get_compile_time_args(),
+    ]
+    spec = Spec(
+        [
+            K(
+                "reader_binary.cpp",
+                used,
+                "reader",
+                ct,
+                args={c: [a.buffer_address(), b.buffer_address(), s, n] for c, s, n in work},
+            ),
+            K("sfpi_add.cpp", used, "compute", args={c: [n] for c, _, n in work}),
+            K(
+                "writer_unary_objects.cpp",
+                used,
+                "writer",
+                [16, *ttnn.TensorAccessorArgs(out).get_compile_time_args()],
+                args={c: [out.buffer_address(), s, n] for c, s, n in work},
+            ),
+        ],
+        [CB(0, used, 2), CB(1, used, 2), CB(16, used, 2)],
+    )
+    run(spec, [a, b, out], via)
+    # SFPSTORE into the bf16 DST truncates the float32 sum (it does not round).
+    total = (a_h.float() + b_h.float()).view(torch.int32) & ~0xFFFF
+    assert torch.equal(ttnn.to_torch(out).float(), total.view(torch.float32))
