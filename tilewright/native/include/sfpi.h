@@ -23,10 +23,7 @@
 // static_assert naming them (see the end of this file).
 #pragma once
 
-#include <bit>
-#include <cmath>
-#include <cstdint>
-#include <type_traits>
+#include <cstdint>  // no <cmath> / <bit>: every compute kernel includes this header (build time)
 
 #include "tilewright/runtime.h"
 
@@ -61,8 +58,8 @@ inline constexpr bool unsupported = false;
 
 [[noreturn]] inline void fail(const char* what) { twrt_fail(TW_ERR_KERNEL, what, state.loc); }
 
-inline float as_float(uint32_t b) { return std::bit_cast<float>(b); }
-inline uint32_t as_bits(float f) { return std::bit_cast<uint32_t>(f); }
+constexpr float as_float(uint32_t b) { return __builtin_bit_cast(float, b); }
+constexpr uint32_t as_bits(float f) { return __builtin_bit_cast(uint32_t, f); }
 
 /** The DST float (row-major 32x32 tiles) holding lane `lane` of the vector at row address `addr`. */
 inline float* lane_ptr(uint32_t addr, int lane) {
@@ -137,10 +134,10 @@ protected:
 class vFloat : public vBase<vFloat> {
 public:
     vFloat() = default;
-    vFloat(float f) {  // NOLINT: SFPI converts scalars implicitly
+    constexpr vFloat(float f) {  // NOLINT: SFPI converts scalars implicitly
         for (auto& b : l_.b) b = detail::as_bits(f);
     }
-    vFloat(double f) : vFloat(float(f)) {}  // NOLINT
+    constexpr vFloat(double f) : vFloat(float(f)) {}  // NOLINT
     vFloat(const vFloat&) = default;
     vFloat& operator=(const vFloat& o) {
         assign(o.l_);
@@ -197,7 +194,7 @@ private:
         uint32_t m = 0;
         for (int i = 0; i < SFP_LANES; ++i) {
             const float d = a.f(i) - b.f(i);
-            const bool neg = std::signbit(d), zero = d == 0.0f;
+            const bool neg = __builtin_signbit(d), zero = d == 0.0f;
             const bool t = how == 0 ? neg : how == 1 ? !neg : how == 2 ? zero : how == 3 ? !zero : how == 4 ? !neg && !zero
                                                                                                              : neg || zero;
             m |= uint32_t(t) << i;
@@ -214,10 +211,10 @@ public:
     using vBase<Self>::l_;
 
     vIntBase() = default;
-    vIntBase(int32_t v) {  // NOLINT
+    constexpr vIntBase(int32_t v) {  // NOLINT
         for (auto& b : l_.b) b = uint32_t(v);
     }
-    vIntBase(uint32_t v) {  // NOLINT
+    constexpr vIntBase(uint32_t v) {  // NOLINT
         for (auto& b : l_.b) b = v;
     }
 
@@ -403,13 +400,13 @@ inline constexpr DstReg dst_reg{};
 
 // -- constants ---------------------------------------------------------------------------------
 
-inline const vFloat vConst0 = vFloat(0.0f);
-inline const vFloat vConst1 = vFloat(1.0f);
-inline const vFloat vConstNeg1 = vFloat(-1.0f);
-inline const vFloat vConst0p8373 = vFloat(0.8373f);
+inline constexpr vFloat vConst0 = vFloat(0.0f);
+inline constexpr vFloat vConst1 = vFloat(1.0f);
+inline constexpr vFloat vConstNeg1 = vFloat(-1.0f);
+inline constexpr vFloat vConst0p8373 = vFloat(0.8373f);
 /** The programmable constant registers (set in an init function). */
-inline vFloat vConstFloatPrgm0 = vFloat(0.0f), vConstFloatPrgm1 = vFloat(0.0f), vConstFloatPrgm2 = vFloat(0.0f);
-inline vInt vConstIntPrgm0 = vInt(0), vConstIntPrgm1 = vInt(0), vConstIntPrgm2 = vInt(0);
+constinit inline vFloat vConstFloatPrgm0{0.0f}, vConstFloatPrgm1{0.0f}, vConstFloatPrgm2{0.0f};
+constinit inline vInt vConstIntPrgm0{0}, vConstIntPrgm1{0}, vConstIntPrgm2{0};
 
 /** Scalars as SFPLOADI takes them: bf16 (fp16b) and fp16 (fp16a) immediates. */
 inline float s2vFloat16b(float f) { return detail::as_float(detail::as_bits(f) & 0xFFFF0000u); }
@@ -530,8 +527,10 @@ inline void nearest_only(int round_mode, const char* what) {
 }
 template <int64_t Lo, int64_t Hi>
 inline uint32_t to_int(float x) {
-    if (std::isnan(x)) return 0;
-    const float r = std::nearbyint(x);  // round to nearest even (the default rounding mode)
+    if (__builtin_isnan(x)) return 0;
+    // Round to nearest even: adding 2^23 leaves no fraction bits (default rounding mode).
+    const float a = __builtin_fabsf(x);
+    const float r = a < 8388608.0f ? __builtin_copysignf((a + 8388608.0f) - 8388608.0f, x) : x;
     const int64_t v = r < float(Lo) ? Lo : r > float(Hi) ? Hi : int64_t(r);
     return uint32_t(int32_t(v));
 }

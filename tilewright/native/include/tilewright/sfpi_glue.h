@@ -11,7 +11,7 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
+#include <utility>  // std::forward (already in the compute API's closure)
 
 #include "sfpi.h"
 
@@ -33,8 +33,8 @@ struct SfpuCallSite {
 namespace sfpi_glue {
 
 inline void start(uint32_t first_row, tw::Loc loc) {
+    // Every field is reset: a wrapper whose kernel failed inside it never reached done().
     auto& s = ::sfpi::detail::state;
-    if (s.active) twrt_fail(TW_ERR_KERNEL, "an SFPU call wrapper started inside another one", loc);
     twrt_sfpi_begin(&s.view, loc);
     s.active = true;
     s.row = first_row;

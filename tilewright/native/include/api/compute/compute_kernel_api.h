@@ -18,6 +18,8 @@
 //                      pack_untilize_*, pack_rows, transpose_wh_tile, transpose_wh_dest
 //   pack               pack_tile<out_of_order>, pack_tile_block, pack_reconfig_l1_acc
 //   SFPU (in DST)      see api/compute/eltwise_unary/sfpu.h (NAME_tile with NAME_tile_init)
+//   user SFPI code     sfpi.h (vFloat, dst_reg, v_if, ...) run through the SFPU call wrappers
+//                      and SFPU_*_CALL macros of tilewright/sfpi_glue.h
 //   circular buffers   cb_wait_front, cb_pop_front, cb_reserve_back, cb_push_back,
 //                      get_tile_size, get_tile_hw, get_tile_num_faces, get_dataformat
 //
