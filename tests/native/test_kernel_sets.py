@@ -623,3 +623,33 @@ def test_custom_sfpi_add(device, via):
     # SFPSTORE into the bf16 DST truncates the float32 sum (it does not round).
     total = (a_h.float() + b_h.float()).view(torch.int32) & ~0xFFFF
     assert torch.equal(ttnn.to_torch(out).float(), total.view(torch.float32))
+
+
+def test_object_api_endpoints(device):
+    n = 64
+    out = ttnn.from_torch(
+        torch.full((1, n), -1, dtype=torch.int32),
+        dtype=ttnn.int32,
+        device=device,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+    )
+    core = grid(1, 1)
+    spec = Spec(
+        [
+            K(
+                "objects_endpoints.cpp",
+                core,
+                "reader",
+                ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                args={CoreCoord(0, 0): [out.buffer_address()]},
+            )
+        ],
+        [CB(0, core, 1, ttnn.int32, 256), CB(1, core, 1, ttnn.int32, 256)],
+    )
+    run(spec, [out], "generic_op")
+    got = ttnn.to_torch(out).reshape(-1).tolist()
+    pattern = [100 + i for i in range(16)]
+    assert got[:16] == pattern
+    assert got[16] == 0xABCD
+    assert got[32:48] == pattern
+    assert got[48:56] == pattern[8:]

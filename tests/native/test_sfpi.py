@@ -203,3 +203,58 @@ void kernel_main() {
 """
     with pytest.raises(KernelError, match="dst_index_in1 40 is beyond"):
         run_on_core(device, NativeKernel(source=beyond), {0: (BF16, 1)}, [], [])
+
+
+OLD_STYLE = """
+#include "compute_kernel_api/common.h"
+#include "compute_kernel_api/tile_move_copy.h"
+#include "compute_kernel_api/eltwise_binary_sfpu.h"
+#include "compute_kernel_api/eltwise_unary/eltwise_unary.h"
+#include "compute_kernel_api.h"
+#ifdef TRISC_MATH
+void mul_face(const uint32_t in0, const uint32_t in1, const uint32_t out) {
+    for (size_t i = 0; i < 8; i++) {
+        vFloat a = dst_reg[in0 * 32 + i];
+        vFloat b = dst_reg[in1 * 32 + i];
+        dst_reg[out * 32 + i] = a * b;
+    }
+}
+#endif
+void my_mul_tiles(uint32_t a, uint32_t b, uint32_t out) {
+    MATH(_llk_math_eltwise_binary_sfpu_params_<false>(mul_face, a, b, out));
+}
+namespace NAMESPACE {
+void MAIN {
+    init_sfpu(tt::CBIndex::c_0, tt::CBIndex::c_16);
+    cb_wait_front(tt::CBIndex::c_0, 2);
+    tile_regs_acquire();
+    copy_tile(tt::CBIndex::c_0, 0, 0);
+    copy_tile(tt::CBIndex::c_0, 1, 1);
+    my_mul_tiles(0, 1, 0);
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(tt::CBIndex::c_16, 1);
+    pack_tile(0, tt::CBIndex::c_16);
+    cb_push_back(tt::CBIndex::c_16, 1);
+    cb_pop_front(tt::CBIndex::c_0, 2);
+    tile_regs_release();
+}
+}
+"""
+
+
+def test_older_custom_sfpi_style(device):
+    """The earlier custom_sfpi_add layout: unqualified SFPI names, NAMESPACE / MAIN, the
+    <false> wrapper without a vector mode."""
+    rng = np.random.default_rng(13)
+    x, y = f32(rng.standard_normal((32, 32))), f32(rng.standard_normal((32, 32)))
+    data = tiles_bytes(torch.from_numpy(np.concatenate([x, y], axis=1)), FP32)
+    (out,) = run_on_core(
+        device,
+        NativeKernel(source=OLD_STYLE),
+        {0: (FP32, 2), 16: (FP32, 1)},
+        [(0, 2, data)],
+        [(16, 1)],
+        config=ComputeConfig(fp32_dest_acc_en=True),
+    )
+    np.testing.assert_array_equal(as_matrix(out, 1, 1, FP32).numpy(), x * y)
