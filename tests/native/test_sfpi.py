@@ -155,6 +155,8 @@ UNSUPPORTED = [
     ("reinterpret<vInt>(a) >> 3", "arithmetic right shift of vInt"),
     ("reinterpret<vInt>(a) * reinterpret<vInt>(b)", "integer vector multiplication"),
     ("subvec_shflror1(a)", "sfpi::subvec_shflror1"),
+    ("vFloat(l_reg[LRegs::LReg0])", "sfpi::l_reg"),
+    ("[] { vInt t = vConstTileId; return t; }()", "sfpi::vConstTileId"),
 ]
 
 

@@ -636,13 +636,24 @@ vFloat subvec_shflshr1(A&&...) {
     static_assert(detail::unsupported<A...>, "sfpi::subvec_shflshr1 (cross-lane) is not supported by Tilewright");
     return {};
 }
-template <typename T = void>
-struct unsupported_lreg {
-    static_assert(detail::unsupported<T>,
-                  "sfpi::l_reg / LRegs (direct LREG access) is not supported by Tilewright: use vFloat / vInt");
+enum class LRegs : int { LReg0, LReg1, LReg2, LReg3, LReg4, LReg5, LReg6, LReg7 };
+struct LRegFile {
+    template <typename I>
+    vFloat operator[](I) const {
+        static_assert(detail::unsupported<I>,
+                      "sfpi::l_reg (direct LREG access) is not supported by Tilewright: use vFloat / vInt variables");
+        return {};
+    }
 };
-template <typename T = void>
-inline constexpr unsupported_lreg<T> l_reg{};
+inline constexpr LRegFile l_reg{};
+struct TileIdConst {
+    template <typename T>
+    operator T() const {  // NOLINT
+        static_assert(detail::unsupported<T>, "sfpi::vConstTileId (lane ids) is not supported by Tilewright");
+        return {};
+    }
+};
+inline constexpr TileIdConst vConstTileId{};
 
 }  // namespace sfpi
 
