@@ -148,6 +148,20 @@ def test_sfpi_store_into_bf16_dest_truncates(device):
     rounded = torch.from_numpy(x + y).to(torch.bfloat16).float().numpy()
     assert (truncated != rounded).any()  # the inputs do exercise the difference
 
+    def trunc(v):
+        return from_bits(bits(v) & 0xFFFF0000)
+
+    np.testing.assert_array_equal(got[3], trunc(np.abs(x - y)))
+    neg = np.signbit(x)
+    piecewise = np.where(
+        neg,
+        np.where(np.signbit(x + 1), f32(-1), x * x),
+        np.where(np.signbit(x - 1), x * f32(0.5), np.abs(x) + 1),
+    )
+    np.testing.assert_array_equal(got[4], trunc(piecewise))
+    np.testing.assert_array_equal(got[11], x)  # truncating a bf16 value changes nothing
+    np.testing.assert_array_equal(got[14], lane_model_probe(x))
+
 
 UNSUPPORTED = [
     ("a / b", "vFloat division"),
