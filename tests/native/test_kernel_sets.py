@@ -8,6 +8,7 @@ NativeKernel, set_runtime_args, create_semaphore).
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -653,3 +654,38 @@ def test_object_api_endpoints(device):
     assert got[16] == 0xABCD
     assert got[32:48] == pattern
     assert got[48:56] == pattern[8:]
+
+
+def test_device_print_formats_like_std_format(device, capsys):
+    core = grid(1, 1)
+    dummy = int_tensor(device, 0)
+    spec = Spec([K("device_print.cpp", core, "reader", args={CoreCoord(0, 0): [0x2A5]})], [])
+    run(spec, [dummy], "generic_op")
+    out = capsys.readouterr().out.splitlines()
+    assert "0:(0, 0):NC: plain text" in out
+    assert "0:(0, 0):NC: v=677 hex=0x2a5 bin=10100101 {literal}" in out
+    assert "0:(0, 0):NC: [    42] [-7    ] [  mid  ] [****3]" in out
+    assert "0:(0, 0):NC: 2 before 1; f=3.142 g=0.1 true" in out
+
+
+BAD_FORMATS = [
+    ('DEVICE_PRINT("{} {}\\n", 1);', "Number of {} placeholders must match"),
+    ('DEVICE_PRINT("{0} {}\\n", 1, 2);', "Cannot mix indexed"),
+    ('DEVICE_PRINT("{x}\\n", 1);', "Invalid format string"),
+    ('DEVICE_PRINT("{1}\\n", 1, 2);', "Indexed placeholders must be in range"),
+]
+
+
+@pytest.mark.parametrize("stmt, message", BAD_FORMATS, ids=[m for _, m in BAD_FORMATS])
+def test_device_print_format_errors_are_build_errors(device, stmt, message):
+    from tilewright.errors import NativeBuildError
+
+    program = Program("bad_print")
+    source = f"void kernel_main() {{ {stmt} }}\n"
+    program.create_kernel(
+        NativeKernel(source=source),
+        grid(1, 1),
+        DataMovementConfig(DataMovementProcessor.RISCV_1, NOC.NOC_0, (), ()),
+    )
+    with pytest.raises(NativeBuildError, match=re.escape(message)):
+        device.command_queue.enqueue_program(program)
