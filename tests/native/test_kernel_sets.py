@@ -654,6 +654,8 @@ def test_object_api_endpoints(device):
     assert got[16] == 0xABCD
     assert got[32:48] == pattern
     assert got[48:56] == pattern[8:]
+    assert got[17:24] == [-1] * 7 and got[24:32] == [0] * 8  # zeroed in L1
+    assert got[56:64] == [0] * 8  # zeroed in the tensor (-1 in L1)
 
 
 def test_device_print_formats_like_std_format(device, capsys):

@@ -1,6 +1,7 @@
 // The object API's other endpoints on one core: CoreLocalMem, UnicastEndpoint (read, write,
 // inline_dw_write), MulticastEndpoint with the sender included, set_async_*_state / *_with_state,
-// then the assembled page (CB c_1) out to a tensor through a DataflowBuffer.
+// async_write_zeros on a buffer and on a tensor page, then the assembled page (CB c_1) out to
+// a tensor through a DataflowBuffer.
 // Runtime args: output address.  Compile-time args: the output's TensorAccessorArgs.
 #include <cstdint>
 
@@ -35,6 +36,12 @@ void kernel_main() {
     noc.async_write_multicast<NocOptions::MCAST_INCL_SRC>(
         pattern, MulticastEndpoint{}, 32, 1, {.offset_bytes = 32},
         {.noc_x_start = x, .noc_y_start = y, .noc_x_end = x, .noc_y_end = y, .addr = dst + 192});
+    // words 17..31 and 56..63: all ones; then 24..31 zeroed in L1 (async_write_zeros on a buffer)
+    CoreLocalMem<uint32_t> words(dst);
+    for (uint32_t i = 17; i < 32; ++i) words[i] = 0xFFFFFFFFu;
+    for (uint32_t i = 56; i < 64; ++i) words[i] = 0xFFFFFFFFu;
+    noc.async_write_zeros(page, 32, {.offset_bytes = 96});
+    noc.write_zeros_l1_barrier();
     noc.async_write_barrier();
     page.push_back(1);
 
@@ -42,4 +49,10 @@ void kernel_main() {
     noc.async_write(page, out, 256, {}, {.page_id = 0});
     noc.async_write_barrier();
     page.pop_front(1);
+
+    // words 56..63 of the tensor page: zeroed from a zeroed scratch buffer
+    noc.async_write_zeros(scratch, 64);
+    noc.write_zeros_l1_barrier();
+    noc.async_write_zeros(out, 32, {.page_id = 0, .offset_bytes = 224}, scratch);
+    noc.write_zeros_dram_barrier();
 }

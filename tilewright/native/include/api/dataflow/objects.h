@@ -249,6 +249,31 @@ public:
         twrt_noc_inline_dw_write(noc_traits_t<Dst>::dst_noc(dst, dst_args, noc_, loc), val, be, noc_, loc);
     }
 
+    /** Zero `size_bytes` of a circular / dataflow buffer at its back (+ offset). */
+    template <typename Dst>
+    void async_write_zeros(const Dst& dst, uint32_t size_bytes, const dst_args_t<Dst>& args = {}, TW_LOC) const {
+        static_assert(std::is_same_v<Dst, CircularBuffer>,
+                      "Noc::async_write_zeros(dst, size) zeroes a CircularBuffer or DataflowBuffer; a tensor "
+                      "takes a zeroed scratch buffer as fourth argument");
+        // The running core's L1 is mapped at its own addresses.
+        __builtin_memset(reinterpret_cast<void*>(uintptr_t(noc_traits_t<Dst>::dst_local(dst, args, loc))), 0,
+                         size_bytes);
+    }
+    /** Zero `size_bytes` of a tensor page from a zeroed scratch buffer (read at its front). */
+    template <typename DSpecT, typename Scratch>
+    void async_write_zeros(const TensorAccessor<DSpecT>& accessor, uint32_t size_bytes,
+                           const dst_args_t<TensorAccessor<DSpecT>>& args, const Scratch& scratch, TW_LOC) const {
+        const uint32_t src = scratch.get_read_ptr(loc);
+        for (uint32_t done = 0; done < size_bytes;) {
+            const uint32_t chunk = size_bytes - done < NOC_MAX_BURST_SIZE ? size_bytes - done : NOC_MAX_BURST_SIZE;
+            twrt_noc_write(src, twrt_accessor_page_addr(accessor.raw(), args.page_id, args.offset_bytes + done, loc),
+                           chunk, noc_, loc);
+            done += chunk;
+        }
+    }
+    void write_zeros_l1_barrier() const { twrt_noc_barrier(noc_); }
+    void write_zeros_dram_barrier() const { twrt_noc_barrier(noc_); }
+
     /** Reads complete when issued here: every transaction id is flushed. */
     bool is_read_trid_flushed(uint32_t) const { return true; }
 
