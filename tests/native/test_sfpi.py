@@ -274,3 +274,47 @@ def test_older_custom_sfpi_style(device):
         config=ComputeConfig(fp32_dest_acc_en=True),
     )
     np.testing.assert_array_equal(as_matrix(out, 1, 1, FP32).numpy(), x * y)
+
+
+DST_ROW_OPS = """
+#include "api/compute/common.h"
+#include "api/compute/tile_move_copy.h"
+namespace ckernel::sfpu {
+inline void twice_abs() {
+    for (int d = 0; d < 8; ++d) {
+        v_if(dst_reg[0] < 0.0f) { dst_reg[0] = -dst_reg[0]; }
+        v_endif;
+        dst_reg[0] *= 2.0f;
+        dst_reg[0] += vConst1;
+        dst_reg++;
+    }
+}
+}
+void kernel_main() {
+    cb_wait_front(tt::CBIndex::c_0, 1);
+    tile_regs_acquire();
+    copy_tile(tt::CBIndex::c_0, 0, 0);
+    MATH(SFPU_UNARY_CALL_NO_TEMPLATE_ARGS(DST_SYNC_MODE, DST_ACCUM_MODE, twice_abs, 0, VectorMode::RC));
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(tt::CBIndex::c_16, 1);
+    pack_tile(0, tt::CBIndex::c_16);
+    cb_push_back(tt::CBIndex::c_16, 1);
+    tile_regs_release();
+    cb_pop_front(tt::CBIndex::c_0, 1);
+}
+"""
+
+
+def test_dst_rows_in_expressions_and_predication(device):
+    rng = np.random.default_rng(14)
+    x = f32(rng.standard_normal((32, 32)))
+    (out,) = run_on_core(
+        device,
+        NativeKernel(source=DST_ROW_OPS),
+        {0: (FP32, 1), 16: (FP32, 1)},
+        [(0, 1, tiles_bytes(torch.from_numpy(x), FP32))],
+        [(16, 1)],
+        config=ComputeConfig(fp32_dest_acc_en=True),
+    )
+    np.testing.assert_array_equal(as_matrix(out, 1, 1, FP32).numpy(), np.abs(x) * f32(2) + f32(1))

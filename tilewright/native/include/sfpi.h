@@ -372,10 +372,20 @@ public:
     const DstRow& operator=(float v) const { return store(vFloat(v)); }
     const DstRow& operator=(const DstRow& o) const { return store(vFloat(o)); }
 
-    // Arithmetic on a DST row reads it as a vFloat.
+    // Arithmetic and comparisons on a DST row read it as a vFloat.
     friend vFloat operator+(const DstRow& a, const vFloat& b) { return vFloat(a) + b; }
     friend vFloat operator-(const DstRow& a, const vFloat& b) { return vFloat(a) - b; }
     friend vFloat operator*(const DstRow& a, const vFloat& b) { return vFloat(a) * b; }
+    vFloat operator-() const { return -vFloat(*this); }
+    friend vCond operator<(const DstRow& a, const vFloat& b) { return vFloat(a) < b; }
+    friend vCond operator<=(const DstRow& a, const vFloat& b) { return vFloat(a) <= b; }
+    friend vCond operator>(const DstRow& a, const vFloat& b) { return vFloat(a) > b; }
+    friend vCond operator>=(const DstRow& a, const vFloat& b) { return vFloat(a) >= b; }
+    friend vCond operator==(const DstRow& a, const vFloat& b) { return vFloat(a) == b; }
+    friend vCond operator!=(const DstRow& a, const vFloat& b) { return vFloat(a) != b; }
+    const DstRow& operator+=(const vFloat& v) const { return store(vFloat(*this) + v); }
+    const DstRow& operator-=(const vFloat& v) const { return store(vFloat(*this) - v); }
+    const DstRow& operator*=(const vFloat& v) const { return store(vFloat(*this) * v); }
 
 private:
     template <typename V>
