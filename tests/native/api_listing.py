@@ -117,9 +117,9 @@ def _declarations(text: str) -> list[tuple[str, str]]:
     start = i = 0
     while i < len(text):
         c = text[i]
-        if c == '"':
+        if c in "\"'":  # a string or character literal ('{' is no block)
             j = i + 1
-            while text[j] != '"':
+            while text[j] != c:
                 j += 2 if text[j] == "\\" else 1
             i = j + 1
             continue

@@ -8,6 +8,7 @@ NativeKernel, set_runtime_args, create_semaphore).
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -541,3 +542,152 @@ def test_dprint_prefixes_each_processor_like_the_dprint_server(device, via, caps
         "0:(1, 0):TR2: compute 1",
         "0:(1, 0):TR1: math only",
     ]
+
+
+# -- the object API (Noc, CircularBuffer, DataflowBuffer) and SFPI ------------------------------
+
+
+@VIA
+def test_object_api_reader_and_writer(device, via):
+    """eltwise_sfpu's reader and ttnn's unary writer shapes: Noc + CircularBuffer / DataflowBuffer
+    with designated-initializer page and offset args, around an SFPU op from defines."""
+    torch.manual_seed(5)
+    x_h = torch.randn(64, 96).to(torch.bfloat16)
+    x, out = tiles(device, x_h), tiles(device, torch.zeros(64, 96))
+    cores = grid(2, 1)
+    work = split(cores, x.buffer.num_pages)
+    used = CoreRangeSet([CoreRange(c, c) for c, _, _ in work])
+    defines = {
+        "SFPU_OP_CHAIN_0": "relu_tile_init(); relu_tile(0);",
+        "SFPU_OP_RELU_FAMILY_INCLUDE": "1",
+    }
+    per_core = {n for _, _, n in work}
+    assert len(per_core) == 1  # eltwise_sfpu.cpp takes its count as a compile-time arg
+    spec = Spec(
+        [
+            K(
+                "reader_unary_objects.cpp",
+                used,
+                "reader",
+                ttnn.TensorAccessorArgs(x).get_compile_time_args(),
+                args={c: [x.buffer_address(), s, n] for c, s, n in work},
+            ),
+            K("eltwise_sfpu.cpp", used, "compute", [per_core.pop()], defines),
+            K(
+                "writer_unary_objects.cpp",
+                used,
+                "writer",
+                [16, *ttnn.TensorAccessorArgs(out).get_compile_time_args()],
+                args={c: [out.buffer_address(), s, n] for c, s, n in work},
+            ),
+        ],
+        [CB(0, used, 2), CB(16, used, 2)],
+    )
+    run(spec, [x, out], via)
+    assert torch.equal(ttnn.to_torch(out), torch.relu(x_h))
+
+
+@VIA
+def test_custom_sfpi_add(device, via):
+    """custom_sfpi_add's shape: an SFPI face function through SFPU_BINARY_CALL_NO_TEMPLATE_ARGS."""
+    torch.manual_seed(6)
+    a_h, b_h = torch.randn(64, 128).to(torch.bfloat16), torch.randn(64, 128).to(torch.bfloat16)
+    a, b, out = tiles(device, a_h), tiles(device, b_h), tiles(device, torch.zeros(64, 128))
+    cores = grid(2, 2)
+    work = split(cores, a.buffer.num_pages)
+    used = CoreRangeSet([CoreRange(c, c) for c, _, _ in work])
+    ct = [
+        *ttnn.TensorAccessorArgs(a).get_compile_time_args(),
+        *ttnn.TensorAccessorArgs(b).get_compile_time_args(),
+    ]
+    spec = Spec(
+        [
+            K(
+                "reader_binary.cpp",
+                used,
+                "reader",
+                ct,
+                args={c: [a.buffer_address(), b.buffer_address(), s, n] for c, s, n in work},
+            ),
+            K("sfpi_add.cpp", used, "compute", args={c: [n] for c, _, n in work}),
+            K(
+                "writer_unary_objects.cpp",
+                used,
+                "writer",
+                [16, *ttnn.TensorAccessorArgs(out).get_compile_time_args()],
+                args={c: [out.buffer_address(), s, n] for c, s, n in work},
+            ),
+        ],
+        [CB(0, used, 2), CB(1, used, 2), CB(16, used, 2)],
+    )
+    run(spec, [a, b, out], via)
+    # SFPSTORE into the bf16 DST truncates the float32 sum (it does not round).
+    total = (a_h.float() + b_h.float()).view(torch.int32) & ~0xFFFF
+    assert torch.equal(ttnn.to_torch(out).float(), total.view(torch.float32))
+
+
+def test_object_api_endpoints(device):
+    n = 64
+    out = ttnn.from_torch(
+        torch.full((1, n), -1, dtype=torch.int32),
+        dtype=ttnn.int32,
+        device=device,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+    )
+    core = grid(1, 1)
+    spec = Spec(
+        [
+            K(
+                "objects_endpoints.cpp",
+                core,
+                "reader",
+                ttnn.TensorAccessorArgs(out).get_compile_time_args(),
+                args={CoreCoord(0, 0): [out.buffer_address()]},
+            )
+        ],
+        [CB(0, core, 1, ttnn.int32, 256), CB(1, core, 1, ttnn.int32, 256)],
+    )
+    run(spec, [out], "generic_op")
+    got = ttnn.to_torch(out).reshape(-1).tolist()
+    pattern = [100 + i for i in range(16)]
+    assert got[:16] == pattern
+    assert got[16] == 0xABCD
+    assert got[32:48] == pattern
+    assert got[48:56] == pattern[8:]
+    assert got[17:24] == [-1] * 7 and got[24:32] == [0] * 8  # zeroed in L1
+    assert got[56:64] == [0] * 8  # zeroed in the tensor (-1 in L1)
+
+
+def test_device_print_formats_like_std_format(device, capsys):
+    core = grid(1, 1)
+    dummy = int_tensor(device, 0)
+    spec = Spec([K("device_print.cpp", core, "reader", args={CoreCoord(0, 0): [0x2A5]})], [])
+    run(spec, [dummy], "generic_op")
+    out = capsys.readouterr().out.splitlines()
+    assert "0:(0, 0):NC: plain text" in out
+    assert "0:(0, 0):NC: v=677 hex=0x2a5 bin=10100101 {literal}" in out
+    assert "0:(0, 0):NC: [    42] [-7    ] [  mid  ] [****3]" in out
+    assert "0:(0, 0):NC: 2 before 1; f=3.142 g=0.1 true" in out
+
+
+BAD_FORMATS = [
+    ('DEVICE_PRINT("{} {}\\n", 1);', "Number of {} placeholders must match"),
+    ('DEVICE_PRINT("{0} {}\\n", 1, 2);', "Cannot mix indexed"),
+    ('DEVICE_PRINT("{x}\\n", 1);', "Invalid format string"),
+    ('DEVICE_PRINT("{1}\\n", 1, 2);', "Indexed placeholders must be in range"),
+]
+
+
+@pytest.mark.parametrize("stmt, message", BAD_FORMATS, ids=[m for _, m in BAD_FORMATS])
+def test_device_print_format_errors_are_build_errors(device, stmt, message):
+    from tilewright.errors import NativeBuildError
+
+    program = Program("bad_print")
+    source = f"void kernel_main() {{ {stmt} }}\n"
+    program.create_kernel(
+        NativeKernel(source=source),
+        grid(1, 1),
+        DataMovementConfig(DataMovementProcessor.RISCV_1, NOC.NOC_0, (), ()),
+    )
+    with pytest.raises(NativeBuildError, match=re.escape(message)):
+        device.command_queue.enqueue_program(program)

@@ -792,3 +792,23 @@ TW_EXPORT void twrt_unary_bcast(int32_t dim, uint32_t cb, uint32_t itile, uint32
     tile_copy(r, cb_of(r, int32_t(cb), loc)->page_size, 1);
 }
 
+
+// -- SFPI: user vector code on DST (sfpi.h) --------------------------------------------------------
+
+// An SFPU call wrapper (_llk_math_eltwise_*_sfpu_params_) hands its SFPI function DST
+// itself: the header's lane model reads and writes the floats of DST directly, so every
+// tile of the acquire counts as written (cleared again at the next acquire / release).
+TW_EXPORT void twrt_sfpi_begin(twrt_DstView* out, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    int cap = dst_capacity(r);
+    out->dst = r->dst;
+    out->tiles = cap;
+    out->fp32 = r->fp32_dest_acc;
+    r->dst_dirty |= cap >= 32 ? ~0u : (1u << cap) - 1;
+}
+
+// The wrapper's cost: one SFPU cycle per vector instruction the SFPI code executed.
+TW_EXPORT void twrt_sfpi_end(uint64_t vector_ops, tw::Loc loc) {
+    Run* r = compute_run(loc);
+    tile_sfpu(r, int32_t((vector_ops + TW_COST_SFPU_PASS - 1) / TW_COST_SFPU_PASS));
+}

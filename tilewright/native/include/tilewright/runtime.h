@@ -159,6 +159,16 @@ TW_RT void twrt_sfpu_binary(int32_t op, uint32_t idst0, uint32_t idst1, uint32_t
 TW_RT void twrt_where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst, tw::Loc loc);
 /** DST[idst] = the float with IEEE bits `bits`, everywhere. */
 TW_RT void twrt_fill_tile(uint32_t idst, uint32_t bits, tw::Loc loc);
+/** DST as SFPI code sees it (sfpi.h): the float tiles of the current acquire, row-major 32x32. */
+struct twrt_DstView {
+    float* dst;
+    int32_t tiles;  // DST tiles of one acquire (the target's rule)
+    int32_t fp32;   // fp32_dest_acc_en: DST keeps float32, else bf16
+};
+/** Start an SFPU call wrapper's SFPI code: DST's view; every tile counts as written. */
+TW_RT void twrt_sfpi_begin(twrt_DstView* out, tw::Loc loc);
+/** End it: charge `vector_ops` SFPU vector instructions to the math thread. */
+TW_RT void twrt_sfpi_end(uint64_t vector_ops, tw::Loc loc);
 /** DST[idst] = CB tile broadcast: 1 rows, 2 cols, 3 scalar. */
 TW_RT void twrt_unary_bcast(int32_t dim, uint32_t cb, uint32_t itile, uint32_t idst, tw::Loc loc);
 TW_RT void twrt_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb, uint32_t in_idx, uint32_t out_idx,

@@ -18,6 +18,8 @@
 //                      pack_untilize_*, pack_rows, transpose_wh_tile, transpose_wh_dest
 //   pack               pack_tile<out_of_order>, pack_tile_block, pack_reconfig_l1_acc
 //   SFPU (in DST)      see api/compute/eltwise_unary/sfpu.h (NAME_tile with NAME_tile_init)
+//   user SFPI code     sfpi.h (vFloat, dst_reg, v_if, ...) run through the SFPU call wrappers
+//                      and SFPU_*_CALL macros of tilewright/sfpi_glue.h
 //   circular buffers   cb_wait_front, cb_pop_front, cb_reserve_back, cb_push_back,
 //                      get_tile_size, get_tile_hw, get_tile_num_faces, get_dataformat
 //
@@ -36,6 +38,10 @@
 #endif
 #ifndef MAIN
 #define MAIN kernel_main()
+#endif
+// The three TRISCs are one build here; user SFPU code is written under `#ifdef TRISC_MATH`.
+#if !defined(TRISC_UNPACK) && !defined(TRISC_MATH) && !defined(TRISC_PACK)
+#define TRISC_MATH 1
 #endif
 // Which TRISC a statement belongs to: all three are one thread here.
 #ifndef UNPACK
@@ -241,3 +247,4 @@ using namespace ckernel;
 #include "api/compute/reduce.h"
 #include "api/compute/eltwise_unary/sfpu.h"
 #include "tilewright/compute_layout.h"
+#include "tilewright/sfpi_glue.h"

@@ -6,3 +6,4 @@
 #include "tilewright/cb_object.h"
 
 using experimental::CircularBuffer;
+using experimental::DataflowBuffer;

@@ -20,7 +20,8 @@
 //                       noc_semaphore_set_remote, noc_semaphore_set_multicast(_loopback_src)
 //   address generators  InterleavedAddrGen(Fast), InterleavedPow2AddrGen(Fast),
 //                       TensorAccessor / TensorAccessorArgs (api/tensor/tensor_accessor.h)
-//   object style        experimental::Noc, experimental::CircularBuffer, ... (api/dataflow/objects.h)
+//   object style        Noc, CircularBuffer, DataflowBuffer, endpoints (also as experimental::...;
+//                       api/dataflow/objects.h)
 //
 // L1 addresses are pointers (the running core's L1 is mapped at its own addresses).  The
 // NoC is synchronous (data lands when a transfer is issued); barriers account time.  A

@@ -102,9 +102,11 @@ inline tw::F32 F32(float v) { return {v}; }
 inline tw::U32 U32(uint32_t v) { return {v}; }
 
 #define DPRINT ::tw::DPrintStream(TW_HERE)
-#define DEVICE_PRINT DPRINT
 #define DPRINT_DATA0(x) x
 #define DPRINT_DATA1(x) x
 #define DPRINT_UNPACK(x) do { ::tw::TriscScope tw_scope_(1); x; } while (0)
 #define DPRINT_MATH(x) do { ::tw::TriscScope tw_scope_(2); x; } while (0)
 #define DPRINT_PACK(x) do { ::tw::TriscScope tw_scope_(4); x; } while (0)
+
+// DEVICE_PRINT(format, args...): the std::format-style print (api/debug/device_print.h).
+#include "api/debug/device_print.h"
