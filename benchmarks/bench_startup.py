@@ -22,6 +22,11 @@ Tilewright modules load, whether the compiler / native build / kernel IR / ``ml_
 are among them (``tests/test_startup.py`` asserts they are not), and the ten modules with
 the largest self time beyond torch's.
 
+``full_gc``: the full (generation 2) garbage collections that run during
+``from tilewright import ttl, ttnn`` after ``import torch``, and their wall time (median of
+the runs): the objects the import creates make Python's collector walk torch's whole heap
+(about 165k objects) once, a cost that scales with what the import allocates.
+
 ``bytecode_cache``: false when ``PYTHONDONTWRITEBYTECODE`` is set in this process's
 environment.  The children run without it either way: with it every run compiles every
 Tilewright module from source again (about a second on 2 cores), which a user's installed
@@ -107,6 +112,40 @@ def importtime(env: dict[str, str]) -> dict:
     }
 
 
+GC_PROBE = """
+import gc, json, time, torch
+state = {"n": 0, "s": 0.0}
+def watch(phase, info):
+    if info["generation"] == 2:
+        if phase == "start":
+            state["t"] = time.perf_counter()
+        else:
+            state["n"] += 1
+            state["s"] += time.perf_counter() - state["t"]
+gc.callbacks.append(watch)
+from tilewright import ttl, ttnn
+print(json.dumps([state["n"], state["s"]]))
+"""
+
+
+def full_gc(env: dict[str, str], runs: int) -> dict:
+    """Full collections during ``from tilewright import ttl, ttnn`` after torch (median)."""
+    counts, seconds = [], []
+    for _ in range(runs):
+        proc = subprocess.run(
+            [sys.executable, "-c", GC_PROBE], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            raise SystemExit(f"the GC probe failed:\n{proc.stderr[-2000:]}")
+        n, s = json.loads(proc.stdout.splitlines()[-1])
+        counts.append(n)
+        seconds.append(s)
+    return {
+        "collections": statistics.median(counts),
+        "wall_s": round(statistics.median(seconds), 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs of each case (median)")
@@ -134,6 +173,7 @@ def main() -> None:
             for name in CASES
         },
         "importtime": importtime(env),
+        "full_gc": full_gc(env, args.runs),
     }
     print(json.dumps(result, indent=1))
 
