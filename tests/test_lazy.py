@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from tilewright.errors import TilewrightError
-from tilewright.lazy import lazy_import
+from tilewright.lazy import lazy_import, loaded
 
 
 @pytest.fixture
@@ -59,3 +59,12 @@ def test_a_module_that_fails_inside_is_its_own_error(tmp_module) -> None:
 def test_without_missing_the_import_error_is_raised() -> None:
     with pytest.raises(ModuleNotFoundError):
         lazy_import("tw_no_such_module").anything  # noqa: B018
+
+
+def test_loaded_gives_the_module_itself(tmp_module) -> None:
+    name = tmp_module("tw_lazy_loaded", "VALUE = 3\n")
+    stand_in = lazy_import(name)
+    assert name not in sys.modules
+    module = loaded(stand_in)
+    assert module is sys.modules[name] and module.VALUE == 3
+    assert loaded(stand_in) is module

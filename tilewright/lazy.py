@@ -26,7 +26,7 @@ from typing import Any
 
 from tilewright.errors import TilewrightError
 
-__all__ = ["LazyModule", "lazy_import", "torch"]
+__all__ = ["LazyModule", "lazy_import", "loaded", "torch"]
 
 
 class LazyModule:
@@ -76,6 +76,15 @@ def lazy_import(name: str, *, missing: str | None = None) -> Any:
     Typed ``Any``: attribute reads are not checked by mypy.
     """
     return LazyModule(name, missing)
+
+
+def loaded(stand_in: LazyModule) -> ModuleType:
+    """The real module behind ``stand_in``, imported now if it is not yet.
+
+    For a package's module ``__getattr__`` that hands out a submodule on first read
+    (``ttl.raw``): the caller gets the module itself, not a stand-in.
+    """
+    return stand_in._load()
 
 
 # torch is optional (interop, goldens) and takes a second or more to import.

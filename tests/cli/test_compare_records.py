@@ -63,6 +63,24 @@ def test_an_environment_is_current_only_with_the_stamp_of_what_it_should_hold(tm
     assert "tt-lang==1.1.1" in ttlang_env.SPEC.stamp()["packages"]
 
 
+def test_an_environment_holding_more_than_it_should_is_current(tmp_path):
+    # A dependency Tilewright dropped (ml_dtypes, issue 22) does not remake the environment
+    # (torch again); one it lacks does.
+    env = tmp_path / "env"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("")
+    stamp = env / ".tilewright-ttlang-env.json"
+    wanted = ttlang_env.SPEC.stamp()
+    stamp.write_text(json.dumps({**wanted, "packages": [*wanted["packages"], "ml_dtypes>=0.4"]}))
+    assert ttlang_env.find(env) == ttlang_env.TtlangEnv(env)
+    stamp.write_text(json.dumps({**wanted, "packages": wanted["packages"][1:]}))
+    assert ttlang_env.find(env) is None
+    stamp.write_text(json.dumps({**wanted, "python": "3.11"}))
+    assert ttlang_env.find(env) is None
+    stamp.write_text(json.dumps(["not", "a", "stamp"]))
+    assert ttlang_env.find(env) is None
+
+
 def test_setup_refuses_to_replace_a_folder_that_is_not_an_environment(tmp_path):
     import pytest
 

@@ -28,10 +28,14 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 from tilewright.errors import TilewrightError
+from tilewright.lazy import lazy_import
+
+# importlib.metadata (email, zipfile, csv ...) is read only when the environment is made:
+# loading it for every `tilewright run` cost a tenth of its start-up (issue 22).
+metadata = lazy_import("importlib.metadata")
 
 __all__ = [
     "SPEC",
@@ -124,9 +128,20 @@ def find(path: Path | None = None) -> TtlangEnv | None:
         stamp = json.loads(env.stamp_file.read_text())
     except (OSError, ValueError):
         return None
-    if stamp != SPEC.stamp() or not env.python.exists():
+    if not holds(stamp, SPEC.stamp()) or not env.python.exists():
         return None
     return env
+
+
+def holds(stamp: object, wanted: dict) -> bool:
+    """Whether an environment stamped ``stamp`` holds what ``wanted`` names: the same spec
+    version and Python, and every wanted package among those installed.  A package installed
+    beyond them (a dependency Tilewright has since dropped, such as ``ml_dtypes`` in issue 22)
+    does no harm, and remaking the environment means downloading torch again."""
+    if not isinstance(stamp, dict) or not isinstance(stamp.get("packages"), list):
+        return False
+    same = all(stamp.get(key) == wanted[key] for key in wanted if key != "packages")
+    return same and set(wanted["packages"]) <= set(stamp["packages"])
 
 
 def require(path: Path | None = None) -> TtlangEnv:

@@ -83,7 +83,7 @@ def _costs_header() -> str:
 
 def _erf_header() -> str:
     """The coefficients of device/ops/special.py's erf (float64, exact repr)."""
-    coeffs = special._COEFFS  # noqa: SLF001 - the one table both engines evaluate
+    coeffs = special.coefficients()  # the one table both engines evaluate
     rows = ["    {" + ", ".join(float(v).hex() for v in row) + "}," for row in coeffs]
     lines = [
         "// Generated from tilewright/device/ops/special.py -- do not edit.",

@@ -4,13 +4,18 @@
 package holds no semantics: each name forwards to the compiler (decoration and
 setup) or to the running node's runtime (``tilewright.lang``).  Newest
 spellings are primary; legacy ones (reference A.12) are aliases.
+
+Start-up (issue 22): importing ``ttl`` loads the language runtime only.  The compiler
+(``operation`` / ``kernel`` / ``Operation``, read through the module ``__getattr__``
+below) loads at the first ``@ttl.operation``, and ``ttl.raw`` (the raw IR builder, the
+kernel IR) at its first use; ``tests/test_startup.py`` checks what ``import ttl`` loads.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
-from tilewright.compiler.operation import Operation, operation
 from tilewright.lang.copy import CopyTransferHandler, GroupTransfer, copy
 from tilewright.lang.declare import (
     TILE_SHAPE,
@@ -86,7 +91,17 @@ from tilewright.lang.types import (
 )
 from tilewright.lang.unsupported import Program
 from tilewright.lang.unsupported import unsupported as _unsupported
-from tilewright.ttl import block, math, raw, utils
+from tilewright.lazy import lazy_import, loaded
+from tilewright.ttl import block, math, utils
+
+if TYPE_CHECKING:
+    from tilewright.compiler.operation import Operation, operation
+    from tilewright.ttl import raw
+
+# The compiler loads at the first decoration, not on import (issue 22: start-up).
+_compiler_operation = lazy_import("tilewright.compiler.operation")
+# ttl.raw (the raw IR flavour's builder, on the kernel IR) loads at its first use.
+_raw = lazy_import("tilewright.ttl.raw")
 
 ttl = sys.modules[__name__]
 """``from ttl import ttl``: the package itself (programs written against the simulator)."""
@@ -98,9 +113,21 @@ __version__ = "0.20"
 Block = TensorBlock
 Transfer = CopyTransferHandler
 
-# Legacy spellings (reference A.12).
-kernel = operation
+# Legacy spellings (reference A.12); ``kernel`` (of ``operation``) is in ``__getattr__``.
 core = node
+
+_FROM_COMPILER = {"operation": "operation", "kernel": "operation", "Operation": "Operation"}
+"""Names read from ``tilewright.compiler.operation`` on first use (the compiler loads then)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "raw":
+        return loaded(_raw)  # importing it binds ttl.raw: later reads do not come here
+    if name in _FROM_COMPILER:
+        value = getattr(_compiler_operation, _FROM_COMPILER[name])
+        globals()[name] = value  # later reads are plain module attributes
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 typecast = math.typecast

@@ -193,8 +193,16 @@ def _constant(op: str, shape, value, dtype, layout, device, memory_config, tile)
     return place_on_device(host, device, config)
 
 
-_STREAM = np.random.default_rng(0x5EED)
-"""Tilewright's own stream for unseeded draws when torch is not loaded (fixed seed: runs repeat)."""
+_STREAM: list[np.random.Generator] = []
+"""Tilewright's own stream for unseeded draws when torch is not loaded (fixed seed: runs
+repeat), made at its first draw: ``numpy.random`` takes a while to import and most programs
+never draw without torch (issue 22: start-up)."""
+
+
+def _stream() -> np.random.Generator:
+    if not _STREAM:
+        _STREAM.append(np.random.default_rng(0x5EED))
+    return _STREAM[0]
 
 
 def _draw(kind: str, shape: tuple[int, ...], seed: int | None) -> np.ndarray:
@@ -213,7 +221,8 @@ def _draw(kind: str, shape: tuple[int, ...], seed: int | None) -> np.ndarray:
     if torch is not None:
         fn = torch.rand if kind == "uniform" else torch.randn
         return fn(shape, dtype=torch.float32).numpy()
-    out = _STREAM.uniform(size=shape) if kind == "uniform" else _STREAM.standard_normal(size=shape)
+    stream = _stream()
+    out = stream.uniform(size=shape) if kind == "uniform" else stream.standard_normal(size=shape)
     return out.astype(np.float32)
 
 

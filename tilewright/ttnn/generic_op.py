@@ -47,9 +47,13 @@ from tilewright.device.program import (
     Program,
 )
 from tilewright.errors import DescriptorError, SourceLoc, user_location
-from tilewright.native.kernels import NativeKernel
+from tilewright.lazy import lazy_import
 from tilewright.ttnn.descriptor_checks import check_generic_op
 from tilewright.ttnn.mesh_tensor import MeshTensor
+
+# The native kernel builder (the C++ toolchain, the runtime library) loads when a program
+# descriptor is first turned into kernels, not on ``import ttnn`` (issue 22: start-up).
+kernels = lazy_import("tilewright.native.kernels")
 
 __all__ = [
     "MathFidelity",
@@ -352,7 +356,7 @@ def _kernel_entry(desc: KernelDescriptor, index: int, base_dir: str | None):
             else SourceType.FILE_PATH
         )
     if kind == SourceType.SOURCE_CODE:
-        return NativeKernel(
+        return kernels.NativeKernel(
             source=text, name=f"kernel{index}", include_paths=(base_dir,) if base_dir else ()
         )
     candidates = [text] if os.path.isabs(text) else [os.path.join(os.getcwd(), text)]
@@ -360,7 +364,7 @@ def _kernel_entry(desc: KernelDescriptor, index: int, base_dir: str | None):
         candidates.append(os.path.join(base_dir, text))
     for path in candidates:
         if os.path.isfile(path):
-            return NativeKernel(path)
+            return kernels.NativeKernel(path)
     raise _error(
         f"kernel {index}: kernel file {text!r} does not exist (looked in {', '.join(candidates)})",
         hint="give a path relative to the working directory or to the program's file, or the source text",

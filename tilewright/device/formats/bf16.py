@@ -14,26 +14,54 @@ only in the low bits become infinities).  Decoding is exact: ``bits << 16``.
 Inputs are converted to float32 first (a float64 input is therefore rounded twice, as it
 would be on its way into tt-metal's float API).  An ``ml_dtypes.bfloat16`` input is taken
 bit for bit, like a torch bf16 tensor (reference §2.2: "Torch bf16 input is copied raw").
+
+The codecs are plain numpy integer arithmetic, not ``ml_dtypes``' casts: importing
+``ml_dtypes`` 0.7 costs about a second, more than the rest of ``import ttl`` (issue 22).
+A user's ``ml_dtypes.bfloat16`` array is recognised by its dtype's name, so it is accepted
+without this module importing ``ml_dtypes``.  ``tests/device/formats/test_bf16.py`` checks
+every function here bit for bit against ``ml_dtypes`` (all 2**16 patterns both ways, and
+float32 patterns with NaNs, infinities, denormals and ties).
 """
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "BF16_DTYPE",
     "BF16_NAN",
     "bf16_bits_to_float32",
     "decode_bf16",
     "encode_bf16",
     "float32_to_bf16_bits",
     "float32_to_bf16_bits_truncate",
+    "is_bfloat16_dtype",
+    "round_to_bf16",
 ]
 
 BF16_NAN = 0x7FC0
-BF16_DTYPE = np.dtype(ml_dtypes.bfloat16)
-_BF16 = BF16_DTYPE
+"""tt-metal's one bf16 NaN (quiet, positive)."""
+
+_SIGN = np.uint32(0x8000_0000)
+
+
+def is_bfloat16_dtype(dtype: np.dtype) -> bool:
+    """True for ``ml_dtypes.bfloat16`` (by name and size: ``ml_dtypes`` is not imported)."""
+    return dtype.name == "bfloat16" and dtype.itemsize == 2
+
+
+def _nearest_even(u: np.ndarray) -> np.ndarray:
+    """Upper 16 bits of float32 patterns ``u`` (uint32) after round-to-nearest-even.
+
+    NaN lanes come out as garbage (a payload only in the low bits rounds to inf, all-ones
+    wraps); callers overwrite them.  Non-NaN patterns never overflow: the largest is
+    -inf, ``0xFF800000 + 0x8000``.
+    """
+    t = u >> 16
+    t &= 1
+    t += u
+    t += 0x7FFF
+    t >>= 16
+    return t.astype(np.uint16)
 
 
 def float32_to_bf16_bits(x: np.ndarray, *, truncate: bool = False) -> np.ndarray:
@@ -45,15 +73,13 @@ def float32_to_bf16_bits(x: np.ndarray, *, truncate: bool = False) -> np.ndarray
         truncate: keep the upper 16 bits instead of rounding (``bfloat16::truncate``).
     """
     x = np.asarray(x)
-    if x.dtype == _BF16:
+    if is_bfloat16_dtype(x.dtype):
         return x.view(np.uint16).copy()
     floats = np.ascontiguousarray(x, dtype=np.float32)
+    u = floats.view(np.uint32)
     if truncate:
-        return (floats.view(np.uint32) >> 16).astype(np.uint16)
-    # ml_dtypes' float32 -> bfloat16 cast is the same round-to-nearest-even bias trick in
-    # C (checked equal on all 2**32 non-NaN patterns); only NaN needs tt-metal's 0x7FC0
-    with np.errstate(invalid="ignore"):
-        out = floats.astype(_BF16).view(np.uint16)
+        return (u >> 16).astype(np.uint16)
+    out = _nearest_even(u)
     nan = np.isnan(floats)
     if nan.any():
         out[nan] = BF16_NAN
@@ -68,10 +94,34 @@ def float32_to_bf16_bits_truncate(x: np.ndarray) -> np.ndarray:
 def bf16_bits_to_float32(bits: np.ndarray) -> np.ndarray:
     """Exact float32 values of bf16 bit patterns (any integer array holding 16-bit values).
 
-    Widening is ``bits << 16`` (NaN payloads kept); done by ml_dtypes' C cast.
+    Widening is ``bits << 16`` (NaN payloads kept).  The result is C-contiguous, in the
+    shape of ``bits`` (a strided view is gathered by the one widening copy).
     """
-    patterns = np.ascontiguousarray(bits, dtype=np.uint16)
-    return patterns.view(_BF16).astype(np.float32)
+    patterns = np.asarray(bits)
+    if patterns.dtype != np.uint16:
+        patterns = patterns.astype(np.uint16)
+    wide = patterns.astype(np.uint32, order="C")
+    wide <<= 16
+    return wide.view(np.float32)
+
+
+def round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 values of ``x`` rounded to bf16 and widened back (a value cast).
+
+    Round-to-nearest-even as :func:`float32_to_bf16_bits`, but a NaN keeps its sign and
+    becomes the quiet NaN ``sign | 0x7FC0``, as ``ml_dtypes``' cast (Eigen's
+    ``float_to_bfloat16_rtne``) does: this is the value an elementwise ``typecast`` gives.
+    ``x`` is converted to float32 first.
+    """
+    floats = np.asarray(x, dtype=np.float32, order="C")
+    flat = floats.reshape(-1)  # a view; 1-D so the in-place steps stay arrays for 0-D input
+    u = flat.view(np.uint32)
+    wide = _nearest_even(u).astype(np.uint32)
+    wide <<= 16
+    nan = np.isnan(flat)
+    if nan.any():
+        wide[nan] = (u[nan] & _SIGN) | np.uint32(BF16_NAN << 16)
+    return wide.view(np.float32).reshape(floats.shape)
 
 
 def encode_bf16(values: np.ndarray, *, truncate: bool = False) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 
 from tilewright.errors import FormatError
 
-from .bf16 import BF16_DTYPE, decode_bf16, encode_bf16, float32_to_bf16_bits
+from .bf16 import bf16_bits_to_float32, decode_bf16, encode_bf16, float32_to_bf16_bits
 from .blockfloat import decode_bfp_block, decode_bfp_tiles, encode_bfp_tiles
 from .dataformat import (
     BLOCK_FLOAT,
@@ -297,9 +297,9 @@ def encode_block(
 
 
 def _decode_block_bf16(data: np.ndarray, fmt: DataFormat, tile: TileShape, l1: int) -> np.ndarray:
-    # one strided widening cast (bits << 16, in C) straight into row-major order
-    patterns = row_major_view(data.view(BF16_DTYPE).reshape(*data.shape[:2], -1), tile)
-    return patterns.astype(np.float32, order="C")
+    # one strided widening copy (bits << 16) straight into row-major order
+    patterns = row_major_view(data.view("<u2").reshape(*data.shape[:2], -1), tile)
+    return bf16_bits_to_float32(patterns)
 
 
 def _decode_block_fp32(data: np.ndarray, fmt: DataFormat, tile: TileShape, l1: int) -> np.ndarray:

@@ -19,8 +19,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
+
+from tilewright.device.formats.bf16 import round_to_bf16
 
 from .special import erf
 
@@ -93,7 +94,6 @@ __all__ = [
 ]  # fmt: skip
 
 F32 = np.float32
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def kernel(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
@@ -376,7 +376,7 @@ def typecast(x: np.ndarray, dtype: str) -> np.ndarray:
     the format codec when the block is stored, and the result's format is ``dtype``.
     """
     if dtype == "bfloat16":
-        return x.astype(_BF16).astype(F32)
+        return round_to_bf16(x)
     return x.copy()
 
 

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from tilewright.device.engine import ACTIVE
 from tilewright.errors import TilewrightError, user_location
 from tilewright.lang import state
-from tilewright.lang.extern.runtime import call
 from tilewright.lang.extern.types import (
     AccessItem,
     DFBDescriptorArg,
@@ -34,6 +33,11 @@ from tilewright.lang.extern.types import (
     ScalarType,
     UInt32,
 )
+from tilewright.lazy import lazy_import
+
+# Running a call (binding, the C++ build, the bridge into native code) loads at the first
+# external call a kernel makes, not on ``import ttl`` (issue 22: start-up).
+runtime = lazy_import("tilewright.lang.extern.runtime")
 
 __all__ = [
     "KernelOnlyError",
@@ -176,11 +180,4 @@ def call_extern_func(
     """
     if ACTIVE.run is None or state.CURRENT is None:
         _require_kernel("ttl.call_extern_func")
-    return _runtime_call(sys._getframe(1), func_args, template_args, dfb_dependencies, _site)
-
-
-def _runtime_call(frame, func_args, template_args, dfb_dependencies, site_id):
-    global _runtime_call
-
-    _runtime_call = call
-    return call(frame, func_args, template_args, dfb_dependencies, site_id)
+    return runtime.call(sys._getframe(1), func_args, template_args, dfb_dependencies, _site)

@@ -1,0 +1,86 @@
+"""Start-up (issue 22): what ``import ttl`` and the command line load before any operation.
+
+``import tilewright.ttl`` (and ``from tilewright import ttl, ttnn``, what a program does)
+loads the language runtime and the tensor front end only: the compiler, the native build,
+the kernel IR and ``ml_dtypes`` (about a second to import) load when an operation first
+needs them.  Structural checks on ``sys.modules`` in a fresh interpreter, not timings
+(``benchmarks/bench_startup.py`` measures those).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("tilewright.compiler", "tilewright.native.build", "tilewright.kir", "ml_dtypes")
+"""Modules (and their submodules) that ``import ttl`` must not load."""
+
+
+def loaded_after(code: str, tmp_path: Path) -> set[str]:
+    """The modules a fresh interpreter has after running ``code`` (a file: decoration reads
+    the operation's source)."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n")
+    out = subprocess.run(
+        [sys.executable, str(probe)], capture_output=True, text=True, check=True
+    ).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["import tilewright.ttl", "from tilewright import ttl, ttnn", "import tilewright.ttnn"],
+)
+def test_import_loads_no_compiler_native_build_kir_or_ml_dtypes(code: str, tmp_path) -> None:
+    modules = loaded_after(code, tmp_path)
+    assert "tilewright.lang.dfb" in modules or "ttl" not in code  # the language did load
+    assert not heavy(modules), f"{code!r} loads {heavy(modules)}"
+
+
+def test_the_first_operation_loads_the_compiler(tmp_path) -> None:
+    # The same probe sees the modules once they are needed: the check above can fail.
+    code = textwrap.dedent(
+        """
+        from tilewright import ttl
+
+        @ttl.operation(grid=(1, 1))
+        def noop(a) -> None:
+            @ttl.compute()
+            def compute():
+                pass
+        """
+    )
+    modules = loaded_after(code, tmp_path)
+    assert "tilewright.compiler.operation" in modules
+    assert "ml_dtypes" not in modules  # never: the codecs are Tilewright's own
+
+
+def test_ttl_names_from_the_compiler_are_the_compilers() -> None:
+    from tilewright import ttl
+    from tilewright.compiler import operation as compiler_operation
+    from tilewright.ttl import raw
+
+    assert ttl.operation is compiler_operation.operation
+    assert ttl.kernel is compiler_operation.operation
+    assert ttl.Operation is compiler_operation.Operation
+    assert ttl.raw is raw and raw.__name__ == "tilewright.ttl.raw"
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        ttl.no_such_name  # noqa: B018
+
+
+def test_the_command_line_loads_no_compiler_and_no_ttnn(tmp_path) -> None:
+    # `tilewright run` imports its command line first; the program's `import ttnn` loads
+    # the tensor front end, the first operation the compiler.
+    modules = loaded_after("import tilewright.cli.main", tmp_path)
+    assert "tilewright.cli.run" in modules
+    found = heavy(modules) + sorted(m for m in modules if m.startswith("tilewright.ttnn"))
+    assert not found, f"the command line loads {found}"
