@@ -35,6 +35,7 @@ __all__ = [
     "CoreState",
     "RunState",
     "EngineHeader",
+    "RunSpec",
     "DeviceInfo",
     "DeviceShared",
     "RunKind",
@@ -177,6 +178,30 @@ class EngineHeader(ctypes.Structure):
     ]
 
 
+class RunSpec(ctypes.Structure):
+    """One native kernel run of a launch as the native driver describes it to the runtime
+    (``twrt_runs_new`` creates a launch's runs from an array of these in one call)."""
+
+    _fields_ = [
+        ("index", ctypes.c_int32),  # the run's index in the launch's run table
+        ("core", ctypes.c_int32),
+        ("rta_addr", ctypes.c_uint32),
+        ("n_rta", ctypes.c_uint32),
+        ("crta_addr", ctypes.c_uint32),
+        ("n_crta", ctypes.c_uint32),
+        ("cta", ctypes.c_void_p),  # const uint32_t[n_cta], kept alive by the driver
+        ("n_cta", ctypes.c_uint32),
+        ("noc", ctypes.c_uint32),
+        ("compute", ctypes.c_int32),  # 1: the four compute fields below apply
+        ("fp32_dest_acc", ctypes.c_int32),
+        ("dst_full_sync", ctypes.c_int32),
+        ("approx", ctypes.c_int32),
+        ("fidelity", ctypes.c_int32),
+        ("pad", ctypes.c_int32),
+        ("entry", ctypes.c_void_p),  # int32_t (*)(const int64_t*, int64_t*)
+    ]
+
+
 class DeviceInfo(ctypes.Structure):
     """What native code needs to reach one device's memory and state."""
 
@@ -276,6 +301,7 @@ _STRUCTS = (
     PerfRun,
     RunState,
     EngineHeader,
+    RunSpec,
     DeviceInfo,
     NocPerf,
 )

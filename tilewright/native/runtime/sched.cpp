@@ -222,6 +222,25 @@ TW_EXPORT int32_t twrt_run_start(Run* r, int32_t (*entry)(const int64_t*, int64_
     return 0;
 }
 
+/** Create a launch's native runs from `n` descriptions in one call (what run_new, run_args,
+ *  run_compute and run_start do for one run); `handles[spec.index]` gets each run.  Returns
+ *  0, or -1 - i when run i's fiber stack cannot be allocated (the runs made so far stay in
+ *  the engine: twrt_runs_free frees them). */
+TW_EXPORT int32_t twrt_runs_new(Engine* e, tw_DeviceInfo* dev, const tw_RunSpec* specs, int32_t n,
+                                void** handles) {
+    for (int32_t i = 0; i < n; ++i) {
+        const tw_RunSpec& s = specs[i];
+        Run* r = twrt_run_new(e, s.index, dev, s.core, 1);
+        handles[s.index] = r;
+        twrt_run_args(r, s.rta_addr, s.n_rta, s.crta_addr, s.n_crta, static_cast<const uint32_t*>(s.cta), s.n_cta,
+                      s.noc);
+        if (s.compute) twrt_run_compute(r, s.fp32_dest_acc, s.dst_full_sync, s.approx, s.fidelity);
+        auto entry = reinterpret_cast<int32_t (*)(const int64_t*, int64_t*)>(s.entry);
+        if (twrt_run_start(r, entry, r->own_argv, &r->own_result) != 0) return -1 - i;
+    }
+    return 0;
+}
+
 TW_EXPORT void twrt_run_free(Run* r) {
     if (r == nullptr) return;
     if (r->eng != nullptr && r->index >= 0 && r->eng->native[r->index] == r) r->eng->native[r->index] = nullptr;
@@ -231,6 +250,13 @@ TW_EXPORT void twrt_run_free(Run* r) {
     }
     delete[] r->dst;
     delete r;
+}
+
+/** Free every native run of engine `e` that twrt_run_free did not (twrt_runs_new's). */
+TW_EXPORT void twrt_runs_free(Engine* e) {
+    for (int32_t i = 0; i < e->n; ++i) {
+        if (e->native[i] != nullptr) twrt_run_free(e->native[i]);
+    }
 }
 
 /** Run native run `index`, then every native run at the head of the ring. */

@@ -75,6 +75,8 @@ struct Run {
     int32_t (*entry)(const int64_t*, int64_t*) = nullptr;
     const int64_t* argv = nullptr;
     int64_t* result = nullptr;
+    int64_t own_argv[1] = {};  // argv / result of a run twrt_runs_new made
+    int64_t own_result = 0;
     int32_t entry_rc = 0;
     Fiber fiber;
     int32_t status = ST_RUNNING;
