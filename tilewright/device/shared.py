@@ -197,6 +197,8 @@ class RunSpec(ctypes.Structure):
         ("dst_full_sync", ctypes.c_int32),
         ("approx", ctypes.c_int32),
         ("fidelity", ctypes.c_int32),
+        ("dst_tiles", ctypes.c_int32),  # DST tiles of one acquire (kernel_api.compute.dst_tiles)
+        ("dst_physical", ctypes.c_int32),  # the descriptor's DST size (allocated)
         ("pad", ctypes.c_int32),
         ("entry", ctypes.c_void_p),  # int32_t (*)(const int64_t*, int64_t*)
     ]

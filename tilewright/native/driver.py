@@ -183,11 +183,7 @@ class Driver(NativeDriver):
         )
         cfg = ctx.compute
         if cfg is not None:
-            if device.capacity.dst_physical_tiles > 32:  # Run::dst_dirty has 32 bits
-                raise KernelError(
-                    f"{run.label}: the native runtime holds at most 32 DST tiles; the system "
-                    f"descriptor has {device.capacity.dst_physical_tiles}"
-                )
+            _dst_physical(run, device)
             self.rt.run_compute(
                 handle,
                 int(cfg.fp32_dest_acc_en),
@@ -265,6 +261,17 @@ _NO_HANDLES = (ctypes.c_void_p * 0)()
 _RunGroup = tuple  # (DeviceInfo, RunSpec array, the runs, their compile-arg arrays)
 
 
+def _dst_physical(run: KernelRun, device) -> int:
+    """The device's DST size in tiles, which the native runtime can hold (at most 32)."""
+    physical = int(device.capacity.dst_physical_tiles)
+    if physical > 32:  # Run::dst_dirty has 32 bits
+        raise KernelError(
+            f"{run.label}: the native runtime holds at most 32 DST tiles; the system "
+            f"descriptor has {physical}"
+        )
+    return physical
+
+
 def _run_specs(runs: list[KernelRun]) -> list[_RunGroup]:
     """The runtime's description of each native run, grouped by device (a mesh launch
     runs every chip's kernels on one engine; each device has its own ``DeviceInfo``)."""
@@ -292,11 +299,14 @@ def _run_specs(runs: list[KernelRun]) -> list[_RunGroup]:
             spec.noc = int(ctx.noc)
             cfg = ctx.compute
             if cfg is not None:
+                physical = _dst_physical(run, ctx.device)
                 spec.compute = 1
                 spec.fp32_dest_acc = int(cfg.fp32_dest_acc_en)
                 spec.dst_full_sync = int(cfg.dst_full_sync_en)
                 spec.approx = int(cfg.math_approx_mode)
                 spec.fidelity = int(cfg.math_fidelity)
+                spec.dst_tiles = dst_tiles(physical, cfg)  # the one DST rule
+                spec.dst_physical = physical
             spec.entry = getattr(run.native, "entry")  # noqa: B009 - kernels.NativeRun
         groups.append((info, specs, members, ctas))
     return groups

@@ -107,6 +107,7 @@ struct Run {
     int32_t mm_block_set = 0, mm_transpose = 0, mm_ct = 1, mm_rt = 1, mm_kt = 1;
     uint32_t pack_rows = 1;  // rows of 16 datums per pack_rows (pack_rows_init)
     float* dst = nullptr;  // the physical DST tiles of 32x32 (compute kernels)
+    int32_t dst_capacity = 0;  // tiles allocated at dst (the DST pool's size class)
     uint32_t dst_dirty = 0;  // DST tiles written since they were last cleared
 };
 
