@@ -4,13 +4,22 @@ changed."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import torch
 
+from tests.device.test_host_program import build_add_program
 from tilewright import ttnn
 from tilewright.device.engine import current_run
 from tilewright.device.formats import DataFormat
-from tilewright.device.kernel_api import cb_pop_front, cb_push_back, cb_reserve_back, cb_wait_front
+from tilewright.device.kernel_api import (
+    cb_pop_front,
+    cb_push_back,
+    cb_reserve_back,
+    cb_wait_front,
+    get_arg_val,
+)
 from tilewright.device.launch import LAUNCH_CACHE
 from tilewright.device.program import (
     CircularBufferConfig,
@@ -19,7 +28,6 @@ from tilewright.device.program import (
     ReaderDataMovementConfig,
 )
 from tilewright.errors import DeviceError
-from tests.device.test_host_program import build_add_program
 
 CORES = ttnn.CoreRangeSet([ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(1, 1))])
 
@@ -62,8 +70,6 @@ def args_program(args_of, *, page: int = 2048):
         ctx = current_run().kernel_context()
         n = len(ctx.args)
         words = [int(w) for w in ctx.core.l1_words(ctx.rta_addr, n)] if n else []
-        from tilewright.device.kernel_api import get_arg_val
-
         seen[(ctx.core.logical.x, ctx.core.logical.y)] = ([get_arg_val(i) for i in range(n)], words)
         for _ in range(3):
             cb_reserve_back(0, 1)
@@ -238,7 +244,5 @@ def test_a_dead_program_leaves_no_plan(device):
     pid = id(program)
     assert pid in device.launch_plans
     del program
-    import gc
-
     gc.collect()
     assert pid not in device.launch_plans

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.native.test_bridge import build_add_program
 from tilewright import ttl, ttnn
 from tilewright.device import session
 from tilewright.device.launch import LAUNCH_CACHE
-from tests.native.test_bridge import build_add_program
 
 
 @pytest.fixture(autouse=True)
