@@ -27,6 +27,7 @@ import operator
 import threading
 import weakref
 from collections.abc import Iterator
+from itertools import chain
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -613,7 +614,8 @@ class LaunchPlan:
                     _write_words(ctx)
                 continue
             if n:
-                words[ka.cores, ka.word : ka.word + n] = np.array(rows, dtype=np.uint32)
+                flat = np.fromiter(chain.from_iterable(rows), dtype=np.uint32, count=n * len(rows))
+                words[ka.cores, ka.word : ka.word + n] = flat.reshape(len(rows), n)
             if nc:
                 words[ka.cores, ka.word + n : ka.word + n + nc] = np.asarray(
                     common, dtype=np.uint32

@@ -233,7 +233,7 @@ class DeviceInfo(ctypes.Structure):
 class DeviceShared:
     """The shared state of one device: CB interfaces and watch lists of every core."""
 
-    __slots__ = ("num_cores", "num_cbs", "cbs", "cores", "info")
+    __slots__ = ("num_cores", "num_cbs", "cbs", "cores", "info", "_core_views")
 
     def __init__(self, num_cores: int, num_cbs: int) -> None:
         self.num_cores = num_cores
@@ -247,6 +247,8 @@ class DeviceShared:
         for core in self.cores:
             for entry in core.watch:
                 entry.waiters.head = entry.waiters.tail = NO_RUN
+        # One view per core, made once: iterating the array makes a view per core each time.
+        self._core_views = list(self.cores)
 
     def cb_offset(self, core: int, index: int) -> int:
         """Byte offset of CB ``index`` of core ``core`` in :attr:`cbs`."""
@@ -275,7 +277,7 @@ class DeviceShared:
     def reset(self) -> None:
         """After a launch: no CB configured, no word watched."""
         ctypes.memset(self.cbs, 0, ctypes.sizeof(self.cbs))
-        for core in self.cores:
+        for core in self._core_views:
             if not core.n_watch:  # n_watch counts the active entries (here and in the runtime)
                 continue
             core.n_watch = 0
