@@ -27,9 +27,9 @@ import operator
 import threading
 import weakref
 from collections.abc import Iterator
-from itertools import chain
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
