@@ -246,3 +246,43 @@ def test_a_dead_program_leaves_no_plan(device):
     del program
     gc.collect()
     assert pid not in device.launch_plans
+
+
+def test_a_cb_over_another_l1_buffer_sets_up_again(device):
+    """A globally allocated CB aliases an L1 buffer: pointed at another buffer (or the same
+    buffer object at another address), the launch places the CB over the new one."""
+    seen: list[int] = []
+
+    def kernel():
+        seen.append(current_run().core.cbs[0].fifo_addr)
+
+    def l1_tensor():
+        sharded = ttnn.create_sharded_memory_config(
+            (128, 32), ttnn.CoreGrid(y=2, x=2), ttnn.ShardStrategy.HEIGHT
+        )
+        return ttnn.from_torch(
+            torch.zeros(128, 32),
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=device,
+            memory_config=sharded,
+        )
+
+    first, second = l1_tensor(), l1_tensor()
+    try:
+        program = Program("global_cb")
+        cfg = CircularBufferConfig(1024, {0: DataFormat.Float16_b}).set_page_size(0, 1024)
+        cfg.set_globally_allocated_address(first.buffer)
+        program.create_circular_buffer(CORES, cfg)
+        program.create_kernel(kernel, ttnn.CoreCoord(0, 0), ReaderDataMovementConfig())
+        device.command_queue.enqueue_program(program)
+        device.command_queue.enqueue_program(program)
+        count = Counted()
+        cfg.set_globally_allocated_address(second.buffer)
+        device.command_queue.enqueue_program(program)
+        assert (count.hits, count.misses) == (0, 1)
+        assert seen == [first.buffer.address] * 2 + [second.buffer.address]
+        assert first.buffer.address != second.buffer.address
+    finally:
+        first.deallocate()
+        second.deallocate()
