@@ -135,3 +135,35 @@ def test_ttl_operation_on_64_nodes_warm_calls_with_other_tensors_and_shapes(devi
         del keep
     finally:
         session.OPTIONS.engine = saved
+
+
+def test_a_header_edited_between_launches_rebuilds_and_sets_up_again(device, tmp_path):
+    """A warm launch still checks its kernels' headers: an edit rebuilds the kernel, and
+    the launch sets up with the new object instead of reusing the plan's entry points."""
+    from tilewright.device.program import Program, ReaderDataMovementConfig
+    from tilewright.native.kernels import NativeKernel
+
+    header = tmp_path / "value.hpp"
+    header.write_text("#pragma once\ninline uint32_t value() { return 41; }\n")
+    (tmp_path / "store.cpp").write_text(
+        '#include "value.hpp"\n'
+        "void kernel_main() {\n"
+        "    *reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(0)) = value();\n"
+        "}\n"
+    )
+    addr = device.l1_unreserved_base
+    program = Program("store")
+    k = program.create_kernel(
+        NativeKernel(tmp_path / "store.cpp"), ttnn.CoreCoord(0, 0), ReaderDataMovementConfig()
+    )
+    program.set_runtime_args(k, ttnn.CoreCoord(0, 0), [addr])
+    core = device.core(0, 0)
+    device.command_queue.enqueue_program(program)
+    device.command_queue.enqueue_program(program)
+    assert int(core.l1_words(addr)[0]) == 41
+    # another size too: the stat signature changes even on a coarse-mtime file system
+    header.write_text("#pragma once\ninline uint32_t value() { return 4242; }\n")
+    misses = LAUNCH_CACHE.misses
+    device.command_queue.enqueue_program(program)
+    assert LAUNCH_CACHE.misses == misses + 1
+    assert int(core.l1_words(addr)[0]) == 4242
