@@ -218,6 +218,9 @@ class Device:
         # prefix that names the chip in places ("chip 3 node (0, 0)").
         self.mesh: object | None = None
         self.place_prefix = ""
+        # id(program) -> the launch plan of that program here (device/launch.py: what a
+        # warm launch of the same program reuses instead of setting up every core again).
+        self.launch_plans: dict[int, object] = {}
         # deferred: the one allowed cycle (tests/test_layers.py) -- the queue launches
         # programs on this device's cores, and command_queue imports device for them.
         from tilewright.device.command_queue import CommandQueue
@@ -314,6 +317,7 @@ class Device:
         if self.closed:
             return
         self.closed = True
+        self.launch_plans.clear()
         self.dram.close()
         self.l1.close()
 

@@ -41,7 +41,7 @@ import _thread
 import ctypes
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from greenlet import GreenletExit, greenlet
@@ -81,6 +81,7 @@ __all__ = [
     "Engine",
     "EngineOptions",
     "KernelRun",
+    "LaunchReuse",
     "WaitQueue",
     "SharedQueue",
     "NativeDriver",
@@ -254,7 +255,7 @@ class NativeDriver(Protocol):
     watchdog's livelock); True if it did.
     """
 
-    def attach(self, engine: Engine, runs: list[KernelRun]) -> None: ...
+    def attach(self, engine: Engine, runs: list[KernelRun], cache: dict | None = None) -> None: ...
 
     def resume(self, index: int) -> tuple[int, int]: ...
 
@@ -337,6 +338,18 @@ class KernelRun:
         self.wait_start = 0
         self.wait_desc = ""
 
+    def reset(self) -> None:
+        """Back to the state of a run that never ran (a launch plan starts it again)."""
+        self.greenlet = None
+        self.state = _UNSET_STATE
+        self.engine = None
+        self.waiting_on = self.last_wait = None
+        self.clock = self.wait_start = 0
+        self.index = -1
+        self.done = False
+        self.stats_blocked = self.stats_waits = self.stats_ops = self.stats_polls = 0
+        self.wait_desc = ""
+
     @property
     def label(self) -> str:
         return f"{self.place}, kernel {self.name} ({self.slot})"
@@ -366,6 +379,48 @@ class KernelRun:
         return f"<KernelRun {self.label}>"
 
 
+_UNSET_STATE = RunState()
+"""The run-table entry of a run between launches (``_setup`` gives it its launch's)."""
+
+
+class LaunchReuse:
+    """What the engine and the native driver keep between launches of one launch plan
+    (device/launch.py), so that a warm launch does not set up every run again: the run
+    table and the ready ring as the plan's first launch set them up (restored by one
+    copy each), the runs' table entries, and the driver's own ``cache``.
+
+    The plan owns it and a changed plan gets a new one, so nothing here is checked
+    against the program: only that it is the same run list of the same engine."""
+
+    __slots__ = (
+        "runs",
+        "engine",
+        "states",
+        "ring",
+        "states_init",
+        "ring_init",
+        "views",
+        "python",
+        "natives",
+        "driver",
+    )
+
+    def __init__(self) -> None:
+        self.runs: list[KernelRun] | None = None  # the plan's run list (by identity)
+        self.engine: Engine | None = None
+        self.states: ctypes.Array[RunState] | None = None
+        self.ring: ctypes.Array[ctypes.c_int32] | None = None
+        self.states_init = b""
+        self.ring_init = b""
+        self.views: list[RunState] = []
+        self.python: list[KernelRun] = []
+        self.natives: list[KernelRun] = []
+        self.driver: dict = {}  # the native driver's (tilewright.native.driver)
+
+    def valid_for(self, engine: Engine, runs: list[KernelRun]) -> bool:
+        return self.states is not None and self.runs is runs and self.engine is engine
+
+
 @dataclass(slots=True)
 class RunStats:
     place: str
@@ -379,17 +434,63 @@ class RunStats:
     """The device-time model's view of the run at its end (a copy; device/perf/state.py)."""
 
 
-@dataclass(slots=True)
 class LaunchResult:
-    """What one launch did: per-kernel statistics and (optionally) trace events."""
+    """What one launch did: per-kernel statistics and (optionally) trace events.
 
-    stats: list[RunStats] = field(default_factory=list)
-    makespan: int = 0
-    """Modelled cycles from the first kernel start to the last kernel end."""
-    dispatch_ns: int = 0
-    """Modelled dispatch of the program before its kernels start (device/perf/dispatch.py)."""
-    recorded: bool = False
-    """Already kept for ``--stats`` / ``--perf-report`` (one record per launch)."""
+    ``stats`` is built when first read, from a copy of the launch's run table taken at
+    its end (a warm launch of 192 runs would otherwise spend half a millisecond on
+    records nobody reads unless ``--stats``, a trace or a report asks)."""
+
+    __slots__ = ("_stats", "_pending", "makespan", "dispatch_ns", "recorded")
+
+    def __init__(
+        self,
+        stats: list[RunStats] | None = None,
+        makespan: int = 0,
+        dispatch_ns: int = 0,
+        recorded: bool = False,
+    ) -> None:
+        self._stats: list[RunStats] = stats if stats is not None else []
+        self._pending: Callable[[], list[RunStats]] | None = None
+        self.makespan = makespan
+        """Modelled cycles from the first kernel start to the last kernel end."""
+        self.dispatch_ns = dispatch_ns
+        """Modelled dispatch of the program before its kernels start (device/perf/dispatch.py)."""
+        self.recorded = recorded
+        """Already kept for ``--stats`` / ``--perf-report`` (one record per launch)."""
+
+    @property
+    def stats(self) -> list[RunStats]:
+        """Per-kernel statistics, one per run in launch order."""
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            self._stats = pending()
+        return self._stats
+
+    def __repr__(self) -> str:
+        return (
+            f"LaunchResult(runs={len(self.stats)}, makespan={self.makespan}, "
+            f"dispatch_ns={self.dispatch_ns})"
+        )
+
+
+def _run_stats(
+    runs: list[KernelRun], python: list[tuple[int, int, int, int] | None], table: bytes
+) -> list[RunStats]:
+    """The statistics of a finished launch from the copy of its run table (``table``)
+    and its Python runs' own counters (``python``, None for a native run)."""
+    size = ctypes.sizeof(RunState)
+    out = []
+    for i, (r, own) in enumerate(zip(runs, python)):
+        st = RunState.from_buffer_copy(table, i * size)
+        if own is None:
+            cycles, blocked_cycles, waits, ops = st.clock, st.blocked, st.waits, st.ops
+        else:
+            cycles, blocked_cycles, waits, ops = own
+        perf = PerfRun.from_buffer_copy(st.perf)
+        out.append(RunStats(r.place, r.name, r.slot, cycles, blocked_cycles, waits, ops, perf))
+    return out
 
 
 class Engine:
@@ -517,7 +618,51 @@ class Engine:
 
     # -- called by the host ------------------------------------------------------------------
 
-    def _setup(self, runs: list[KernelRun]) -> None:
+    def _setup_again(self, runs: list[KernelRun], reuse: LaunchReuse) -> None:
+        """``_setup`` of a launch plan's runs set up before: the run table and the ring
+        copied back to how that launch started, fresh greenlets for the Python runs."""
+        states, ring = reuse.states, reuse.ring
+        assert states is not None and ring is not None
+        ctypes.memmove(states, reuse.states_init, len(reuse.states_init))
+        ctypes.memmove(ring, reuse.ring_init, len(reuse.ring_init))
+        n = len(runs)
+        cap = len(ring)
+        hdr = self.header = EngineHeader()
+        hdr.n_runs = n
+        hdr.live = n
+        hdr.poll_limit = self.options.poll_limit
+        hdr.ring_mask = cap - 1
+        hdr.trace = self.tracer is not None
+        hdr.runs = ctypes.addressof(states)
+        hdr.ring = ctypes.addressof(ring)
+        self.states, self.ring, self.runs = states, ring, runs
+        for i, (r, st) in enumerate(zip(runs, reuse.views)):
+            r.index = i
+            r.engine = self
+            r.state = st
+        sched = self._sched
+        for r in reuse.python:
+            r.greenlet = greenlet(_kernel_main, parent=sched)
+        self._head, self._tail, self._mask, self._spins, self._live = 0, n, cap - 1, 0, n
+        natives = reuse.natives
+        if natives:
+            driver: NativeDriver = getattr(natives[0].native, "driver")  # noqa: B009 - a protocol
+            self.driver = driver
+            driver.attach(self, natives, reuse.driver)
+
+    def _keep_setup(self, runs: list[KernelRun], reuse: LaunchReuse) -> None:
+        """Remember the set-up of a plan's first launch for ``_setup_again``."""
+        reuse.runs, reuse.engine = runs, self
+        reuse.states, reuse.ring = self.states, self.ring
+        reuse.states_init = ctypes.string_at(
+            ctypes.addressof(self.states), ctypes.sizeof(self.states)
+        )
+        reuse.ring_init = ctypes.string_at(ctypes.addressof(self.ring), ctypes.sizeof(self.ring))
+        reuse.views = [r.state for r in runs]
+        reuse.python = [r for r in runs if r.native is None]
+        reuse.natives = [r for r in runs if r.native is not None]
+
+    def _setup(self, runs: list[KernelRun], reuse: LaunchReuse | None = None) -> None:
         n = len(runs)
         cap = 1 << max(1, n).bit_length()
         self.states = (RunState * n)()
@@ -549,10 +694,15 @@ class Engine:
         if natives:
             driver: NativeDriver = getattr(natives[0].native, "driver")  # noqa: B009 - a protocol
             self.driver = driver
-            driver.attach(self, natives)
+            driver.attach(self, natives, reuse.driver if reuse is not None else None)
 
-    def run(self, runs: Iterable[KernelRun]) -> LaunchResult:
-        """Run kernels to completion (or raise the first kernel error / a deadlock)."""
+    def run(self, runs: Iterable[KernelRun], reuse: LaunchReuse | None = None) -> LaunchResult:
+        """Run kernels to completion (or raise the first kernel error / a deadlock).
+
+        ``reuse``: a launch plan's record (``LaunchReuse``); with the plan's own run list
+        the runs are set up again from it, else they are set up and it remembers how."""
+        again = reuse is not None and isinstance(runs, list) and reuse.valid_for(self, runs)
+        plan_runs = runs if reuse is not None and isinstance(runs, list) else None
         runs = list(runs)
         self._claim()
         self.launch_count += 1
@@ -568,7 +718,13 @@ class Engine:
                 watch.interrupters.append(self._interrupt_native)
             try:
                 try:
-                    self._setup(runs)
+                    if again:
+                        assert reuse is not None
+                        self._setup_again(runs, reuse)
+                    else:
+                        self._setup(runs, reuse)
+                        if reuse is not None and plan_runs is not None:
+                            self._keep_setup(plan_runs, reuse)
                     self._loop(runs)
                 finally:
                     if watch is not None:
@@ -592,23 +748,20 @@ class Engine:
                 self.driver = None
             self._release()
         result = LaunchResult()
+        python: list[tuple[int, int, int, int] | None] = []
+        makespan = 0
         for r in runs:
-            st = r.state
-            if r.native is None or st is None:
-                cycles, blocked_cycles, waits, ops = (
-                    r.clock,
-                    r.stats_blocked,
-                    r.stats_waits,
-                    r.stats_ops,
-                )
+            if r.native is None:
+                python.append((r.clock, r.stats_blocked, r.stats_waits, r.stats_ops))
             else:
-                cycles, blocked_cycles, waits, ops = st.clock, st.blocked, st.waits, st.ops
-                r.clock = cycles
-            perf = PerfRun.from_buffer_copy(st.perf) if st is not None else None
-            result.stats.append(
-                RunStats(r.place, r.name, r.slot, cycles, blocked_cycles, waits, ops, perf)
-            )
-        result.makespan = max((s.cycles for s in result.stats), default=0)
+                python.append(None)
+                r.clock = r.state.clock
+            if r.clock > makespan:
+                makespan = r.clock
+        states = self.states
+        table = ctypes.string_at(ctypes.addressof(states), ctypes.sizeof(states))
+        result._pending = lambda: _run_stats(runs, python, table)
+        result.makespan = makespan
         if self.tracer is not None:
             self.tracer.end_launch(result.makespan)
         return result

@@ -35,6 +35,7 @@ __all__ = [
     "CoreState",
     "RunState",
     "EngineHeader",
+    "RunSpec",
     "DeviceInfo",
     "DeviceShared",
     "RunKind",
@@ -177,6 +178,32 @@ class EngineHeader(ctypes.Structure):
     ]
 
 
+class RunSpec(ctypes.Structure):
+    """One native kernel run of a launch as the native driver describes it to the runtime
+    (``twrt_runs_new`` creates a launch's runs from an array of these in one call)."""
+
+    _fields_ = [
+        ("index", ctypes.c_int32),  # the run's index in the launch's run table
+        ("core", ctypes.c_int32),
+        ("rta_addr", ctypes.c_uint32),
+        ("n_rta", ctypes.c_uint32),
+        ("crta_addr", ctypes.c_uint32),
+        ("n_crta", ctypes.c_uint32),
+        ("cta", ctypes.c_void_p),  # const uint32_t[n_cta], kept alive by the driver
+        ("n_cta", ctypes.c_uint32),
+        ("noc", ctypes.c_uint32),
+        ("compute", ctypes.c_int32),  # 1: the four compute fields below apply
+        ("fp32_dest_acc", ctypes.c_int32),
+        ("dst_full_sync", ctypes.c_int32),
+        ("approx", ctypes.c_int32),
+        ("fidelity", ctypes.c_int32),
+        ("dst_tiles", ctypes.c_int32),  # DST tiles of one acquire (kernel_api.compute.dst_tiles)
+        ("dst_physical", ctypes.c_int32),  # the descriptor's DST size (allocated)
+        ("pad", ctypes.c_int32),
+        ("entry", ctypes.c_void_p),  # int32_t (*)(const int64_t*, int64_t*)
+    ]
+
+
 class DeviceInfo(ctypes.Structure):
     """What native code needs to reach one device's memory and state."""
 
@@ -206,7 +233,7 @@ class DeviceInfo(ctypes.Structure):
 class DeviceShared:
     """The shared state of one device: CB interfaces and watch lists of every core."""
 
-    __slots__ = ("num_cores", "num_cbs", "cbs", "cores", "info")
+    __slots__ = ("num_cores", "num_cbs", "cbs", "cores", "info", "_core_views")
 
     def __init__(self, num_cores: int, num_cbs: int) -> None:
         self.num_cores = num_cores
@@ -220,6 +247,8 @@ class DeviceShared:
         for core in self.cores:
             for entry in core.watch:
                 entry.waiters.head = entry.waiters.tail = NO_RUN
+        # One view per core, made once: iterating the array makes a view per core each time.
+        self._core_views = list(self.cores)
 
     def cb_offset(self, core: int, index: int) -> int:
         """Byte offset of CB ``index`` of core ``core`` in :attr:`cbs`."""
@@ -248,7 +277,7 @@ class DeviceShared:
     def reset(self) -> None:
         """After a launch: no CB configured, no word watched."""
         ctypes.memset(self.cbs, 0, ctypes.sizeof(self.cbs))
-        for core in self.cores:
+        for core in self._core_views:
             if not core.n_watch:  # n_watch counts the active entries (here and in the runtime)
                 continue
             core.n_watch = 0
@@ -276,6 +305,7 @@ _STRUCTS = (
     PerfRun,
     RunState,
     EngineHeader,
+    RunSpec,
     DeviceInfo,
     NocPerf,
 )

@@ -103,15 +103,28 @@ class BuildResult:
     """The cache directory the object is in (with ``key``: what :func:`is_current` checks)."""
 
 
-def is_current(result: BuildResult) -> bool:
+def is_current(result: BuildResult, seen: dict[str, object] | None = None) -> bool:
     """Whether ``result``'s object is still what a lookup would return: its headers and
-    the object itself are unchanged since this process verified them (``stat`` only)."""
+    the object itself are unchanged since this process verified them (``stat`` only).
+    ``seen``: the ``stat`` signatures already taken by this check's caller (a launch
+    checks the kernels of one program, which share most headers, with one ``stat`` each)."""
     verified = _VERIFIED.get((result.cache, result.key))
-    return verified is not None and verified.path == result.path and _unchanged(verified)
+    return verified is not None and verified.path == result.path and _unchanged(verified, seen)
 
 
-def _unchanged(verified: _Verified) -> bool:
-    return all(_signature(path) == sig for path, sig in verified.files)
+def _unchanged(verified: _Verified, seen: dict[str, object] | None = None) -> bool:
+    if seen is None:
+        return all(_signature(path) == sig for path, sig in verified.files)
+    for path, sig in verified.files:
+        got = seen.get(path, _UNSEEN)
+        if got is _UNSEEN:
+            got = seen[path] = _signature(path)
+        if got != sig:
+            return False
+    return True
+
+
+_UNSEEN = object()
 
 
 def _clean_once(cache: Path) -> None:

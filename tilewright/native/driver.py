@@ -33,7 +33,7 @@ from tilewright.device.api_messages import ERROR_CLASSES, MESSAGES, render_place
 from tilewright.device.engine import NativeDriver
 from tilewright.device.kernel_api.compute import dst_tiles
 from tilewright.device.noc import chips_with_tag
-from tilewright.device.shared import DeviceInfo, WaitKind
+from tilewright.device.shared import DeviceInfo, RunSpec, WaitKind
 from tilewright.errors import (
     KernelError,
     NativeCrashError,
@@ -123,19 +123,45 @@ class Driver(NativeDriver):
         self.runs: dict[int, _Native] = {}  # run index -> runtime run (native and hosted)
         self.engine: Engine | None = None
         self.tables = CallTables()
+        self.handles: ctypes.Array[ctypes.c_void_p] = _NO_HANDLES  # run index -> runtime run
+        self.keep: object = ()  # the run descriptions of the attached launch
 
     # -- the engine protocol -----------------------------------------------------------------
 
-    def attach(self, engine: Engine, runs: list[KernelRun]) -> None:
+    def attach(self, engine: Engine, runs: list[KernelRun], cache: dict | None = None) -> None:
+        """Create the runtime's engine and one runtime run per native run, in one call per
+        device (``twrt_runs_new``).  ``cache``: kept between launches of one launch plan
+        (device/launch.py), so a warm launch reuses the run descriptions."""
         self.engine = engine
         self.cengine = self.rt.engine_new(ctypes.byref(engine.header))
         # Ctrl-C stops native code only where Python would raise KeyboardInterrupt.
         default = signal.getsignal(signal.SIGINT) is signal.default_int_handler
         main = threading.main_thread().ident or 0
         self.rt.sigint_arm(int(default), main)
-        for run in runs:
-            entry = getattr(run.native, "entry")  # noqa: B009 - kernels.NativeRun
-            self.runs[run.index] = self._new_run(run, entry, native=True)
+        if not runs:
+            return
+        groups = cache.get("groups") if cache is not None else None
+        if groups is None or cache is None or cache.get("n") != len(runs):
+            groups = _run_specs(runs)
+            if cache is not None:
+                cache["groups"], cache["n"] = groups, len(runs)
+        handles = (ctypes.c_void_p * len(engine.runs))()
+        self.handles = handles
+        self.keep = groups
+        for info, specs, members, _ in groups:
+            rc = self.rt.runs_new(self.cengine, ctypes.byref(info), specs, len(members), handles)
+            if rc != 0:
+                raise KernelError(f"{members[-1 - rc].label}: cannot allocate a native stack")
+
+    def _handle(self, index: int) -> int:
+        """The runtime run of run ``index`` (hosted, or made by ``twrt_runs_new``)."""
+        native = self.runs.get(index)
+        if native is not None:
+            return native.handle
+        handle = self.handles[index] if index < len(self.handles) else None
+        if not handle:  # pragma: no cover - every native run of the launch has one
+            raise KernelError(f"run {index} has no native run in this launch")
+        return handle
 
     def _new_run(self, run: KernelRun, entry: int, *, native: bool) -> _Native:
         ctx = run.kernel_context()
@@ -157,11 +183,7 @@ class Driver(NativeDriver):
         )
         cfg = ctx.compute
         if cfg is not None:
-            if device.capacity.dst_physical_tiles > 32:  # Run::dst_dirty has 32 bits
-                raise KernelError(
-                    f"{run.label}: the native runtime holds at most 32 DST tiles; the system "
-                    f"descriptor has {device.capacity.dst_physical_tiles}"
-                )
+            _dst_physical(run, device)
             self.rt.run_compute(
                 handle,
                 int(cfg.fp32_dest_acc_en),
@@ -193,13 +215,13 @@ class Driver(NativeDriver):
         engine = self.engine
         if engine is None:  # pragma: no cover - serve follows attach
             raise KernelError("a native request outside a launch")
-        requests.serve(self.rt, self.runs[index].handle, engine.runs[index], self.tables)
+        requests.serve(self.rt, self._handle(index), engine.runs[index], self.tables)
 
     def error(self, index: int) -> BaseException:
         engine = self.engine
         if engine is None:  # pragma: no cover
             return KernelError("a native kernel failed outside a launch")
-        return run_error(self.rt, self.runs[index].handle, engine.runs[index])
+        return run_error(self.rt, self._handle(index), engine.runs[index])
 
     def describe_wait(self, run: KernelRun) -> tuple[str, SourceLoc | None]:
         return describe_native_wait(run)
@@ -214,12 +236,14 @@ class Driver(NativeDriver):
             self.rt.run_free(native.handle)
         self.runs.clear()
         if self.cengine is not None:
+            self.rt.runs_free(self.cengine)
             self.rt.engine_free(self.cengine)
             self.cengine = None
-        engine = self.engine
+        self.handles = _NO_HANDLES
+        self.keep = ()
+        # The driver stays the engine's (``driver_for``) for its next launches: a launch
+        # plan's native runs name it (device/launch.py).
         self.engine = None
-        if engine is not None and _DRIVERS.get(engine) is self:
-            del _DRIVERS[engine]
 
     # -- hosted runs (native code called by a Python kernel) ------------------------------------
 
@@ -230,6 +254,62 @@ class Driver(NativeDriver):
             native = self.runs[run.index] = self._new_run(run, 0, native=False)
         self.rt.run_observe(native.handle, int(observe))
         return native.handle
+
+
+_NO_HANDLES = (ctypes.c_void_p * 0)()
+
+_RunGroup = tuple  # (DeviceInfo, RunSpec array, the runs, their compile-arg arrays)
+
+
+def _dst_physical(run: KernelRun, device) -> int:
+    """The device's DST size in tiles, which the native runtime can hold (at most 32)."""
+    physical = int(device.capacity.dst_physical_tiles)
+    if physical > 32:  # Run::dst_dirty has 32 bits
+        raise KernelError(
+            f"{run.label}: the native runtime holds at most 32 DST tiles; the system "
+            f"descriptor has {physical}"
+        )
+    return physical
+
+
+def _run_specs(runs: list[KernelRun]) -> list[_RunGroup]:
+    """The runtime's description of each native run, grouped by device (a mesh launch
+    runs every chip's kernels on one engine; each device has its own ``DeviceInfo``)."""
+    by_device: dict[int, list[KernelRun]] = {}
+    for run in runs:
+        by_device.setdefault(id(run.kernel_context().device), []).append(run)
+    groups = []
+    for members in by_device.values():
+        info = device_info(members[0].kernel_context().device)
+        specs = (RunSpec * len(members))()
+        ctas = []
+        for spec, run in zip(specs, members):
+            ctx = run.kernel_context()
+            compile_args = ctx.compile_args
+            cta = (ctypes.c_uint32 * max(1, len(compile_args)))(*compile_args)
+            ctas.append(cta)
+            spec.index = run.index
+            spec.core = run.core.index
+            spec.rta_addr = ctx.rta_addr
+            spec.n_rta = len(ctx.args)
+            spec.crta_addr = ctx.crta_addr
+            spec.n_crta = len(ctx.common_args)
+            spec.cta = ctypes.addressof(cta)
+            spec.n_cta = len(compile_args)
+            spec.noc = int(ctx.noc)
+            cfg = ctx.compute
+            if cfg is not None:
+                physical = _dst_physical(run, ctx.device)
+                spec.compute = 1
+                spec.fp32_dest_acc = int(cfg.fp32_dest_acc_en)
+                spec.dst_full_sync = int(cfg.dst_full_sync_en)
+                spec.approx = int(cfg.math_approx_mode)
+                spec.fidelity = int(cfg.math_fidelity)
+                spec.dst_tiles = dst_tiles(physical, cfg)  # the one DST rule
+                spec.dst_physical = physical
+            spec.entry = getattr(run.native, "entry")  # noqa: B009 - kernels.NativeRun
+        groups.append((info, specs, members, ctas))
+    return groups
 
 
 _DRIVERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

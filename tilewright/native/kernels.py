@@ -135,6 +135,7 @@ class NativeKernel:
         default = Path(self.path).stem if self.path else "kernel"
         self.__name__ = name or default
         self._libs: dict[BuildConfig, tuple[bridge.NativeLibrary, BuildResult]] = {}
+        self._configs: dict[tuple, BuildConfig] = {}
 
     def __call__(self) -> None:
         raise KernelError(
@@ -142,8 +143,19 @@ class NativeKernel:
         )
 
     def config_of(self, kernel_spec) -> BuildConfig:
+        """The build configuration of a kernel spec (memoised: every launch asks)."""
         cfg = kernel_spec.config
         kind = kernel_spec.kind
+        try:
+            memo = self._configs.get((kind, cfg))
+        except TypeError:  # an unhashable config (a list of compile args): not memoised
+            return self._config_of(cfg, kind)
+        if memo is None:
+            memo = self._configs[(kind, cfg)] = self._config_of(cfg, kind)
+        return memo
+
+    @staticmethod
+    def _config_of(cfg, kind: str) -> BuildConfig:
         compute = (4, 0, 0)
         if kind == "compute":
             compute = (
@@ -160,11 +172,12 @@ class NativeKernel:
             compute,
         )
 
-    def library(self, config: BuildConfig) -> bridge.NativeLibrary:
+    def library(self, config: BuildConfig, seen: dict | None = None) -> bridge.NativeLibrary:
         """The loaded object of this kernel for ``config`` (built or found in the cache;
-        rebuilt when a header it read changed since, see ``build.is_current``)."""
+        rebuilt when a header it read changed since, see ``build.is_current``; ``seen``:
+        the file signatures this launch already took)."""
         kept = self._libs.get(config)
-        if kept is not None and is_current(kept[1]):
+        if kept is not None and is_current(kept[1], seen):
             return kept[0]
         source = kernel_source(
             self.path,
@@ -192,11 +205,18 @@ class NativeKernel:
         for spec in kernel_specs:
             entry: NativeKernel = spec.entry
             jobs[spec.handle] = (entry, entry.config_of(spec))
-        todo = {
-            (id(e), c): (e, c)
-            for e, c in jobs.values()
-            if c not in e._libs or not is_current(e._libs[c][1])
-        }
+        seen: dict = {}  # one stat per file for the whole program (most headers are shared)
+        current: dict[tuple[int, BuildConfig], int] = {}  # (entry, config) -> its entry point
+        todo = {}
+        for e, c in jobs.values():
+            key = (id(e), c)
+            if key in current or key in todo:
+                continue
+            kept = e._libs.get(c)
+            if kept is not None and is_current(kept[1], seen):
+                current[key] = kept[0].entry
+            else:
+                todo[key] = (e, c)
         if len(todo) > 1:
             with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
                 try:
@@ -208,8 +228,10 @@ class NativeKernel:
                     # without the worker's frames: their innermost non-Tilewright one is
                     # concurrent/futures/thread.py, which diagnostics took for the user's line
                     raise exc.with_traceback(None) from None
+        for key, (e, c) in todo.items():
+            current[key] = e.library(c).entry  # built above (in parallel) or now
         driver = driver_for(device.engine)
-        return {h: NativeRun(driver, e.library(c).entry) for h, (e, c) in jobs.items()}
+        return {h: NativeRun(driver, current[(id(e), c)]) for h, (e, c) in jobs.items()}
 
     def __repr__(self) -> str:
         return f"<NativeKernel {self.path or self.__name__}>"

@@ -28,7 +28,7 @@ from tilewright.device.device import NUM_SEMAPHORES
 from tilewright.device.ops import special
 from tilewright.device.ops.tile_ops import SFPU_OPS as _SFPU_TABLE
 from tilewright.device.perf import costs
-from tilewright.device.shared import DeviceInfo, EngineHeader, c_header
+from tilewright.device.shared import DeviceInfo, EngineHeader, RunSpec, c_header
 from tilewright.errors import NativeBuildError
 from tilewright.native import headers, toolchain
 from tilewright.native.cachefs import file_hash, make_dir, remove_stale_builds, unusable_cache
@@ -149,6 +149,11 @@ class Runtime:
             "twrt_run_observe": (None, [vp, i32]),
             "twrt_run_start": (i32, [vp, vp, vp, vp]),
             "twrt_run_free": (None, [vp]),
+            "twrt_runs_new": (
+                i32,
+                [vp, ctypes.POINTER(DeviceInfo), ctypes.POINTER(RunSpec), i32, vp],
+            ),
+            "twrt_runs_free": (None, [vp]),
             "twrt_resume": (i64, [vp, i32]),
             "twrt_call": (i32, [vp]),
             "twrt_run_request": (

@@ -144,6 +144,49 @@ TW_EXPORT void twrt_fail(int32_t cls, const char* message, tw::Loc loc) {
 
 // -- Python-facing -----------------------------------------------------------------------------
 
+namespace {
+
+// DST buffers (the physical DST tiles of 32x32 floats) are recycled like fiber stacks: a
+// launch of a 64-core program would otherwise allocate and zero 4 MiB or more.  A buffer
+// goes back with the tiles its run wrote cleared -- the tiles outside dst_dirty are zero,
+// which clear_dst (compute.cpp) relies on too -- so it comes out of the pool as zero as a
+// new one.  Buffers are pooled with their size (a descriptor's DST size: 16..32 tiles).
+constexpr size_t kDstTileFloats = 32 * 32;
+struct PooledDst {
+    float* dst;
+    int32_t tiles;
+};
+PooledDst g_free_dst[256];
+int g_n_free_dst = 0;
+
+float* dst_alloc(int32_t tiles) {
+    {
+        NativeSection section(nullptr);  // the pool is process-wide
+        for (int i = g_n_free_dst - 1; i >= 0; --i) {
+            if (g_free_dst[i].tiles != tiles) continue;
+            float* dst = g_free_dst[i].dst;
+            g_free_dst[i] = g_free_dst[--g_n_free_dst];
+            return dst;
+        }
+    }
+    return new float[size_t(tiles) * kDstTileFloats]();
+}
+
+void dst_free(float* dst, int32_t tiles, uint32_t dirty) {
+    if (dst == nullptr) return;
+    for (uint32_t m = dirty; m; m &= m - 1) std::memset(dst + __builtin_ctz(m) * kDstTileFloats, 0, kDstTileFloats * 4);
+    {
+        NativeSection section(nullptr);
+        if (g_n_free_dst < 256) {
+            g_free_dst[g_n_free_dst++] = PooledDst{dst, tiles};
+            return;
+        }
+    }
+    delete[] dst;
+}
+
+}  // namespace
+
 TW_EXPORT Engine* twrt_engine_new(tw_EngineHeader* hdr) {
     {
         NativeSection section(hdr);
@@ -199,7 +242,10 @@ TW_EXPORT void twrt_run_compute(Run* r, int32_t fp32_dest_acc, int32_t dst_full_
     r->fidelity = fidelity;
     r->dst_tiles = dst_tiles;
     // At least 16 tiles (the runtime's floor); the driver refuses more than 32 (dst_dirty's bits).
-    if (r->dst == nullptr) r->dst = new float[size_t(dst_physical > 16 ? dst_physical : 16) * 1024]();
+    if (r->dst == nullptr) {
+        r->dst_capacity = dst_physical > 16 ? dst_physical : 16;
+        r->dst = dst_alloc(r->dst_capacity);
+    }
 }
 
 TW_EXPORT void twrt_run_observe(Run* r, int32_t on) { r->observed = on; }
@@ -222,6 +268,26 @@ TW_EXPORT int32_t twrt_run_start(Run* r, int32_t (*entry)(const int64_t*, int64_
     return 0;
 }
 
+/** Create a launch's native runs from `n` descriptions in one call (what run_new, run_args,
+ *  run_compute and run_start do for one run); `handles[spec.index]` gets each run.  Returns
+ *  0, or -1 - i when run i's fiber stack cannot be allocated (the runs made so far stay in
+ *  the engine: twrt_runs_free frees them). */
+TW_EXPORT int32_t twrt_runs_new(Engine* e, tw_DeviceInfo* dev, const tw_RunSpec* specs, int32_t n,
+                                void** handles) {
+    for (int32_t i = 0; i < n; ++i) {
+        const tw_RunSpec& s = specs[i];
+        Run* r = twrt_run_new(e, s.index, dev, s.core, 1);
+        handles[s.index] = r;
+        twrt_run_args(r, s.rta_addr, s.n_rta, s.crta_addr, s.n_crta, static_cast<const uint32_t*>(s.cta), s.n_cta,
+                      s.noc);
+        if (s.compute)
+            twrt_run_compute(r, s.fp32_dest_acc, s.dst_full_sync, s.approx, s.fidelity, s.dst_tiles, s.dst_physical);
+        auto entry = reinterpret_cast<int32_t (*)(const int64_t*, int64_t*)>(s.entry);
+        if (twrt_run_start(r, entry, r->own_argv, &r->own_result) != 0) return -1 - i;
+    }
+    return 0;
+}
+
 TW_EXPORT void twrt_run_free(Run* r) {
     if (r == nullptr) return;
     if (r->eng != nullptr && r->index >= 0 && r->eng->native[r->index] == r) r->eng->native[r->index] = nullptr;
@@ -229,8 +295,15 @@ TW_EXPORT void twrt_run_free(Run* r) {
         NativeSection section(nullptr);  // the stack pool is process-wide
         fiber_free(r);
     }
-    delete[] r->dst;
+    dst_free(r->dst, r->dst_capacity, r->dst_dirty);
     delete r;
+}
+
+/** Free every native run of engine `e` that twrt_run_free did not (twrt_runs_new's). */
+TW_EXPORT void twrt_runs_free(Engine* e) {
+    for (int32_t i = 0; i < e->n; ++i) {
+        if (e->native[i] != nullptr) twrt_run_free(e->native[i]);
+    }
 }
 
 /** Run native run `index`, then every native run at the head of the ring. */

@@ -75,6 +75,8 @@ struct Run {
     int32_t (*entry)(const int64_t*, int64_t*) = nullptr;
     const int64_t* argv = nullptr;
     int64_t* result = nullptr;
+    int64_t own_argv[1] = {};  // argv / result of a run twrt_runs_new made
+    int64_t own_result = 0;
     int32_t entry_rc = 0;
     Fiber fiber;
     int32_t status = ST_RUNNING;
@@ -105,6 +107,7 @@ struct Run {
     int32_t mm_block_set = 0, mm_transpose = 0, mm_ct = 1, mm_rt = 1, mm_kt = 1;
     uint32_t pack_rows = 1;  // rows of 16 datums per pack_rows (pack_rows_init)
     float* dst = nullptr;  // the physical DST tiles of 32x32 (compute kernels)
+    int32_t dst_capacity = 0;  // tiles allocated at dst (the DST pool's size class)
     uint32_t dst_dirty = 0;  // DST tiles written since they were last cleared
 };
 
