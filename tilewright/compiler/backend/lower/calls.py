@@ -41,6 +41,7 @@ from tilewright.compiler.backend.lower.values import (
     py_const,
 )
 from tilewright.kir.ir import BinOp, Const, Expr, Intrinsic, Ty
+from tilewright.lang import misc
 from tilewright.lang.declare import grid_extent
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.misc import static_range
@@ -101,12 +102,13 @@ _PY_BUILTINS = (
 
 
 class _Signpost:
-    """What ``ttl.signpost(name)`` gives in compiled code: a ``with`` item without effect."""
+    """What ``ttl.signpost(name)`` gives in compiled code: a ``with`` item whose only effect
+    is its trace span (``signpost <name>``, as ``lang.misc.signpost``)."""
 
     ttl_signpost = True
 
-
-SIGNPOST = _Signpost()
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 # -- classification of captured objects ----------------------------------------------------------
@@ -480,7 +482,11 @@ def _dims_arg(lw, node: ast.Call) -> int:
 
 
 def signpost(lw, node: ast.Call) -> Value:
-    return Static(SIGNPOST)
+    args = [static_value(lw, a) for a in node.args]
+    if node.keywords or len(args) != 1 or not isinstance(args[0], str):
+        raise lw.fail("ttl.signpost takes one literal name", node)
+    misc.signpost(args[0])  # the interpreter's check of the name (a KernelError: not compilable)
+    return Static(_Signpost(args[0]))
 
 
 def not_compilable(what: str) -> Callable:
