@@ -24,6 +24,7 @@ Python code runs on a fiber stack.  Handlers:
 from __future__ import annotations
 
 import ctypes
+import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -39,7 +40,7 @@ from tilewright.native.accessors import CallTables, describe
 if TYPE_CHECKING:
     from tilewright.device.engine import KernelRun
 
-__all__ = ["serve", "HANDLERS", "describe_native_wait"]
+__all__ = ["serve", "HANDLERS", "describe_native_wait", "span_args"]
 
 _KINDS = ("reserve", "push", "wait", "pop")
 
@@ -156,6 +157,14 @@ def _trace_wait(run, args, _tables: CallTables) -> int:
     return 0
 
 
+def span_args(key: str, text: str) -> dict | None:
+    """A compiled span's arguments: ``{key: text}``; none for key ""; key ``*``: the text
+    is the JSON object of the arguments (several, or numbers)."""
+    if key == "*":
+        return json.loads(text)
+    return {key: text} if key else None
+
+
 def _trace_span(run, args, _tables: CallTables) -> int:
     """(name, start clock, argument key, argument text): a span from start to now."""
     tracer = run.engine.tracer
@@ -163,7 +172,7 @@ def _trace_span(run, args, _tables: CallTables) -> int:
         name = ctypes.string_at(int(args[0])).decode("utf-8", "replace")
         key = ctypes.string_at(int(args[2])).decode("utf-8", "replace")
         text = ctypes.string_at(int(args[3])).decode("utf-8", "replace")
-        tracer.span(run, name, int(args[1]), _clock(run), {key: text} if key else None)
+        tracer.span(run, name, int(args[1]), _clock(run), span_args(key, text))
     return 0
 
 

@@ -3,7 +3,8 @@
 ``trace.clock var`` keeps the kernel's modelled clock (``twrt_trace_clock()``);
 ``trace.span name, start, key, format, values`` records a span ``name`` from ``start`` to
 the clock now, with argument ``key`` the ``snprintf`` of ``format`` (``long long`` values,
-as ``failf``; ``key`` "": no argument).  They give the compiled kernel the events the
+as ``failf``; ``key`` "": no argument; ``*``: the text is the JSON object of the
+arguments, ``native.requests.span_args``).  They give the compiled kernel the events the
 interpreter records (a ``copy`` from issue to its wait, a ``signpost`` zone): the same
 names, arguments and modelled times.  Untraced, a span is one flag check in the runtime.
 """
@@ -16,6 +17,7 @@ from tilewright.device.engine import current_run
 from tilewright.kir.ir import Op, Var, seq
 from tilewright.kir.opdef import OpDef, OpFn, Runner, Writer, operands
 from tilewright.kir.ops.control import c_string, printf_text
+from tilewright.native.requests import span_args
 
 __all__ = ["ROWS"]
 
@@ -41,7 +43,7 @@ def _run_span(op: Op, rt: Runner) -> OpFn:
         run = current_run()
         tracer = run.engine.tracer if run.engine is not None else None
         if tracer is not None:
-            args = {key: text_of(env)} if key else None
+            args = span_args(key, text_of(env))
             tracer.span(run, name, int(env.values[start.name]), run.clock, args)
 
     return span
