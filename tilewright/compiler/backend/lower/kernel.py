@@ -650,7 +650,7 @@ class Lowering:
                 self.signposts += 1
                 start = self.local(f"tw_signpost{self.signposts}", Ty.U64)
                 self.emit("trace.clock", start)
-                entered.append((f"signpost {ctx.obj.name}", start))
+                entered.append((f"signpost {getattr(ctx.obj, 'name', '')}", start))
                 continue
             if not isinstance(ctx, BlockRef):
                 raise self.fail(
@@ -663,11 +663,11 @@ class Lowering:
             entered.append(ctx)
         self.statements(stmt.body)
         self.loc = SourceLoc(self.file, stmt.lineno)
-        for item in reversed(entered):
-            if isinstance(item, BlockRef):
-                self.hooks.exit_block(self, item)
+        for entry in reversed(entered):
+            if isinstance(entry, BlockRef):
+                self.hooks.exit_block(self, entry)
             else:
-                self.emit("trace.span", item[0], item[1], "", "", ())
+                self.emit("trace.span", entry[0], entry[1], "", "", ())
 
     # -- expressions -----------------------------------------------------------------------------
 
