@@ -1,9 +1,11 @@
 """`--trace` / `--stats` on both engines: a compiled operation records the interpreter's events.
 
 Each program runs once interpreted (``--engine python``) and once compiled (``--engine
-native``); the Chrome traces must be equal event for event (names, tracks, modelled
-timestamps, arguments) and the ``--stats`` tables line for line.  ``--engine auto`` with
-``--trace`` compiles (it no longer falls back to the interpreter).
+native``).  A data-movement program gives equal traces event for event (names, tracks,
+modelled timestamps, arguments) and equal ``--stats`` tables; the examples give, per
+kernel, the same copies and pipe deliveries with the same arguments (their compute and
+pipe timing differs between the engines: docs/running.md, "Traces").  ``--engine auto``
+with ``--trace`` compiles (it no longer falls back to the interpreter).
 """
 
 from __future__ import annotations

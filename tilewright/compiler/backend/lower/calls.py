@@ -40,6 +40,7 @@ from tilewright.compiler.backend.lower.values import (
     is_scalar_py,
     py_const,
 )
+from tilewright.errors import TilewrightError
 from tilewright.kir.ir import BinOp, Const, Expr, Intrinsic, Ty
 from tilewright.lang import misc
 from tilewright.lang.declare import grid_extent
@@ -485,7 +486,10 @@ def signpost(lw, node: ast.Call) -> Value:
     args = [static_value(lw, a) for a in node.args]
     if node.keywords or len(args) != 1 or not isinstance(args[0], str):
         raise lw.fail("ttl.signpost takes one literal name", node)
-    misc.signpost(args[0])  # the interpreter's check of the name (a KernelError: not compilable)
+    try:
+        misc.signpost(args[0])  # the interpreter's check of the name
+    except TilewrightError as exc:
+        raise lw.fail(exc.message, node) from None
     return Static(_Signpost(args[0]))
 
 
