@@ -525,8 +525,11 @@ class Engine:
     def make_ready(self, index: int, now: int) -> None:
         """Wake run ``index`` at time ``now`` (the waker's clock): to the back of the ring."""
         run = self.runs[index]
-        if self.tracer is not None and now > run.wait_start:
-            self.tracer.span(run, "wait", run.wait_start, now, {"on": run.wait_desc})
+        if self.tracer is not None:
+            # A native run's wait started in native code (wait_on sets its state's).
+            start = run.wait_start if run.native is None else run.state.wait_start
+            if now > start:
+                self.tracer.span(run, "wait", start, now, {"on": run.wait_desc})
         if run.native is None:
             if run.clock < now:
                 run.stats_blocked += now - run.clock
@@ -588,6 +591,8 @@ class Engine:
             st.phase = RunPhase.BLOCKED
         if self.tracer is not None:
             run.wait_desc = what.describe_wait(detail)
+            if st is not None:  # native code that wakes this run records the wait
+                st.wait_start = run.clock
         if queue is not None:
             queue.add(run)
         self._spins = 0

@@ -33,7 +33,7 @@ from tilewright.device.api_messages import ERROR_CLASSES, MESSAGES, render_place
 from tilewright.device.engine import NativeDriver
 from tilewright.device.kernel_api.compute import dst_tiles
 from tilewright.device.noc import chips_with_tag
-from tilewright.device.shared import DeviceInfo, RunSpec, WaitKind
+from tilewright.device.shared import DeviceInfo, RunSpec
 from tilewright.errors import (
     KernelError,
     NativeCrashError,
@@ -43,6 +43,7 @@ from tilewright.errors import (
 from tilewright.native import faults, requests
 from tilewright.native.accessors import CallTables
 from tilewright.native.crash_slot import CRASH, NATIVE_KERNELS
+from tilewright.native.requests import describe_native_wait
 from tilewright.native.runtime import Runtime, library
 
 if TYPE_CHECKING:
@@ -393,38 +394,6 @@ def run_error(rt: Runtime, handle: int, run: KernelRun, title: str | None = None
     if msg is not None:  # a kernel-API diagnostic: its rule and hint, as Python raises it
         return error(text, loc=loc, rule=msg.rule, hint=msg.hint)
     return error(text, loc=loc)
-
-
-_WAIT_VERBS = {WaitKind.CB_RESERVE: "reserve", WaitKind.CB_WAIT: "wait"}
-
-
-def describe_native_wait(run: KernelRun) -> tuple[str, SourceLoc | None]:
-    """What a blocked native run waits for, and the C++ line that waits."""
-    st = run.state
-    kind = st.wait_kind
-    loc = None
-    if st.src_file:
-        loc = SourceLoc(ctypes.string_at(st.src_file).decode("utf-8", "replace"), st.src_line)
-    # A language layer may describe its kernel's waits in its own words (TT-Lang: DFBs).
-    describe = getattr(run.fn, "describe_wait", None)
-    if describe is not None:
-        text = describe(run, int(kind), int(st.wait_obj), int(st.wait_a), loc)
-        if text is not None:
-            return text, loc
-    if kind in _WAIT_VERBS:
-        cb = run.core.cbs[st.wait_obj]
-        if cb is None:
-            return f"circular buffer {st.wait_obj} (not configured)", loc
-        return cb.describe_wait((_WAIT_VERBS[kind], st.wait_a)), loc
-    if kind in (WaitKind.SEM_EQ, WaitKind.SEM_GE):
-        current = int(run.core.l1_words(st.wait_obj)[0])
-        rel = "==" if kind == WaitKind.SEM_EQ else ">="
-        return (
-            f"noc_semaphore_wait at L1 {st.wait_obj:#x}: waits for value {rel} {st.wait_a}, "
-            f"value is {current}",
-            loc,
-        )
-    return "waiting", loc
 
 
 class NativeWait:

@@ -13,23 +13,34 @@ Python code runs on a fiber stack.  Handlers:
 * ``pack_int_error`` -- the FormatError of a value an integer format cannot hold;
 * ``sfpu_round`` -- numpy's round on a DST tile (its corner cases are numpy's);
 * ``zone`` -- a device-profiler marker (``tools/profiler/kernel_profiler.hpp``): a zone's
-  start clock, then its span on the trace, or an instant event.
+  start clock, then its span on the trace, or an instant event;
+* ``trace_block`` / ``trace_wait`` / ``trace_span`` -- ``tilewright run --trace`` only (the
+  runtime asks only while the engine header's ``trace`` flag is set): a native run blocks
+  (its wait described now, as the interpreter's ``Engine.block`` does), a woken run's
+  ``wait`` span (recorded by the waker, as ``Engine.make_ready`` does), and a span of
+  compiled code (``copy``, ``signpost``: the KIR ``trace.span`` op).
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tilewright.device.formats.dataformat import as_data_format
 from tilewright.device.formats.plain import to_integer
-from tilewright.errors import KernelError
+from tilewright.device.shared import WaitKind
+from tilewright.errors import KernelError, SourceLoc
 from tilewright.native.accessors import CallTables, describe
 
-__all__ = ["serve", "HANDLERS"]
+if TYPE_CHECKING:
+    from tilewright.device.engine import KernelRun
+
+__all__ = ["serve", "HANDLERS", "describe_native_wait", "span_args"]
 
 _KINDS = ("reserve", "push", "wait", "pop")
 
@@ -107,11 +118,16 @@ def _sfpu_round(run, args, _tables: CallTables) -> int:
 _ZONE_BEGIN, _ZONE_END, _ZONE_DATA, _ZONE_EVENT = range(4)
 
 
+def _clock(run) -> int:
+    """The run's clock now: a native run's lives in its shared state while it runs."""
+    return int(run.state.clock) if run.native is not None else int(run.clock)
+
+
 def _zone(run, args, _tables: CallTables) -> int:
     """``DeviceZoneScopedN`` and friends: (phase, name pointer, start clock or value)."""
     phase = int(args[0])
     if phase == _ZONE_BEGIN:
-        return int(run.clock)
+        return _clock(run)
     tracer = run.engine.tracer
     if tracer is None:
         return 0
@@ -120,10 +136,76 @@ def _zone(run, args, _tables: CallTables) -> int:
         return 0
     name = ctypes.string_at(int(args[1])).decode("utf-8", "replace")
     if phase == _ZONE_END:
-        tracer.span(run, f"zone {name}", int(args[2]), run.clock)
+        tracer.span(run, f"zone {name}", int(args[2]), _clock(run))
     else:
         tracer.instant(run, f"zone {name}", {"data": int(args[2])})
     return 0
+
+
+def _trace_block(run, _args, _tables: CallTables) -> int:
+    if run.engine.tracer is not None:
+        run.wait_desc = describe_native_wait(run)[0]
+    return 0
+
+
+def _trace_wait(run, args, _tables: CallTables) -> int:
+    """(woken run index, its wait's start, the waker's clock)."""
+    tracer = run.engine.tracer
+    if tracer is not None:
+        woken = run.engine.runs[int(args[0])]
+        tracer.span(woken, "wait", int(args[1]), int(args[2]), {"on": woken.wait_desc})
+    return 0
+
+
+def span_args(key: str, text: str) -> dict | None:
+    """A compiled span's arguments: ``{key: text}``; none for key ""; key ``*``: the text
+    is the JSON object of the arguments (several, or numbers)."""
+    if key == "*":
+        return json.loads(text)
+    return {key: text} if key else None
+
+
+def _trace_span(run, args, _tables: CallTables) -> int:
+    """(name, start clock, argument key, argument text): a span from start to now."""
+    tracer = run.engine.tracer
+    if tracer is not None:
+        name = ctypes.string_at(int(args[0])).decode("utf-8", "replace")
+        key = ctypes.string_at(int(args[2])).decode("utf-8", "replace")
+        text = ctypes.string_at(int(args[3])).decode("utf-8", "replace")
+        tracer.span(run, name, int(args[1]), _clock(run), span_args(key, text))
+    return 0
+
+
+_WAIT_VERBS = {WaitKind.CB_RESERVE: "reserve", WaitKind.CB_WAIT: "wait"}
+
+
+def describe_native_wait(run: KernelRun) -> tuple[str, SourceLoc | None]:
+    """What a blocked native run waits for, and the C++ line that waits."""
+    st = run.state
+    kind = st.wait_kind
+    loc = None
+    if st.src_file:
+        loc = SourceLoc(ctypes.string_at(st.src_file).decode("utf-8", "replace"), st.src_line)
+    # A language layer may describe its kernel's waits in its own words (TT-Lang: DFBs).
+    describe = getattr(run.fn, "describe_wait", None)
+    if describe is not None:
+        text = describe(run, int(kind), int(st.wait_obj), int(st.wait_a), loc)
+        if text is not None:
+            return text, loc
+    if kind in _WAIT_VERBS:
+        cb = run.core.cbs[st.wait_obj]
+        if cb is None:
+            return f"circular buffer {st.wait_obj} (not configured)", loc
+        return cb.describe_wait((_WAIT_VERBS[kind], st.wait_a)), loc
+    if kind in (WaitKind.SEM_EQ, WaitKind.SEM_GE):
+        current = int(run.core.l1_words(st.wait_obj)[0])
+        rel = "==" if kind == WaitKind.SEM_EQ else ">="
+        return (
+            f"noc_semaphore_wait at L1 {st.wait_obj:#x}: waits for value {rel} {st.wait_a}, "
+            f"value is {current}",
+            loc,
+        )
+    return "waiting", loc
 
 
 HANDLERS: dict[bytes, Callable] = {
@@ -134,6 +216,9 @@ HANDLERS: dict[bytes, Callable] = {
     b"pack_int_error": _pack_int_error,
     b"sfpu_round": _sfpu_round,
     b"zone": _zone,
+    b"trace_block": _trace_block,
+    b"trace_wait": _trace_wait,
+    b"trace_span": _trace_span,
 }
 
 

@@ -67,8 +67,6 @@ def engine_of(
                 )
             return EngineChoice(value, True)
     engine = getattr(session.OPTIONS, "engine", "auto")
-    if engine == "auto" and session.OPTIONS.trace:
-        engine = "python"  # a trace shows the interpreter's events (copies, waits, zones)
     return EngineChoice(engine, False)
 
 

@@ -8,7 +8,8 @@
 * :mod:`.compute` -- the DST handshake, unpack / math / SFPU, pack, and the tile-op name
   tables (``SFPU``, ``BINARY``, ``SFPU_BINARY``) their rows read;
 * :mod:`.calls` -- calls of external C++ (``extern.call``) and of the kernel's static inline
-  functions (``raw.call``).
+  functions (``raw.call``);
+* :mod:`.trace` -- trace events of compiled code (``trace.clock``, ``trace.span``).
 
 Each module's ``ROWS`` lists its :class:`~tilewright.kir.opdef.OpDef` rows;
 :data:`tilewright.kir.optable.OPS` is all of them.

@@ -237,8 +237,19 @@ def _run_fail(op: Op, rt: Runner) -> OpFn:
 
 def _run_failf(op: Op, rt: Runner) -> OpFn:
     """``snprintf`` of the format into 512 bytes, each value a ``long long``."""
-    cls, fmt, loc = _error_class(op), str(op.args[1]), op.loc
-    values = [coerce(*compile_expr(v, op), "i64") for v in seq(op.args[2])]
+    cls, loc = _error_class(op), op.loc
+    text_of = printf_text(op, str(op.args[1]), op.args[2])
+
+    def failf(env: Any) -> None:
+        raise cls(_names(text_of(env)), loc=loc)
+
+    return failf
+
+
+def printf_text(op: Op, fmt: str, value_exprs: object) -> Callable[[Any], str]:
+    """The C++ ``snprintf`` of ``fmt`` into 512 bytes with each value a ``long long``
+    (``failf``, ``trace.span``): a function of the interpreter's environment."""
+    values = [coerce(*compile_expr(v, op), "i64") for v in seq(value_exprs)]
     convs: list[Callable[[Any], Any]] = []
 
     def spec(m: re.Match) -> str:
@@ -263,11 +274,11 @@ def _run_failf(op: Op, rt: Runner) -> OpFn:
             op,
         )
 
-    def failf(env: Any) -> None:
-        text = pyfmt % tuple(c(v(env)) for c, v in zip(convs, values))
-        raise cls(_names(text.encode()[:511].decode("utf-8", "replace")), loc=loc)
+    def text(env: Any) -> str:
+        out = pyfmt % tuple(c(v(env)) for c, v in zip(convs, values))
+        return out.encode()[:511].decode("utf-8", "replace")
 
-    return failf
+    return text
 
 
 def c_string(text: str) -> str:

@@ -15,6 +15,12 @@ namespace twrt {
 
 void make_ready(Engine* e, int32_t index, uint64_t now) {
     tw_RunState& st = e->runs[index];
+    // --trace: the woken run's wait as a span, recorded where device/engine.py's
+    // make_ready records it (before the clock moves), by the waker's request.
+    if (e->hdr->trace && now > st.wait_start && g_cur != nullptr) {
+        const int64_t args[3] = {index, static_cast<int64_t>(st.wait_start), static_cast<int64_t>(now)};
+        request(g_cur, "trace_wait", 3, args, tw::Loc{g_cur->last_file, g_cur->last_line});
+    }
     if (st.clock < now) {
         st.blocked += now - st.clock;
         st.clock = now;
@@ -37,6 +43,8 @@ void wait_on(Run* r, tw_WaitList* q, int32_t kind, int32_t obj, int64_t a, tw::L
     st->src_line = loc.line;
     st->waits += 1;
     st->wait_start = st->clock;
+    // --trace: Python describes the wait now, as the interpreter does when a kernel blocks.
+    if (e->hdr->trace) request(r, "trace_block", 0, nullptr, loc);
     st->phase = TW_RUNPHASE_BLOCKED;
     st->next = TW_NO_RUN;
     if (q->tail == TW_NO_RUN) {
@@ -140,6 +148,23 @@ TW_EXPORT int64_t twrt_request(const char* name, int32_t argc, const int64_t* ar
 
 TW_EXPORT void twrt_fail(int32_t cls, const char* message, tw::Loc loc) {
     fail(cur(), cls, loc, "%s", message);
+}
+
+// -- tracing (tilewright run --trace): the running kernel's clock, and a span from `start`
+// to now handed to Python's tracer; without --trace a span costs this flag check.
+TW_EXPORT uint64_t twrt_trace_clock() { return cur()->st->clock; }
+
+TW_EXPORT void twrt_trace_span(const char* name, uint64_t start, const char* key, const char* format, ...) {
+    Run* r = cur();
+    if (r->eng == nullptr || !r->eng->hdr->trace) return;
+    char text[512];
+    va_list ap;
+    va_start(ap, format);
+    std::vsnprintf(text, sizeof text, format, ap);
+    va_end(ap);
+    const int64_t args[4] = {reinterpret_cast<int64_t>(name), static_cast<int64_t>(start),
+                             reinterpret_cast<int64_t>(key), reinterpret_cast<int64_t>(text)};
+    request(r, "trace_span", 4, args, tw::Loc{r->last_file, r->last_line});
 }
 
 // -- Python-facing -----------------------------------------------------------------------------

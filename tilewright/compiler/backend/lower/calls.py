@@ -40,7 +40,9 @@ from tilewright.compiler.backend.lower.values import (
     is_scalar_py,
     py_const,
 )
+from tilewright.errors import TilewrightError
 from tilewright.kir.ir import BinOp, Const, Expr, Intrinsic, Ty
+from tilewright.lang import misc
 from tilewright.lang.declare import grid_extent
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.misc import static_range
@@ -101,12 +103,13 @@ _PY_BUILTINS = (
 
 
 class _Signpost:
-    """What ``ttl.signpost(name)`` gives in compiled code: a ``with`` item without effect."""
+    """What ``ttl.signpost(name)`` gives in compiled code: a ``with`` item whose only effect
+    is its trace span (``signpost <name>``, as ``lang.misc.signpost``)."""
 
     ttl_signpost = True
 
-
-SIGNPOST = _Signpost()
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 # -- classification of captured objects ----------------------------------------------------------
@@ -480,7 +483,14 @@ def _dims_arg(lw, node: ast.Call) -> int:
 
 
 def signpost(lw, node: ast.Call) -> Value:
-    return Static(SIGNPOST)
+    args = [static_value(lw, a) for a in node.args]
+    if node.keywords or len(args) != 1 or not isinstance(args[0], str):
+        raise lw.fail("ttl.signpost takes one literal name", node)
+    try:
+        misc.signpost(args[0])  # the interpreter's check of the name
+    except TilewrightError as exc:
+        raise lw.fail(exc.message, node) from None
+    return Static(_Signpost(args[0]))
 
 
 def not_compilable(what: str) -> Callable:

@@ -17,7 +17,12 @@ import math
 
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
-from tilewright.compiler.backend.lower.protocol import apply_state, block_of, wait_handle
+from tilewright.compiler.backend.lower.protocol import (
+    apply_state,
+    block_of,
+    copy_start,
+    wait_handle,
+)
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     HandleRef,
@@ -246,9 +251,10 @@ def _tensor_block(lw, sl: SliceRef, ref: BlockRef, *, read: bool, node: ast.AST)
         return HandleRef(-1)
     held = lw.tracker.held.get(ref.site, held)
     acc = accessor(lw, t)
+    hid = lw.handles + 1
+    lw.emit("trace.clock", copy_start(lw, hid))  # the trace's copy span starts at issue
     _emit_pages(lw, acc, sl, held, read)
-    lw.handles += 1
-    hid = lw.handles
+    lw.handles = hid
     lw.tracker.handles[hid] = Handle(hid, ref.site, "read" if read else "write", slice=sl)
     if ref.site in lw.tracker.held:
         lw.tracker.update(ref.site, pending=(*lw.tracker.held[ref.site].pending, hid))

@@ -151,6 +151,7 @@ class Lowering:
     arg_index: dict[str, int] = field(default_factory=dict)
     sites: int = 0
     handles: int = 0
+    signposts: int = 0  # signpost zones so far (their trace spans' start clocks)
     scope: _Scope | None = None
     loops: list[_Frame] = field(default_factory=list)
     extra: dict = field(default_factory=dict)  # accessors, scratch, scaler, ... (other modules)
@@ -641,10 +642,15 @@ class Lowering:
         self.tracker.kill()  # the statements after a jump never run
 
     def stmt_With(self, stmt: ast.With, rest) -> None:
-        entered: list[tuple[BlockRef, ast.AST]] = []
+        entered: list[BlockRef | tuple[str, Var]] = []
         for item in stmt.items:
             ctx = self.expr(item.context_expr)
             if isinstance(ctx, Static) and getattr(ctx.obj, "ttl_signpost", False):
+                # its trace span: from here to the item's exit (lang.misc.signpost)
+                self.signposts += 1
+                start = self.local(f"tw_signpost{self.signposts}", Ty.U64)
+                self.emit("trace.clock", start)
+                entered.append((f"signpost {getattr(ctx.obj, 'name', '')}", start))
                 continue
             if not isinstance(ctx, BlockRef):
                 raise self.fail(
@@ -654,11 +660,14 @@ class Lowering:
                 )
             if item.optional_vars is not None:
                 self.bind(item.optional_vars, ctx)
-            entered.append((ctx, item.context_expr))
+            entered.append(ctx)
         self.statements(stmt.body)
         self.loc = SourceLoc(self.file, stmt.lineno)
-        for block, _node in reversed(entered):
-            self.hooks.exit_block(self, block)
+        for entry in reversed(entered):
+            if isinstance(entry, BlockRef):
+                self.hooks.exit_block(self, entry)
+            else:
+                self.emit("trace.span", entry[0], entry[1], "", "", ())
 
     # -- expressions -----------------------------------------------------------------------------
 

@@ -24,11 +24,12 @@ bytes are the same, the trace shows more events).
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import dataclass
 
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
-from tilewright.compiler.backend.lower.protocol import apply_state, block_of
+from tilewright.compiler.backend.lower.protocol import apply_state, block_of, copy_start
 from tilewright.compiler.backend.lower.resources import mailbox_cb
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
@@ -47,6 +48,7 @@ from tilewright.lang.blockstate import Op
 from tilewright.lang.pipes import receive_wait_text, send_wait_text
 from tilewright.lang.rules import copy as copy_rules
 from tilewright.lang.rules import sync as sync_rules
+from tilewright.lang.rules.registry import printf_format
 
 __all__ = ["PipeSync", "pipe_copy", "finish_send", "net_method", "pipe_sync", "plan_pipes"]
 
@@ -296,6 +298,8 @@ def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
 def _handle(lw, blk: BlockRef, direction: str, ref: PipeRef) -> Value:
     lw.handles += 1
     hid = lw.handles
+    if direction == "send":  # the trace's pipe-write span starts at the send
+        lw.emit("trace.clock", copy_start(lw, hid))
     lw.tracker.handles[hid] = Handle(hid, blk.site, direction, False, ref)
     if blk.site in lw.tracker.held:
         lw.tracker.update(blk.site, pending=(*lw.tracker.held[blk.site].pending, hid))
@@ -343,6 +347,11 @@ def finish_send(lw, h: Handle) -> None:
             u32(held.dfb.block_bytes),
         )
     lw.emit("noc.write_barrier")
+    # The interpreter's span of the delivery (lang.pipes): one per send, on the sender.
+    kind = "multicast" if pipe.multicast else "pipe write"
+    args = {"pipe": repr(pipe), "bytes": held.dfb.block_bytes, "destinations": len(dests)}
+    fmt = printf_format(json.dumps(args, separators=(",", ":")))
+    lw.emit("trace.span", kind, copy_start(lw, h.hid), "*", fmt, ())
     for x, y in dests:
         core = device.core(x, y)
         lw.emit(

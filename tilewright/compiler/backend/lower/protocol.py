@@ -18,6 +18,7 @@ import ast
 from dataclasses import replace
 
 from tilewright.compiler.backend.lower import compute as C
+from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle, Held, probe
 from tilewright.compiler.backend.lower.exprs import build_node, emit_store
 from tilewright.compiler.backend.lower.values import (
@@ -32,11 +33,12 @@ from tilewright.compiler.backend.lower.values import (
 )
 from tilewright.compiler.backend.lower.violations import holds, violated
 from tilewright.errors import TilewrightError
-from tilewright.kir.ir import Ty, WaitNote
+from tilewright.kir.ir import Ty, Var, WaitNote
 from tilewright.lang import blockstate
 from tilewright.lang.blockstate import BLOCK_STATE, Op, State
 from tilewright.lang.rules import copy as copy_rules
 from tilewright.lang.rules import dfb as rules
+from tilewright.lang.rules.registry import printf_format
 
 __all__ = [
     "acquire",
@@ -150,6 +152,20 @@ def _complete(lw, held: Held) -> bool:
     return ok
 
 
+def copy_start(lw, hid: int) -> Var:
+    """The local holding the clock at which copy ``hid`` was issued (its trace span's start)."""
+    return lw.local(f"tw_copy{hid}", Ty.U64)
+
+
+def _trace_copy(lw, h: Handle, hid: int) -> None:
+    """The interpreter's ``copy`` trace span (``lang.copy``): issue to wait, what it moved."""
+    text, values = slice_text(h.slice)  # type: ignore[arg-type]
+    block = block_of(lw, BlockRef(h.site)).describe() if h.site is not None else "a block"
+    what = copy_rules.transfer_what(h.direction, text, block)
+    wide = tuple(S.to_type(v, Ty.I64) for v in values)
+    lw.emit("trace.span", "copy", copy_start(lw, hid), "what", printf_format(what), wide)
+
+
 def wait_handle(lw, hid: int, node: ast.AST | None = None) -> bool:
     """``handle.wait()``: the NoC barrier, then the block's TX_WAIT transition."""
     h = lw.tracker.handles.get(hid)
@@ -166,11 +182,16 @@ def wait_handle(lw, hid: int, node: ast.AST | None = None) -> bool:
     else:
         lw.hooks.finish_send(lw, h)
     if h.site is None:
+        if h.direction in ("read", "write"):
+            _trace_copy(lw, h, hid)
         return True
     if h.site in lw.tracker.held:
         held = lw.tracker.held[h.site]
         lw.tracker.update(h.site, pending=tuple(p for p in held.pending if p != hid))
-    return apply_state(lw, BlockRef(h.site), Op.TX_WAIT)
+    ok = apply_state(lw, BlockRef(h.site), Op.TX_WAIT)
+    if ok and h.direction in ("read", "write"):
+        _trace_copy(lw, h, hid)
+    return ok
 
 
 def _waited_twice(lw, h: Handle) -> None:

@@ -46,6 +46,13 @@ inline uint32_t addr_of(T* p) {
 TW_RT int64_t twrt_request(const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
 /** Report a kernel error of class `cls` (TW_ERR_KERNEL, TW_ERR_DFB, TW_ERR_NOC, ...: twrt_errors.h). */
 TW_RT [[noreturn]] void twrt_fail(int32_t cls, const char* message, tw::Loc loc);
+/** tilewright run --trace: the running kernel's modelled clock, and a trace span `name` from
+ *  `start` to now whose argument `key` is the printf of `format` ("" key: none; "*": the text is
+ *  the JSON object of the arguments); a span is a
+ *  flag check when the run is not traced. */
+TW_RT uint64_t twrt_trace_clock();
+TW_RT void twrt_trace_span(const char* name, uint64_t start, const char* key, const char* format, ...)
+    __attribute__((format(printf, 4, 5)));
 
 // -- identity, arguments ----------------------------------------------------------------------
 
