@@ -632,14 +632,7 @@ class Engine:
         ctypes.memmove(ring, reuse.ring_init, len(reuse.ring_init))
         n = len(runs)
         cap = len(ring)
-        hdr = self.header = EngineHeader()
-        hdr.n_runs = n
-        hdr.live = n
-        hdr.poll_limit = self.options.poll_limit
-        hdr.ring_mask = cap - 1
-        hdr.trace = self.tracer is not None
-        hdr.runs = ctypes.addressof(states)
-        hdr.ring = ctypes.addressof(ring)
+        self._new_header(n, states, ring)
         self.states, self.ring, self.runs = states, ring, runs
         for i, (r, st) in enumerate(zip(runs, reuse.views)):
             r.index = i
@@ -654,6 +647,17 @@ class Engine:
             driver: NativeDriver = getattr(natives[0].native, "driver")  # noqa: B009 - a protocol
             self.driver = driver
             driver.attach(self, natives, reuse.driver)
+
+    def _new_header(self, n: int, states, ring) -> None:
+        """The header the scheduler and the native runtime share, for ``n`` runs."""
+        hdr = self.header = EngineHeader()
+        hdr.n_runs = n
+        hdr.live = n
+        hdr.poll_limit = self.options.poll_limit
+        hdr.ring_mask = len(ring) - 1
+        hdr.trace = self.tracer is not None
+        hdr.runs = ctypes.addressof(states)
+        hdr.ring = ctypes.addressof(ring)
 
     def _keep_setup(self, runs: list[KernelRun], reuse: LaunchReuse) -> None:
         """Remember the set-up of a plan's first launch for ``_setup_again``."""
@@ -672,14 +676,7 @@ class Engine:
         cap = 1 << max(1, n).bit_length()
         self.states = (RunState * n)()
         self.ring = (ctypes.c_int32 * cap)()
-        hdr = self.header = EngineHeader()
-        hdr.n_runs = n
-        hdr.live = n
-        hdr.poll_limit = self.options.poll_limit
-        hdr.ring_mask = cap - 1
-        hdr.trace = self.tracer is not None
-        hdr.runs = ctypes.addressof(self.states)
-        hdr.ring = ctypes.addressof(self.ring)
+        self._new_header(n, self.states, self.ring)
         self.runs = runs
         for i, r in enumerate(runs):
             r.index = i
