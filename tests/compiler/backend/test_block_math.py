@@ -239,3 +239,30 @@ def test_the_new_ops_build_with_strict_warnings_and_rerun_through_generic_op(tmp
             os.chdir(cwd)
         assert printed.getvalue().splitlines() == ["PASS op"]
     assert all(call in seen for call in CALLS)
+
+
+LEGACY_FILL = ["ttl.math.fill(o, 1.5) + x", "ttl.math.fill(o, -2.0)", "x * ttl.math.fill(o, 3)"]
+
+
+@pytest.mark.parametrize("expr", LEGACY_FILL)
+def test_the_legacy_math_fill_compiles_bit_identically(tmp_path, expr):
+    """``ttl.math.fill(out_blk, value)`` (TT-Lang 1.1.1): ``ttl.block.fill(value,
+    shape=out_blk.shape)``; out_blk gives its shape only, so reading a reserved block's
+    shape is no block-state step on either engine."""
+    with pytest.warns(DeprecationWarning, match="1.1.1 form"):
+        same_on_both_engines(tmp_path, expr)
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("ttl.math.fill(x + y, 1.0)", "whose out_blk is not a block"),
+        ("ttl.math.fill(o)", "takes exactly a block and a value"),
+        ("ttl.math.fill(o, 1.0, 2.0)", "takes exactly a block and a value"),
+    ],
+)
+def test_a_legacy_math_fill_without_a_block_is_refused_with_its_line(tmp_path, expr, message):
+    with pytest.raises(NotCompilableError) as info:
+        run(tmp_path, expr, "native")
+    assert "ttl.math.fill(out_blk, value)" in info.value.message and message in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == 23

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
+import warnings
 from collections.abc import Callable
 
 from tilewright.compiler import raw
@@ -99,6 +101,29 @@ def _fill(lw, node: ast.Call) -> Value:
     return block_op(lw, "fill", [], extra, params, node)
 
 
+def _legacy_fill(lw, node: ast.Call) -> Value:
+    """The 1.1.1 ``ttl.math.fill(out_blk, value)``: as the interpreter defines it,
+    ``ttl.block.fill(value, shape=out_blk.shape, tile=out_blk.tile)``; ``out_blk`` gives
+    only its shape and tile (no read of its data, so no block-state step)."""
+    if len(node.args) != 2 or node.keywords:
+        raise lw.fail("ttl.math.fill(out_blk, value) takes exactly a block and a value", node)
+    ref = lw.expr(node.args[0])
+    if not isinstance(ref, BlockRef):
+        raise lw.fail("ttl.math.fill(out_blk, value) whose out_blk is not a block", node)
+    _deprecated(lw, "ttl.math.fill(out_blk, value) is the 1.1.1 form; use ttl.block.fill", node)
+    dfb = block_of(lw, ref).dfb
+    params = {"shape": Static(tuple(dfb.shape)), "tile": Static(tuple(dfb.tile))}
+    return block_op(lw, "fill", [], [_param(lw, node.args[1])], params, node)
+
+
+def _deprecated(lw, message: str, node: ast.AST) -> None:
+    """The interpreter's DeprecationWarning for a legacy spelling, at the user's line
+    (attributed to ``__main__`` when the kernel is the program's, as the interpreter's is)."""
+    main = sys.modules.get("__main__")
+    module = "__main__" if getattr(main, "__file__", None) == lw.file else None
+    warnings.warn_explicit(message, DeprecationWarning, lw.file, node.lineno, module=module)
+
+
 def _slice(lw, node: ast.Call) -> Value:
     """``slice(a, b)`` with compile-time bounds (node ranges of pipes and semaphores)."""
     if node.keywords:
@@ -130,7 +155,7 @@ def function_table() -> dict[int, Callable]:
         id(raw.call): raw_call,
         id(lmath.typecast): not_compilable("ttl.math.typecast"),
         id(lmath.broadcast): not_compilable("the legacy ttl.math.broadcast(x, out_blk, dims=)"),
-        id(lmath.fill): not_compilable("the legacy ttl.math.fill(out_blk, value)"),
+        id(lmath.fill): _legacy_fill,
         id(lblock.fill): _fill,
         id(builtins.slice): _slice,
     }
