@@ -163,7 +163,7 @@ def _compute_only(lw, what: str) -> bool:
     return holds(lw, dfb_rules.check_compute_only, what, lw.kin.name, lw.kin.kind == "compute")
 
 
-def _deprecated(lw, message: str, node: ast.AST) -> None:
+def _deprecated(lw, message: str, node: ast.expr) -> None:
     """The interpreter's DeprecationWarning for a legacy spelling, at the user's line
     (attributed to ``__main__`` when the kernel is the program's, as the interpreter's is)."""
     main = sys.modules.get("__main__")
