@@ -22,7 +22,9 @@ from tilewright.device.ops import get_op
 from tilewright.errors import NotCompilableError
 
 # Not compiled yet: the operation runs interpreted under auto (docs/compiler.md, "What compiles").
-INTERPRETED = {"typecast"}
+# typecast compiles where it changes no value (to float32; bf16 of a bf16 block); these
+# inputs are float32, so the bf16 and block-float casts round: still interpreted.
+INTERPRETED = {("typecast", "bfloat16"), ("typecast", "bfloat8_b")}
 # Transcendentals: the compiled SFPU and numpy may differ in the last float32 bits.
 RTOL = 2e-6
 
@@ -126,7 +128,7 @@ def test_compiled_function_matches_the_interpreter(device, program, name, params
     if name in ("eq", "ne", "ge", "le", "gt", "lt", "mask", "mask_posinf"):
         xs = [np.round(x) for x in xs]
     text = source(expression(name, params, len(xs)), len(xs))
-    if name in INTERPRETED:
+    if (name, params.get("dtype")) in INTERPRETED:
         with pytest.raises(NotCompilableError):
             _run(device, program, text, xs, "native")
         return

@@ -35,7 +35,13 @@ raw_site = lazy_import("tilewright.compiler.raw.site")
 passes_ops = lazy_import("tilewright.compiler.backend.passes.ops")
 passes_pipeline = lazy_import("tilewright.compiler.backend.passes.pipeline")
 
-__all__ = ["describe_compilation", "describe_coverage", "explain"]
+__all__ = [
+    "coverage_records",
+    "describe_compilation",
+    "describe_coverage",
+    "explain",
+    "run_with_coverage",
+]
 
 
 def _where(path: str, base: str) -> str:
@@ -233,10 +239,10 @@ def explain(
     sys.exit(status)
 
 
-def _coverage(program: str, args: tuple[str, ...], engine: str) -> int:
-    """Run the program; print the coverage of every operation call (distinct ones once)."""
-    base = os.path.dirname(os.path.abspath(program))
-    calls: list[list] = []  # [record, engine, kernels, outcome]
+def run_with_coverage(program: str, args: list[str]) -> tuple[int, list[list]]:
+    """Run the program; its exit status and, per operation call in order,
+    ``[record, engine, kernels, outcome]`` (see :func:`describe_coverage`)."""
+    calls: list[list] = []
 
     def observe(record, choice, kernels) -> None:
         calls.append([record, choice, kernels, None])
@@ -253,11 +259,51 @@ def _coverage(program: str, args: tuple[str, ...], engine: str) -> int:
     backend.COMPILE_OBSERVERS.append(compiled)
     backend.FALLBACK_OBSERVERS.append(interpreted)
     try:
-        status = run_program(program, list(args))
+        status = run_program(program, args)
     finally:
         backend.COVERAGE_OBSERVERS.remove(observe)
         backend.COMPILE_OBSERVERS.remove(compiled)
         backend.FALLBACK_OBSERVERS.remove(interpreted)
+    return status, calls
+
+
+def coverage_records(calls: list[list], base: str) -> list[dict]:
+    """The distinct operation outcomes of :func:`run_with_coverage`, in order, as data
+    (``benchmarks/bench_coverage.py``): name, where, compiled, the operation's reason and
+    each kernel's (None where it compiles); reasons as ``message`` and ``where``."""
+
+    def reason(exc) -> dict | None:
+        if exc is None:
+            return None
+        where = f"{_where(exc.loc.file, base)}:{exc.loc.line}" if exc.loc is not None else None
+        return {"message": exc.message, "where": where}
+
+    seen: dict[str, dict] = {}
+    for record, choice, kernels, outcome in calls:
+        text = describe_coverage(record, choice, kernels, outcome, base)
+        if text in seen:
+            continue
+        src = record.source
+        if outcome == "compiled":
+            why = None
+        elif outcome is None:
+            why = {"message": f"interpreted by the engine choice ({choice})", "where": None}
+        else:
+            why = reason(outcome)
+        seen[text] = {
+            "operation": record.name,
+            "where": f"{_where(src.file, base)}:{src.tree.lineno}",
+            "compiled": outcome == "compiled",
+            "reason": why,
+            "kernels": [{"name": name, "reason": reason(exc)} for name, exc in kernels],
+        }
+    return list(seen.values())
+
+
+def _coverage(program: str, args: tuple[str, ...], engine: str) -> int:
+    """Run the program; print the coverage of every operation call (distinct ones once)."""
+    base = os.path.dirname(os.path.abspath(program))
+    status, calls = run_with_coverage(program, list(args))
     reports: dict[str, list] = {}  # distinct outcomes, in order
     for record, choice, kernels, outcome in calls:
         reports.setdefault(describe_coverage(record, choice, kernels, outcome, base), kernels)

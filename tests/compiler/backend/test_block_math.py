@@ -64,7 +64,12 @@ def run(tmp_path, expr: str, engine: str, *, shape=(1, 2), oshape=None):
     rows, cols = shape
     # a waited block must be read: the blocks the expression leaves out are read (and dropped)
     unused = (
-        "; ".join(f"_{n} = {n} + {n}" for n in "xyz" if n not in expr.replace("exp", "")) or "pass"
+        "; ".join(
+            f"_{n} = {n} + {n}"
+            for n in "xyz"
+            if n not in expr.replace("exp", "").replace("typecast", "")
+        )
+        or "pass"
     )
     orows, ocols = oshape or shape
     fields = dict(
@@ -239,3 +244,62 @@ def test_the_new_ops_build_with_strict_warnings_and_rerun_through_generic_op(tmp
             os.chdir(cwd)
         assert printed.getvalue().splitlines() == ["PASS op"]
     assert all(call in seen for call in CALLS)
+
+
+LEGACY_FILL = ["ttl.math.fill(o, 1.5) + x", "ttl.math.fill(o, -2.0)", "x * ttl.math.fill(o, 3)"]
+
+
+@pytest.mark.parametrize("expr", LEGACY_FILL)
+def test_the_legacy_math_fill_compiles_bit_identically(tmp_path, expr):
+    """``ttl.math.fill(out_blk, value)`` (TT-Lang 1.1.1): ``ttl.block.fill(value,
+    shape=out_blk.shape)``; out_blk gives its shape only, so reading a reserved block's
+    shape is no block-state step on either engine."""
+    with pytest.warns(DeprecationWarning, match="1.1.1 form"):
+        same_on_both_engines(tmp_path, expr)
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("ttl.math.fill(x + y, 1.0)", "whose out_blk is not a block"),
+        ("ttl.math.fill(o)", "takes exactly a block and a value"),
+        ("ttl.math.fill(o, 1.0, 2.0)", "takes exactly a block and a value"),
+    ],
+)
+def test_a_legacy_math_fill_without_a_block_is_refused_with_its_line(tmp_path, expr, message):
+    with pytest.raises(NotCompilableError) as info:
+        run(tmp_path, expr, "native")
+    assert "ttl.math.fill(out_blk, value)" in info.value.message and message in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == 23
+
+
+TYPECAST = [
+    "ttl.math.typecast(x, ttnn.float32)",
+    "ttl.math.typecast(x * y + z, ttnn.float32)",
+    "ttl.math.typecast(ttl.math.exp(x), ttnn.float32) - y",
+    "ttl.math.typecast(x, ttnn.bfloat16) * y",
+    "ttl.math.typecast(x, 'bf16') + ttl.math.typecast(z, ttnn.float32)",
+]
+
+
+@pytest.mark.parametrize("expr", TYPECAST)
+def test_a_typecast_that_changes_no_value_compiles_bit_identically(tmp_path, expr):
+    """To float32 (a copy in the interpreter, float32 DST compiled) and to bfloat16 of a
+    block of a bfloat16 DFB (exact): the operand's value, on both engines."""
+    same_on_both_engines(tmp_path, expr)
+
+
+@pytest.mark.parametrize(
+    "expr, message",
+    [
+        ("ttl.math.typecast(x * y, ttnn.bfloat16)", "to bfloat16 of a computed expression"),
+        ("ttl.math.typecast(x, ttnn.bfloat8_b)", "a block-float target quantises"),
+        ("ttl.math.typecast(x, 'int7')", "a dtype the interpreter rejects"),
+        ("ttl.math.typecast(x)", "takes exactly a block and a dtype"),
+    ],
+)
+def test_a_typecast_that_changes_values_is_refused_with_its_line(tmp_path, expr, message):
+    with pytest.raises(NotCompilableError) as info:
+        run(tmp_path, expr, "native")
+    assert "ttl.math.typecast" in info.value.message and message in info.value.message
+    assert info.value.loc is not None and info.value.loc.line == 23

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
+import warnings
 from collections.abc import Callable
 
 from tilewright.compiler import raw
@@ -39,6 +41,7 @@ from tilewright.compiler.backend.lower.protocol import (
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     DFBRef,
+    ExprRef,
     FuncRef,
     HandleRef,
     HelperRef,
@@ -52,6 +55,7 @@ from tilewright.compiler.backend.lower.values import (
 )
 from tilewright.compiler.backend.lower.violations import holds, violated
 from tilewright.compiler.raw.lower import raw_call
+from tilewright.device.formats import data_type_name
 from tilewright.device.ops import REGISTRY, get_op
 from tilewright.errors import TilewrightError
 from tilewright.kir.ir import Const
@@ -60,6 +64,7 @@ from tilewright.lang import copy as lcopy
 from tilewright.lang import declare, misc
 from tilewright.lang import math as lmath
 from tilewright.lang.blockstate import State
+from tilewright.lang.declare import parse_dtype
 from tilewright.lang.extern import surface
 from tilewright.lang.rules import dfb as dfb_rules
 from tilewright.lang.rules import sync as sync_rules
@@ -99,6 +104,73 @@ def _fill(lw, node: ast.Call) -> Value:
     return block_op(lw, "fill", [], extra, params, node)
 
 
+def _legacy_fill(lw, node: ast.Call) -> Value:
+    """The 1.1.1 ``ttl.math.fill(out_blk, value)``: as the interpreter defines it,
+    ``ttl.block.fill(value, shape=out_blk.shape, tile=out_blk.tile)``; ``out_blk`` gives
+    only its shape and tile (no read of its data, so no block-state step)."""
+    if len(node.args) != 2 or node.keywords:
+        raise lw.fail("ttl.math.fill(out_blk, value) takes exactly a block and a value", node)
+    ref = lw.expr(node.args[0])
+    if not isinstance(ref, BlockRef):
+        raise lw.fail("ttl.math.fill(out_blk, value) whose out_blk is not a block", node)
+    _deprecated(lw, "ttl.math.fill(out_blk, value) is the 1.1.1 form; use ttl.block.fill", node)
+    dfb = block_of(lw, ref).dfb
+    params = {"shape": Static(tuple(dfb.shape)), "tile": Static(tuple(dfb.tile))}
+    return block_op(lw, "fill", [], [_param(lw, node.args[1])], params, node)
+
+
+def _typecast(lw, node: ast.Call) -> Value:
+    """``ttl.math.typecast(x, dtype)`` where it changes no value: to float32 (the
+    interpreter's ``typecast`` is a copy, and the compiled DST holds float32), and to
+    bfloat16 of a block read from a bfloat16 DFB (its values are bf16 already, so the
+    round to nearest even is exact).  A bfloat16 cast of a computed expression needs a
+    rounding step the compiled SFPU ops do not have; block-float targets quantise as a
+    store would -- both refused."""
+    dtypes = node.args[1:] + [k.value for k in node.keywords if k.arg == "dtype"]
+    if len(node.args) < 1 or len(dtypes) != 1 or any(k.arg != "dtype" for k in node.keywords):
+        raise lw.fail("ttl.math.typecast(x, dtype) takes exactly a block and a dtype", node)
+    if not _compute_only(lw, dfb_rules.expression("typecast")):
+        return ExprRef(None)
+    value = lw.expr(node.args[0])
+    try:
+        name = data_type_name(parse_dtype(static_value(lw, dtypes[0]), "ttl.math.typecast: dtype"))
+    except TilewrightError as exc:
+        raise lw.fail(
+            f"ttl.math.typecast with a dtype the interpreter rejects ({exc.message})", node
+        ) from None
+    if not isinstance(value, (BlockRef, ExprRef)):
+        raise lw.fail("ttl.math.typecast of something that is not a block expression", node)
+    if name == "float32":
+        return value
+    if name == "bfloat16" and isinstance(value, BlockRef):
+        if block_of(lw, value).dfb.data_format == "Float16_b":
+            return value
+    what = "a computed expression" if isinstance(value, ExprRef) else "a block of another format"
+    if name == "bfloat16":
+        raise lw.fail(
+            f"ttl.math.typecast to bfloat16 of {what}: its round to nearest even is an SFPU "
+            "step the compiled engine does not have yet",
+            node,
+        )
+    raise lw.fail(
+        f"ttl.math.typecast to {name}: a block-float target quantises as a store would, "
+        "which the compiled expression does not carry",
+        node,
+    )
+
+
+def _compute_only(lw, what: str) -> bool:
+    return holds(lw, dfb_rules.check_compute_only, what, lw.kin.name, lw.kin.kind == "compute")
+
+
+def _deprecated(lw, message: str, node: ast.expr) -> None:
+    """The interpreter's DeprecationWarning for a legacy spelling, at the user's line
+    (attributed to ``__main__`` when the kernel is the program's, as the interpreter's is)."""
+    main = sys.modules.get("__main__")
+    module = "__main__" if getattr(main, "__file__", None) == lw.file else None
+    warnings.warn_explicit(message, DeprecationWarning, lw.file, node.lineno, module=module)
+
+
 def _slice(lw, node: ast.Call) -> Value:
     """``slice(a, b)`` with compile-time bounds (node ranges of pipes and semaphores)."""
     if node.keywords:
@@ -128,9 +200,9 @@ def function_table() -> dict[int, Callable]:
         id(misc.read_index): not_compilable("ttl.read_index"),
         id(surface.call_extern_func): extern_call,
         id(raw.call): raw_call,
-        id(lmath.typecast): not_compilable("ttl.math.typecast"),
+        id(lmath.typecast): _typecast,
         id(lmath.broadcast): not_compilable("the legacy ttl.math.broadcast(x, out_blk, dims=)"),
-        id(lmath.fill): not_compilable("the legacy ttl.math.fill(out_blk, value)"),
+        id(lmath.fill): _legacy_fill,
         id(lblock.fill): _fill,
         id(builtins.slice): _slice,
     }
