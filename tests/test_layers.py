@@ -61,7 +61,7 @@ LAZY = "lazy_import"
 DYNAMIC_IMPORTS = {
     "tilewright": "the root's lazy ttl / ttnn / ... attributes (it imports nothing)",
     "tilewright.lazy": "the deferred-import helper itself",
-    "tilewright.cli.runner": "the ttl / ttnn alias finder (module names from the user's imports)",
+    "tilewright.cli.runner": "the ttl / ttnn alias finder and loading what a run provides",
 }
 """Modules allowed to call ``importlib.import_module`` / ``__import__`` (names unknown statically)."""
 

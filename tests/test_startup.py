@@ -88,7 +88,7 @@ def test_the_command_line_loads_no_compiler_and_no_ttnn(tmp_path) -> None:
 
 PLAIN_RUN_MAX_MODULES = 270
 """Tilewright modules a whole run of ``benchmarks/programs/eltwise_add.py`` loads (issue 22:
-284 before the raw / external-call front ends were deferred, 255 after)."""
+284 before the raw / external-call front ends were deferred, 263 after)."""
 
 RAW_AND_EXTERN = ("tilewright.compiler.raw", "tilewright.compiler.extern")
 
@@ -153,3 +153,48 @@ def test_an_operation_that_calls_an_extern_loads_the_extern_front_end(tmp_path) 
     with pytest.raises(subprocess.CalledProcessError) as info:
         loaded_after(code, tmp_path)
     assert "ttl.call_extern_func" in info.value.stderr  # the front end ran and refused it
+
+
+FREEZE_PROBE = """
+import gc, sys
+provided = "tilewright.ttl" in sys.modules
+frozen = gc.get_freeze_count()
+class Node:
+    pass
+a, b = Node(), Node()
+a.other, b.other = b, a  # the program's own cycle: still collected
+del a, b
+print("PROBE", provided, frozen, gc.collect() >= 2)
+"""
+
+
+def test_the_command_freezes_what_it_provides_before_the_program(tmp_path) -> None:
+    # `tilewright run` as the process's command: ttl is loaded and the collector's view of
+    # it frozen before the program starts (runner._load_provided); the program's own
+    # garbage is collected as always.
+    program = tmp_path / "prog.py"
+    program.write_text(FREEZE_PROBE)
+    out = subprocess.run(
+        [sys.executable, "-m", "tilewright", "run", str(program)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    provided, frozen, collected = out.split("PROBE ")[1].split()
+    assert provided == "True" and int(frozen) > 10_000 and collected == "True"
+
+
+def test_running_in_process_leaves_the_callers_collector_alone(tmp_path) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text(FREEZE_PROBE)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from tilewright.cli.runner import run_program; run_program({str(program)!r}, [])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.split("PROBE ")[1].split()[1] == "0"
