@@ -84,3 +84,117 @@ def test_the_command_line_loads_no_compiler_and_no_ttnn(tmp_path) -> None:
     assert "tilewright.cli.run" in modules
     found = heavy(modules) + sorted(m for m in modules if m.startswith("tilewright.ttnn"))
     assert not found, f"the command line loads {found}"
+
+
+PLAIN_RUN_MAX_MODULES = 270
+"""Tilewright modules a whole run of ``benchmarks/programs/eltwise_add.py`` loads (issue 22:
+284 before the raw / external-call front ends were deferred, 263 after)."""
+
+RAW_AND_EXTERN = ("tilewright.compiler.raw", "tilewright.compiler.extern")
+
+
+def run_modules(program: Path, tmp_path: Path) -> set[str]:
+    """The modules a fresh interpreter has after ``tilewright run program`` (the runner in
+    process, so the probe sees its ``sys.modules``)."""
+    code = (
+        "import sys\n"
+        "from tilewright.cli.runner import run_program\n"
+        f"status = run_program({str(program)!r}, [])\n"
+        "assert status == 0, status\n"
+    )
+    return loaded_after(code, tmp_path)
+
+
+def test_a_plain_run_loads_no_raw_or_extern_front_end(tmp_path) -> None:
+    program = Path(__file__).resolve().parents[1] / "benchmarks" / "programs" / "eltwise_add.py"
+    modules = run_modules(program, tmp_path)
+    assert "tilewright.compiler.backend.engine" in modules  # it did compile and run
+    found = sorted(
+        m for m in modules if any(m == r or m.startswith(r + ".") for r in RAW_AND_EXTERN)
+    )
+    assert not found, f"a run with no ttl.raw / call_extern_func loads {found}"
+    ours = [m for m in modules if m == "tilewright" or m.startswith("tilewright.")]
+    assert len(ours) <= PLAIN_RUN_MAX_MODULES, f"{len(ours)} Tilewright modules"
+
+
+def test_an_operation_that_calls_raw_loads_the_raw_front_end(tmp_path) -> None:
+    # The front ends still run for an operation that can call them (the gate in
+    # compiler.operation): `ttl.raw.call` written out is found by name at decoration and
+    # refused there, before the raw package was ever imported.
+    code = textwrap.dedent(
+        """
+        from tilewright import ttl
+
+        @ttl.operation(grid=(1, 1))
+        def noop(a) -> None:
+            @ttl.compute()
+            def compute():
+                if False:
+                    ttl.raw.call(None)
+        """
+    )
+    with pytest.raises(subprocess.CalledProcessError) as info:
+        loaded_after(code, tmp_path)
+    assert "the first argument must be a @ttl.raw.ir function" in info.value.stderr
+
+
+def test_an_operation_that_calls_an_extern_loads_the_extern_front_end(tmp_path) -> None:
+    code = textwrap.dedent(
+        """
+        from tilewright import ttl
+
+        @ttl.operation(grid=(1, 1))
+        def noop(a) -> None:
+            @ttl.compute()
+            def compute():
+                ttl.call_extern_func(None)
+        """
+    )
+    with pytest.raises(subprocess.CalledProcessError) as info:
+        loaded_after(code, tmp_path)
+    assert "ttl.call_extern_func" in info.value.stderr  # the front end ran and refused it
+
+
+FREEZE_PROBE = """
+import gc, sys
+provided = "tilewright.ttl" in sys.modules
+frozen = gc.get_freeze_count()
+class Node:
+    pass
+a, b = Node(), Node()
+a.other, b.other = b, a  # the program's own cycle: still collected
+del a, b
+print("PROBE", provided, frozen, gc.collect() >= 2)
+"""
+
+
+def test_the_command_freezes_what_it_provides_before_the_program(tmp_path) -> None:
+    # `tilewright run` as the process's command: ttl is loaded and the collector's view of
+    # it frozen before the program starts (runner._load_provided); the program's own
+    # garbage is collected as always.
+    program = tmp_path / "prog.py"
+    program.write_text(FREEZE_PROBE)
+    out = subprocess.run(
+        [sys.executable, "-m", "tilewright", "run", str(program)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    provided, frozen, collected = out.split("PROBE ")[1].split()
+    assert provided == "True" and int(frozen) > 10_000 and collected == "True"
+
+
+def test_running_in_process_leaves_the_callers_collector_alone(tmp_path) -> None:
+    program = tmp_path / "prog.py"
+    program.write_text(FREEZE_PROBE)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from tilewright.cli.runner import run_program; run_program({str(program)!r}, [])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.split("PROBE ")[1].split()[1] == "0"

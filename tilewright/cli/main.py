@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tilewright import __version__
-from tilewright.cli import check, emit, explain, run, setup_ttlang, sysdesc
+from tilewright.cli import check, emit, explain, run, runner, setup_ttlang, sysdesc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -27,6 +27,8 @@ _register()
 
 
 def main() -> None:
+    """The ``tilewright`` command as the process's own entry (console script, ``-m``)."""
+    runner.PROCESS_ENTRY = True
     cli(prog_name="tilewright")
 
 

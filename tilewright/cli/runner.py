@@ -13,6 +13,7 @@ exits with 130, the shell's status for SIGINT.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.abc
 import importlib.util
@@ -40,6 +41,11 @@ ttnn_device = lazy_import("tilewright.ttnn.device")
 __all__ = ["install_aliases", "run_program", "users_frames", "ALIASES"]
 
 ALIASES = {"ttl": "tilewright.ttl", "ttnn": "tilewright.ttnn"}
+
+PROCESS_ENTRY = False
+"""True when the ``tilewright`` command owns the process (``cli.main.main``, not a caller
+running the command in process, as tests do): only then does :func:`run_program` freeze the
+collector's view of what it loaded (:func:`_load_provided`)."""
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -78,6 +84,29 @@ def install_aliases(names: tuple[str, ...] = ("ttl", "ttnn")) -> None:
     _FINDER.aliases = {name: ALIASES[name] for name in names}
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)
+
+
+def _load_provided(aliases: tuple[str, ...]) -> None:
+    """Import what the run provides (``ttl``, ``ttnn``) before the program starts, then move
+    every object alive now to the collector's permanent generation (``gc.freeze``).
+
+    Why: every full (generation 2) collection walks every tracked object.  A program's own
+    ``import torch`` runs several (torch's heap is 110k-170k objects); Tilewright's modules
+    (about 55k objects here) would be walked by each of them and by each the program's run
+    makes later, and loading them after torch's heap exists tips the collector into another
+    full walk of it (issue 22; ``benchmarks/bench_startup.py`` ``full_gc``).  ``gc.freeze``
+    (Python docs, ``gc`` module: "move them to a permanent generation and ignore them in
+    all the future collections") is sound here because nothing of the program exists yet:
+    what is frozen is the interpreter's, the command line's and Tilewright's module-level
+    state, alive until the process ends anyway; the program's own objects are collected as
+    always.  Deviation a program could see: ``gc.get_objects()`` omits frozen objects
+    (``gc.get_freeze_count()`` counts them; ``gc.unfreeze()`` undoes this).  Only for the
+    process the command owns (:data:`PROCESS_ENTRY`): a caller running it in process keeps
+    its collector as it was.
+    """
+    for name in aliases:
+        importlib.import_module(ALIASES[name])
+    gc.freeze()
 
 
 def _open_devices() -> list:
@@ -161,6 +190,8 @@ def run_program(
     """
     install_aliases(aliases)
     before = _open_devices()
+    if PROCESS_ENTRY:
+        _load_provided(aliases)
     path = os.path.abspath(path)
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
     sys.argv = [path, *argv]

@@ -10,15 +10,15 @@ evaluates the body once per node (``NodeSetup``), builds a device ``Program``
 
 from __future__ import annotations
 
+import ast
 import inspect
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from tilewright.compiler import extern, host_tensors, program_builder, runtime_resources, warm
+from tilewright.compiler import host_tensors, program_builder, runtime_resources, warm
 from tilewright.compiler.backend.engine import run_engine
 from tilewright.compiler.interface import check_interface
-from tilewright.compiler.raw import cpp_calls as raw_cpp_calls
-from tilewright.compiler.raw import frontend as raw_frontend
 from tilewright.compiler.record import OperationRecord
 from tilewright.compiler.source import FunctionSource
 from tilewright.compiler.split import splitter
@@ -27,6 +27,7 @@ from tilewright.device.launch import device_claim
 from tilewright.errors import CapacityError, InterfaceError, SourceLoc, user_location
 from tilewright.lang.extern.plan import with_sites
 from tilewright.lang.launch import evaluate_setups, run_launch
+from tilewright.lazy import lazy_import
 from tilewright.ttnn.spmd import run_operation_per_chip
 from tilewright.ttnn.tensor import Tensor
 
@@ -37,6 +38,32 @@ if TYPE_CHECKING:
     from tilewright.lang.extern.plan import ExternPlan
 
 __all__ = ["Operation", "operation"]
+
+# The external-call and raw front ends (with the raw tracer and the kernel IR builder they
+# use) load only for an operation that can make such a call (`_front_ends`): a plain
+# program's decoration never needs them (issue 22).
+extern = lazy_import("tilewright.compiler.extern")
+raw_cpp_calls = lazy_import("tilewright.compiler.raw.cpp_calls")
+raw_frontend = lazy_import("tilewright.compiler.raw.frontend")
+
+RAW_PACKAGE = "tilewright.compiler.raw"
+"""Defines ``@ttl.raw.ir`` and ``ttl.raw.cpp`` functions; ``ttl.raw`` imports it."""
+
+
+def _front_ends(tree: ast.FunctionDef) -> tuple[bool, bool]:
+    """(external calls, raw calls): which call-site front ends can find a call in ``tree``.
+
+    Each front end selects calls by name before it resolves them, so skipping it when the
+    name cannot match finds exactly what running it would: an external call is a call
+    named ``call_extern_func``; a ``ttl.raw.call`` is found by its receiver ``ttl.raw``
+    (the name ``raw``) or as the object ``ttl.raw`` re-exports, and a ``ttl.raw.cpp``
+    function is a ``CppFunction`` -- both need :data:`RAW_PACKAGE` imported, as does every
+    ``@ttl.raw.ir`` function a call passes.
+    """
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return "call_extern_func" in names, "raw" in names or RAW_PACKAGE in sys.modules
+
 
 _UNSUPPORTED_OPTIONS = {
     "indexing_maps": "indexing maps (the linalg-style form)",
@@ -82,12 +109,17 @@ class Operation:
         self.split_plan: SplitPlan | None = None
         self.last_program: Program | None = None
         self.last_launch: LaunchResult | None = None
-        self.extern_plan: ExternPlan | None = extern.validate_operation(self.record)  # C.9
-        # Calls of ttl.raw.cpp functions: planned and rewritten as the external calls they are.
-        self.extern_plan = raw_cpp_calls.expand_operation(self.record, self.extern_plan)
-        self.extern_plan = with_sites(  # ttl.raw.call sites: effects computed from IR
-            self.extern_plan, self.qualname, raw_frontend.validate_operation(self.record)
-        )
+        self.extern_plan: ExternPlan | None = None
+        extern_calls, raw_calls = _front_ends(self.source.tree)
+        if extern_calls:
+            self.extern_plan = extern.validate_operation(self.record)  # C.9
+        if raw_calls:
+            # Calls of ttl.raw.cpp functions: planned and rewritten as the external calls
+            # they are.
+            self.extern_plan = raw_cpp_calls.expand_operation(self.record, self.extern_plan)
+            self.extern_plan = with_sites(  # ttl.raw.call sites: effects computed from IR
+                self.extern_plan, self.qualname, raw_frontend.validate_operation(self.record)
+            )
         if self.multi_kernel:
             splitter.bind_captured_handles(self.record)  # reference B.2 / B.9
         else:

@@ -17,7 +17,6 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from tilewright.compiler import raw
 from tilewright.compiler.backend.lower.calls import (
     grid_size,
     node_coords,
@@ -54,7 +53,6 @@ from tilewright.compiler.backend.lower.values import (
     Value,
 )
 from tilewright.compiler.backend.lower.violations import holds, violated
-from tilewright.compiler.raw.lower import raw_call
 from tilewright.device.formats import data_type_name
 from tilewright.device.ops import REGISTRY, get_op
 from tilewright.errors import TilewrightError
@@ -63,11 +61,17 @@ from tilewright.lang import block as lblock
 from tilewright.lang import copy as lcopy
 from tilewright.lang import declare, misc
 from tilewright.lang import math as lmath
+from tilewright.lang import raw as lang_raw
 from tilewright.lang.blockstate import State
 from tilewright.lang.declare import parse_dtype
 from tilewright.lang.extern import surface
 from tilewright.lang.rules import dfb as dfb_rules
 from tilewright.lang.rules import sync as sync_rules
+from tilewright.lazy import lazy_import
+
+# The raw lowering (and the raw front end and tracer it uses) loads at the first
+# ttl.raw.call in compiled kernel code: most operations make none (issue 22).
+raw_lower = lazy_import("tilewright.compiler.raw.lower")
 
 __all__ = ["call", "function_table", "METHODS"]
 
@@ -185,6 +189,10 @@ def _copy(lw, node: ast.Call) -> Value:
     return copy(lw, node)
 
 
+def _raw_call(lw, node: ast.Call) -> Value:
+    return raw_lower.raw_call(lw, node)
+
+
 def function_table() -> dict[int, Callable]:
     table: dict[int, Callable] = {
         id(lcopy.copy): _copy,
@@ -199,7 +207,7 @@ def function_table() -> dict[int, Callable]:
         id(misc.raw_element_write): not_compilable("ttl.raw_element_write"),
         id(misc.read_index): not_compilable("ttl.read_index"),
         id(surface.call_extern_func): extern_call,
-        id(raw.call): raw_call,
+        id(lang_raw.call): _raw_call,
         id(lmath.typecast): _typecast,
         id(lmath.broadcast): not_compilable("the legacy ttl.math.broadcast(x, out_blk, dims=)"),
         id(lmath.fill): _legacy_fill,
