@@ -113,6 +113,35 @@ def test_loop_variables_and_node_coordinates_on_a_grid(tmp_path, capsys):
     assert "c 2 2|3|   3|'s'" in out
 
 
+def test_prints_between_dfb_handshakes_keep_the_interpreters_order(tmp_path, capsys):
+    out = _same(
+        tmp_path,
+        capsys,
+        grid=(2, 1),
+        reader="""\
+for j in range(2):
+    print("r wants", j)
+    with a_dfb.reserve() as ab:
+        ttl.copy(a[0, 0], ab).wait()
+        print("r sent", j)
+""",
+        compute="""\
+for j in range(2):
+    with a_dfb.wait() as x, o_dfb.reserve() as y:
+        print("c got", j)
+        y.store(x + x)
+    print("c done", j)
+""",
+        writer="""\
+for j in range(2):
+    with o_dfb.wait() as ob:
+        ttl.copy(ob, out[0, 0]).wait()
+    print("w wrote", j, "on", ttl.node(dims=1))
+""",
+    )
+    assert out.count("w wrote 1") == 2
+
+
 def test_compute_thread_prints_once_as_the_interpreter(tmp_path, capsys):
     out = _same(tmp_path, capsys, compute='print("math only", thread="math")')
     assert out.count("math only") == 1
@@ -160,6 +189,7 @@ def test_emitted_print_is_a_dprint_that_builds_with_strict_warnings(tmp_path, ca
     finally:
         backend.COMPILE_OBSERVERS.pop()
     texts = [emit_kernel(k) for k in kernels]
+    assert all('#include "api/debug/dprint.h"' in t for t in texts if "DPRINT" in t)
     lines = [ln.strip() for t in texts for ln in t.splitlines() if "DPRINT" in ln]
     assert 'DPRINT << TTLANG_PRINT() << "c 3" << ENDL();' in lines, lines
     (line,) = [ln for ln in lines if '"a: r "' in ln]

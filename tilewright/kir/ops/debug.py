@@ -78,6 +78,7 @@ ROWS = (
         operands("format:str", "values:ex*"),
         _run_print,
         _cpp_print,
+        header="api/debug/dprint.h",
         doc="TT-Lang print: one line '[place kernel] printf(format, values...)' (DPRINT)",
     ),
 )

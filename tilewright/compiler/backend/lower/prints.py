@@ -103,8 +103,9 @@ def _fstring(lw, node: ast.JoinedStr) -> list[Piece]:
 def debug_print(lw, node: ast.Call) -> Value:
     kw = {k.arg: k.value for k in node.keywords if k.arg is not None}  # ** is refused earlier
     kind = lw.kin.kind
-    sep = _static(lw, kw["sep"], "sep") if "sep" in kw else " "
-    end = _static(lw, kw["end"], "end") if "end" in kw else "\n"
+    sep = _static(lw, kw["sep"], "sep") if "sep" in kw else None
+    end = _static(lw, kw["end"], "end") if "end" in kw else None
+    sep, end = " " if sep is None else sep, "\n" if end is None else end  # print's defaults
     if not isinstance(sep, str) or not isinstance(end, str):
         raise lw.fail("print(sep=, end=) that are not strings", node)
     if end != "\n":
