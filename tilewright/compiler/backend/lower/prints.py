@@ -53,6 +53,8 @@ def _value(lw, value: Value, node: ast.AST, spec: str = "") -> list[Piece]:
         e = value.expr
         if isinstance(e, Const):
             return [format(_const(e), spec)]
+        if e.ty is Ty.U64:  # %lld of a long long: above 2**63 it would print negative
+            raise lw.fail("print of a run-time u64 integer", node)
         if e.ty.is_int and spec in ("", "d"):
             return [e]
         if e.ty.is_int:
