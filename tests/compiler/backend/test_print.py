@@ -106,11 +106,11 @@ def test_loop_variables_and_node_coordinates_on_a_grid(tmp_path, capsys):
         capsys,
         grid=(2, 1),
         reader='for j in range(2):\n    print(f"j={j} node={ttl.node(dims=2)} n={ttl.node(dims=1)}")',
-        compute='for j in range(3):\n    print("c", j, f"{j:d}|{N!r}|{N:>4}|{\'s\'!r}")',
+        compute='for j in range(3):\n    print("c", j, j < 1, f"{j:d}|{N!r}|{N:>4}|{\'s\'!r}|{j == 2}")',
         writer='x, y = ttl.node(dims=2)\nprint("w", x, y, (x,), (x, y), sep="")',
     )
     assert "j=1 node=(1, 0) n=1" in out
-    assert "c 2 2|3|   3|'s'" in out
+    assert "c 2 False 2|3|   3|'s'|True" in out and "c 0 True 0|3|   3|'s'|False" in out
 
 
 def test_prints_between_dfb_handshakes_keep_the_interpreters_order(tmp_path, capsys):
@@ -154,14 +154,17 @@ def test_compute_thread_prints_once_as_the_interpreter(tmp_path, capsys):
         (dict(reader="print(a_dfb)  # <-"), "print of a DFB"),
         (dict(reader="print(a, num_pages=1)  # <-"), "print(num_pages=...)"),
         (dict(reader="for j in range(2):\n    print(j * 0.5)  # <-"), "print of a run-time float"),
-        (dict(reader="for j in range(2):\n    print(j > 1)  # <-"), "print of a run-time bool"),
+        (
+            dict(reader='for j in range(2):\n    print(f"{j > 1:>5}")  # <-'),
+            "print of a run-time bool with format spec '>5'",
+        ),
         (
             dict(reader='for j in range(2):\n    print(f"{j:x}")  # <-'),
             "run-time integer with format spec 'x'",
         ),
         (dict(reader='print("a", end="")  # <-'), "print(end=...) other than a newline"),
         (dict(reader='print("a", thread="math")  # <-'), "print(thread='math') in a data"),
-        (dict(reader='print("' + "x" * 600 + '")  # <-'), "one DPRINT statement holds 511"),
+        (dict(reader='print("' + "x" * 600 + '")  # <-'), "one DPRINT statement holds 510"),
     ],
 )
 def test_what_does_not_print_compiled(tmp_path, parts, message):
@@ -185,6 +188,7 @@ def test_emitted_print_is_a_dprint_that_builds_with_strict_warnings(tmp_path, ca
             grid=(2, 1),
             reader='print(f"r {ttl.node(dims=1)}%", ttl.node(dims=1), label="a")',
             compute='print("c", N)',
+            writer='print("w", ttl.node(dims=1) == 1)',
         )
     finally:
         backend.COMPILE_OBSERVERS.pop()
@@ -192,6 +196,7 @@ def test_emitted_print_is_a_dprint_that_builds_with_strict_warnings(tmp_path, ca
     assert all('#include "api/debug/dprint.h"' in t for t in texts if "DPRINT" in t)
     lines = [ln.strip() for t in texts for ln in t.splitlines() if "DPRINT" in ln]
     assert 'DPRINT << TTLANG_PRINT() << "c 3" << ENDL();' in lines, lines
+    assert any('== 1)) ? "True" : "False") << ENDL();' in ln for ln in lines), lines
     (line,) = [ln for ln in lines if '"a: r "' in ln]
     assert line.startswith('DPRINT << TTLANG_PRINT() << "a: r " << static_cast<long long>(')
     assert '<< "% " << static_cast<long long>(' in line and line.endswith("<< ENDL();")

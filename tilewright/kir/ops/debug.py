@@ -2,8 +2,9 @@
 
 ``debug.print format, values`` prints one line as the interpreter's ``print`` does
 (``lang/debug_print.py``): ``[<place> <kernel>] `` (``device.print_hook.line_prefix``),
-then the ``snprintf`` of ``format`` (``%lld`` of ``long long`` values, ``%%``; the label
-and the literal text folded in by the lowering), then a newline.  Its C++ is a tt-metal
+then ``format`` with its slots filled (``%lld`` a ``long long``, ``%B`` a bool as
+``True`` / ``False``, ``%%`` a percent sign; the label and the literal text folded in by
+the lowering), then a newline.  Its C++ is a tt-metal
 ``DPRINT << ... << ENDL();`` statement whose stream starts with ``TTLANG_PRINT()``: the
 native DPRINT handler then prints the interpreter's prefix, once per statement (a plain
 DPRINT in a compute kernel prints once per TRISC with the dprint server's prefix).
@@ -13,47 +14,43 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from tilewright.device.engine import current_run
 from tilewright.device.print_hook import line_prefix
-from tilewright.kir.interp_scalar import unsupported
-from tilewright.kir.ir import Op, seq
+from tilewright.kir.interp_scalar import coerce, compile_expr, unsupported
+from tilewright.kir.ir import Expr, Op, seq
 from tilewright.kir.opdef import OpDef, OpFn, Runner, Writer, operands
-from tilewright.kir.ops.control import c_string, printf_text
+from tilewright.kir.ops.control import c_string
 
 __all__ = ["ROWS", "PRINT_LIMIT"]
 
-PRINT_LIMIT = 511
-"""Bytes of text one DPRINT statement holds (``DPrintStream``'s 512-byte buffer)."""
+PRINT_LIMIT = 510
+"""Bytes of text one print line holds: ``DPrintStream``'s 512-byte buffer keeps 511, the
+last of them ``ENDL()``'s newline."""
 
-_PIECE = re.compile(r"%%|%lld")
+_PIECE = re.compile(r"%%|%lld|%B")
 
 
-def _format(op: Op) -> str:
-    fmt = str(op.args[0])
+def _pieces(op: Op) -> list[str | tuple[str, Expr]]:
+    """The format's literal text and its values: ``%lld`` a ``long long``, ``%B`` a bool
+    printed ``True`` / ``False`` (Python's ``str``), ``%%`` a percent sign."""
+    fmt, values = str(op.args[0]), list(seq(op.args[1]))
     if "%" in _PIECE.sub("", fmt):
         raise unsupported(
-            f"debug.print format {fmt!r}: only %lld (a long long value) and %% print",
+            f"debug.print format {fmt!r}: only %lld (a long long), %B (a bool) and %% print",
             "raw-ir-print-format",
             op,
         )
-    return fmt
-
-
-def _run_print(op: Op, rt: Runner) -> OpFn:
-    _format(op)
-    text_of = printf_text(op, str(op.args[0]), op.args[1])
-
-    def debug_print(env: Any) -> None:
-        sys.stdout.write(f"{line_prefix(current_run())} {text_of(env)}\n")
-
-    return debug_print
-
-
-def _cpp_print(w: Writer, depth: int, op: Op) -> None:
-    fmt, values = _format(op), list(seq(op.args[1]))
-    parts = ["DPRINT", "TTLANG_PRINT()"]
+    slots = [m for m in _PIECE.finditer(fmt) if m.group(0) != "%%"]
+    if len(slots) != len(values):
+        raise unsupported(
+            f"debug.print format {fmt!r} with {len(values)} value(s): it has {len(slots)} slots",
+            "raw-ir-print-format",
+            op,
+        )
+    out: list[str | tuple[str, Expr]] = []
     literal, at = "", 0
     for m in _PIECE.finditer(fmt):
         literal += fmt[at : m.start()]
@@ -62,12 +59,52 @@ def _cpp_print(w: Writer, depth: int, op: Op) -> None:
             literal += "%"
             continue
         if literal:
-            parts.append(c_string(literal))
+            out.append(literal)
             literal = ""
-        parts.append(f"static_cast<long long>({w.expr(values.pop(0))})")
+        out.append((m.group(0), values.pop(0)))
     literal += fmt[at:]
     if literal:
-        parts.append(c_string(literal))
+        out.append(literal)
+    return out
+
+
+def _text(fn: Callable[[Any], Any], bool_: bool) -> Callable[[Any], str]:
+    if bool_:
+        return lambda env: "True" if fn(env) else "False"
+    return lambda env: str(int(fn(env)))
+
+
+def _literal(text: str) -> Callable[[Any], str]:
+    return lambda env: text
+
+
+def _run_print(op: Op, rt: Runner) -> OpFn:
+    parts: list[Callable[[Any], str]] = []
+    for piece in _pieces(op):
+        if isinstance(piece, str):
+            parts.append(_literal(piece))
+        else:
+            is_bool = piece[0] == "%B"
+            fn = coerce(*compile_expr(piece[1], op), "bool" if is_bool else "i64")
+            parts.append(_text(fn, is_bool))
+
+    def debug_print(env: Any) -> None:
+        text = "".join(p(env) for p in parts)
+        text = text.encode()[:PRINT_LIMIT].decode("utf-8", "replace")  # the C++ buffer's
+        sys.stdout.write(f"{line_prefix(current_run())} {text}\n")
+
+    return debug_print
+
+
+def _cpp_print(w: Writer, depth: int, op: Op) -> None:
+    parts = ["DPRINT", "TTLANG_PRINT()"]
+    for piece in _pieces(op):
+        if isinstance(piece, str):
+            parts.append(c_string(piece))
+        elif piece[0] == "%B":
+            parts.append(f'(({w.expr(piece[1])}) ? "True" : "False")')
+        else:
+            parts.append(f"static_cast<long long>({w.expr(piece[1])})")
     parts.append("ENDL()")
     w.line(depth, " << ".join(parts) + ";")
 

@@ -3,11 +3,12 @@
 The interpreter's print (``lang/debug_print.py``) writes ``[<place> <kernel>] `` then
 ``label: `` when there is a label, then ``str`` of each argument joined by ``sep``, then
 ``end``.  What compiled code can say exactly: literal text, compile-time values (their
-``str`` now, in Python), run-time integers (``%lld`` is Python's ``str`` of an int), tuples
+``str`` now, in Python), run-time integers (``%lld`` is Python's ``str`` of an int) and
+bools (``True`` / ``False``), tuples
 of these, and f-strings of these (``{x}`` / ``{x!s}`` / ``{x!r}`` / ``{x:d}`` of a run-time
 integer; any spec of a compile-time value).  The rest stays interpreted, with the reason:
 a block's, DFB's or tensor's contents, a run-time float (Python's shortest round-trip repr
-has no ``printf`` twin) or bool, ``end`` other than a newline, ``file=``, ``num_pages=``,
+has no ``printf`` twin), ``end`` other than a newline, ``file=``, ``num_pages=``,
 ``_dump_dst_registers=``, a line longer than a DPRINT statement holds.
 """
 
@@ -55,14 +56,14 @@ def _value(lw, value: Value, node: ast.AST, spec: str = "") -> list[Piece]:
             return [format(_const(e), spec)]
         if e.ty is Ty.U64:  # %lld of a long long: above 2**63 it would print negative
             raise lw.fail("print of a run-time u64 integer", node)
-        if e.ty.is_int and spec in ("", "d"):
+        if (e.ty.is_int and spec in ("", "d")) or (e.ty is Ty.BOOL and not spec):
             return [e]
-        if e.ty.is_int:
-            raise lw.fail(f"print of a run-time integer with format spec {spec!r}", node)
-        what = "bool" if e.ty is Ty.BOOL else "float"
+        if e.ty.is_int or e.ty is Ty.BOOL:
+            what = "integer" if e.ty.is_int else "bool"
+            raise lw.fail(f"print of a run-time {what} with format spec {spec!r}", node)
         raise lw.fail(
-            f"print of a run-time {what} (compiled code prints only integers as the "
-            "interpreter does)",
+            "print of a run-time float (Python's shortest round-trip repr has no printf "
+            "twin; compiled code prints integers and bools as the interpreter does)",
             node,
         )
     if isinstance(value, TupleV) and not spec:
@@ -134,20 +135,20 @@ def debug_print(lw, node: ast.Call) -> Value:
         else:
             pieces += _value(lw, lw.expr(arg), arg)
 
-    fmt, values = "", []
+    fmt, values, widest = "", [], 0
     for p in pieces:
         if isinstance(p, str):
             fmt += p.replace("%", "%%")
+            widest += len(p.encode())
         else:
-            fmt += "%lld"
+            fmt += "%B" if p.ty is Ty.BOOL else "%lld"
+            widest += len("False") if p.ty is Ty.BOOL else _INT_WIDTH
             values.append(p)
-    literal = sum(len(p.encode()) for p in pieces if isinstance(p, str))
     if "\x00" in fmt:
         raise lw.fail("print of text with a NUL character", node)
-    if literal + _INT_WIDTH * len(values) > PRINT_LIMIT:
+    if widest > PRINT_LIMIT:
         raise lw.fail(
-            f"a print line of up to {literal + _INT_WIDTH * len(values)} bytes "
-            f"(one DPRINT statement holds {PRINT_LIMIT})",
+            f"a print line of up to {widest} bytes (one DPRINT statement holds {PRINT_LIMIT})",
             node,
         )
     lw.emit("debug.print", fmt, tuple(values))
