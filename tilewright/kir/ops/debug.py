@@ -116,6 +116,6 @@ ROWS = (
         _run_print,
         _cpp_print,
         header="api/debug/dprint.h",
-        doc="TT-Lang print: one line '[place kernel] printf(format, values...)' (DPRINT)",
+        doc="TT-Lang print: one line '[place kernel] format' with its %lld / %B slots (DPRINT)",
     ),
 )
