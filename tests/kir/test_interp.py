@@ -380,7 +380,9 @@ def test_a_page_transfer_through_an_unbound_accessor_is_an_error():
 def test_debug_print_prints_the_same_line_from_both_engines(device, capsys):  # noqa: F811
     b = Builder("printer", KIND_DM, slot="ncrisc", args=("a", "b", "c", "d"))
     b.loc = SourceLoc("/user/prog.py", 50)
-    b.op("debug.print", "L: a=%lld 50%% c=%lld %B", (A, C, _i("lt", A, const(0), Ty.BOOL)))
+    neg = _i("lt", A, const(0), Ty.BOOL)
+    third = BinOp("truediv", Cast(A, Ty.F64), const(3.0), Ty.F64)
+    b.op("debug.print", "L: a=%lld 50%% c=%lld %B %F", (A, C, neg, third))
     b.op("debug.print", "", ())
     out = {}
     for engine in ENGINES:
@@ -389,7 +391,9 @@ def test_debug_print_prints_the_same_line_from_both_engines(device, capsys):  # 
         out[engine] = capsys.readouterr().out
     assert out["native"] == out["python"]
     lines = out["python"].splitlines()
-    assert len(lines) == 2 and lines[0].endswith("] L: a=-7 50% c=4294967280 True"), lines
+    assert len(lines) == 2 and lines[0].endswith(f"] L: a=-7 50% c=4294967280 True {-7 / 3!r}"), (
+        lines
+    )
     assert lines[0].startswith("[") and lines[1].endswith("] ")
 
 

@@ -142,6 +142,22 @@ for j in range(2):
     assert out.count("w wrote 1") == 2
 
 
+def test_run_time_floats_print_as_python_repr(tmp_path, capsys):
+    out = _same(
+        tmp_path,
+        capsys,
+        grid=(2, 1),
+        reader="""\
+n = ttl.node(dims=1)
+for j in range(4):
+    x = (j + n) * 0.1
+    print(x, x / 3, -x, x * 1e16, x * 1e-5, float(j * 1000000), f"{x}|{x!r}", (x, 2.0))
+""",
+    )
+    assert "[node (1, 0) reader] 0.30000000000000004 0.10000000000000002 " in out, out
+    assert "3000000000000000.5" in out or "3000000000000000.0" in out, out
+
+
 def test_compute_thread_prints_once_as_the_interpreter(tmp_path, capsys):
     out = _same(tmp_path, capsys, compute='print("math only", thread="math")')
     assert out.count("math only") == 1
@@ -153,7 +169,10 @@ def test_compute_thread_prints_once_as_the_interpreter(tmp_path, capsys):
         (dict(compute="with a_dfb.wait() as x:\n    print(x)  # <-\n"), "print of a block"),
         (dict(reader="print(a_dfb)  # <-"), "print of a DFB"),
         (dict(reader="print(a, num_pages=1)  # <-"), "print(num_pages=...)"),
-        (dict(reader="for j in range(2):\n    print(j * 0.5)  # <-"), "print of a run-time float"),
+        (
+            dict(reader='for j in range(2):\n    print(f"{j * 0.5:.2f}")  # <-'),
+            "print of a run-time float with format spec '.2f'",
+        ),
         (
             dict(reader='for j in range(2):\n    print(f"{j > 1:>5}")  # <-'),
             "print of a run-time bool with format spec '>5'",
@@ -188,7 +207,7 @@ def test_emitted_print_is_a_dprint_that_builds_with_strict_warnings(tmp_path, ca
             grid=(2, 1),
             reader='print(f"r {ttl.node(dims=1)}%", ttl.node(dims=1), label="a")',
             compute='print("c", N)',
-            writer='print("w", ttl.node(dims=1) == 1)',
+            writer='print("w", ttl.node(dims=1) * 0.5, ttl.node(dims=1) == 1)',
         )
     finally:
         backend.COMPILE_OBSERVERS.pop()
@@ -197,6 +216,7 @@ def test_emitted_print_is_a_dprint_that_builds_with_strict_warnings(tmp_path, ca
     lines = [ln.strip() for t in texts for ln in t.splitlines() if "DPRINT" in ln]
     assert 'DPRINT << TTLANG_PRINT() << "c 3" << ENDL();' in lines, lines
     assert any('== 1)) ? "True" : "False") << ENDL();' in ln for ln in lines), lines
+    assert any("<< ttlang::PyFloat(static_cast<double>(" in ln for ln in lines), lines
     (line,) = [ln for ln in lines if '"a: r "' in ln]
     assert line.startswith('DPRINT << TTLANG_PRINT() << "a: r " << static_cast<long long>(')
     assert '<< "% " << static_cast<long long>(' in line and line.endswith("<< ENDL();")

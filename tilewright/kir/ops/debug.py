@@ -3,7 +3,7 @@
 ``debug.print format, values`` prints one line as the interpreter's ``print`` does
 (``lang/debug_print.py``): ``[<place> <kernel>] `` (``device.print_hook.line_prefix``),
 then ``format`` with its slots filled (``%lld`` a ``long long``, ``%B`` a bool as
-``True`` / ``False``, ``%%`` a percent sign; the label and the literal text folded in by
+``True`` / ``False``, ``%F`` a double as Python's ``repr``, ``%%`` a percent sign; the label and the literal text folded in by
 the lowering), then a newline.  Its C++ is a tt-metal
 ``DPRINT << ... << ENDL();`` statement whose stream starts with ``TTLANG_PRINT()``: the
 native DPRINT handler then prints the interpreter's prefix, once per statement (a plain
@@ -30,16 +30,18 @@ PRINT_LIMIT = 510
 """Bytes of text one print line holds: ``DPrintStream``'s 512-byte buffer keeps 511, the
 last of them ``ENDL()``'s newline."""
 
-_PIECE = re.compile(r"%%|%lld|%B")
+_PIECE = re.compile(r"%%|%lld|%B|%F")
 
 
 def _pieces(op: Op) -> list[str | tuple[str, Expr]]:
     """The format's literal text and its values: ``%lld`` a ``long long``, ``%B`` a bool
-    printed ``True`` / ``False`` (Python's ``str``), ``%%`` a percent sign."""
+    printed ``True`` / ``False``, ``%F`` a double printed as Python's ``repr`` (shortest
+    round-trip digits, ``ttlang::PyFloat`` in C++), ``%%`` a percent sign."""
     fmt, values = str(op.args[0]), list(seq(op.args[1]))
     if "%" in _PIECE.sub("", fmt):
         raise unsupported(
-            f"debug.print format {fmt!r}: only %lld (a long long), %B (a bool) and %% print",
+            f"debug.print format {fmt!r}: only %lld (a long long), %B (a bool), %F (a double) "
+            "and %% print",
             "raw-ir-print-format",
             op,
         )
@@ -68,9 +70,14 @@ def _pieces(op: Op) -> list[str | tuple[str, Expr]]:
     return out
 
 
-def _text(fn: Callable[[Any], Any], bool_: bool) -> Callable[[Any], str]:
-    if bool_:
+_SLOT_TYPE = {"%lld": "i64", "%B": "bool", "%F": "f64"}
+
+
+def _text(fn: Callable[[Any], Any], slot: str) -> Callable[[Any], str]:
+    if slot == "%B":
         return lambda env: "True" if fn(env) else "False"
+    if slot == "%F":
+        return lambda env: repr(float(fn(env)))
     return lambda env: str(int(fn(env)))
 
 
@@ -84,9 +91,8 @@ def _run_print(op: Op, rt: Runner) -> OpFn:
         if isinstance(piece, str):
             parts.append(_literal(piece))
         else:
-            is_bool = piece[0] == "%B"
-            fn = coerce(*compile_expr(piece[1], op), "bool" if is_bool else "i64")
-            parts.append(_text(fn, is_bool))
+            fn = coerce(*compile_expr(piece[1], op), _SLOT_TYPE[piece[0]])
+            parts.append(_text(fn, piece[0]))
 
     def debug_print(env: Any) -> None:
         text = "".join(p(env) for p in parts)
@@ -103,6 +109,8 @@ def _cpp_print(w: Writer, depth: int, op: Op) -> None:
             parts.append(c_string(piece))
         elif piece[0] == "%B":
             parts.append(f'(({w.expr(piece[1])}) ? "True" : "False")')
+        elif piece[0] == "%F":
+            parts.append(f"ttlang::PyFloat(static_cast<double>({w.expr(piece[1])})).s")
         else:
             parts.append(f"static_cast<long long>({w.expr(piece[1])})")
     parts.append("ENDL()")
@@ -116,6 +124,6 @@ ROWS = (
         _run_print,
         _cpp_print,
         header="api/debug/dprint.h",
-        doc="TT-Lang print: one line '[place kernel] format' with its %lld / %B slots (DPRINT)",
+        doc="TT-Lang print: one line '[place kernel] format' with its %lld / %B / %F slots (DPRINT)",
     ),
 )

@@ -3,12 +3,11 @@
 The interpreter's print (``lang/debug_print.py``) writes ``[<place> <kernel>] `` then
 ``label: `` when there is a label, then ``str`` of each argument joined by ``sep``, then
 ``end``.  What compiled code can say exactly: literal text, compile-time values (their
-``str`` now, in Python), run-time integers (``%lld`` is Python's ``str`` of an int) and
-bools (``True`` / ``False``), tuples
+``str`` now, in Python), run-time integers (``%lld`` is Python's ``str`` of an int),
+bools (``True`` / ``False``) and floats (Python's repr: ``ttlang::PyFloat``), tuples
 of these, and f-strings of these (``{x}`` / ``{x!s}`` / ``{x!r}`` / ``{x:d}`` of a run-time
 integer; any spec of a compile-time value).  The rest stays interpreted, with the reason:
-a block's, DFB's or tensor's contents, a run-time float (Python's shortest round-trip repr
-has no ``printf`` twin), ``end`` other than a newline, ``file=``, ``num_pages=``,
+a block's, DFB's or tensor's contents, a run-time float with a format spec, ``end`` other than a newline, ``file=``, ``num_pages=``,
 ``_dump_dst_registers=``, a line longer than a DPRINT statement holds.
 """
 
@@ -28,6 +27,7 @@ _KEYWORDS = frozenset(
     {"sep", "end", "file", "flush", "thread", "num_pages", "label", "_dump_dst_registers"}
 )
 _INT_WIDTH = 20  # the widest %lld: -9223372036854775808
+_SLOTS = {Ty.BOOL: ("%B", len("False")), Ty.F64: ("%F", len("-2.2250738585072014e-308"))}
 
 Piece = str | Expr  # literal text, or a run-time integer printed with %lld
 
@@ -56,16 +56,12 @@ def _value(lw, value: Value, node: ast.AST, spec: str = "") -> list[Piece]:
             return [format(_const(e), spec)]
         if e.ty is Ty.U64:  # %lld of a long long: above 2**63 it would print negative
             raise lw.fail("print of a run-time u64 integer", node)
-        if (e.ty.is_int and spec in ("", "d")) or (e.ty is Ty.BOOL and not spec):
+        if (e.ty.is_int and spec in ("", "d")) or (e.ty in (Ty.BOOL, Ty.F64) and not spec):
             return [e]
-        if e.ty.is_int or e.ty is Ty.BOOL:
-            what = "integer" if e.ty.is_int else "bool"
+        what = "integer" if e.ty.is_int else "bool" if e.ty is Ty.BOOL else "float"
+        if e.ty is Ty.F64 or e.ty.is_int or e.ty is Ty.BOOL:
             raise lw.fail(f"print of a run-time {what} with format spec {spec!r}", node)
-        raise lw.fail(
-            "print of a run-time float (Python's shortest round-trip repr has no printf "
-            "twin; compiled code prints integers and bools as the interpreter does)",
-            node,
-        )
+        raise lw.fail(f"print of a run-time {e.ty.name.lower()} value", node)
     if isinstance(value, TupleV) and not spec:
         out: list[Piece] = ["("]
         for i, item in enumerate(value.items):
@@ -91,9 +87,8 @@ def _fstring(lw, node: ast.JoinedStr) -> list[Piece]:
                 raise lw.fail("an f-string format spec computed at run time", part)
             spec = "".join(pieces)  # type: ignore[arg-type]
         value = lw.expr(part.value)
-        if part.conversion in (ord("r"), ord("a")) and not (
-            isinstance(value, Scalar) and value.expr.ty.is_int
-        ):
+        # a number's repr is its str; a string's differs (quotes)
+        if part.conversion in (ord("r"), ord("a")) and not isinstance(value, Scalar):
             if not isinstance(value, Static) or not isinstance(value.obj, (str, type(None))):
                 raise lw.fail("an f-string {x!r} of something other than a number", part)
             text = repr(value.obj) if part.conversion == ord("r") else ascii(value.obj)
@@ -141,8 +136,9 @@ def debug_print(lw, node: ast.Call) -> Value:
             fmt += p.replace("%", "%%")
             widest += len(p.encode())
         else:
-            fmt += "%B" if p.ty is Ty.BOOL else "%lld"
-            widest += len("False") if p.ty is Ty.BOOL else _INT_WIDTH
+            slot, width = _SLOTS.get(p.ty, ("%lld", _INT_WIDTH))
+            fmt += slot
+            widest += width
             values.append(p)
     if "\x00" in fmt:
         raise lw.fail("print of text with a NUL character", node)
