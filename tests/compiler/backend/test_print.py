@@ -151,11 +151,15 @@ def test_run_time_floats_print_as_python_repr(tmp_path, capsys):
 n = ttl.node(dims=1)
 for j in range(4):
     x = (j + n) * 0.1
-    print(x, x / 3, -x, x * 1e16, x * 1e-5, float(j * 1000000), f"{x}|{x!r}", (x, 2.0))
+    print(abs(-x), max(x, 0.25), x, x / 3, -x, x * 1e16, x * 1e-5, float(j * 1000000), f"{x}|{x!r}", (x, 2.0))
 """,
     )
-    assert "[node (1, 0) reader] 0.30000000000000004 0.10000000000000002 " in out, out
-    assert "3000000000000000.5" in out or "3000000000000000.0" in out, out
+    third = (
+        "[node (1, 0) reader] 0.30000000000000004 0.30000000000000004 0.30000000000000004 "
+        "0.10000000000000002 -0.30000000000000004 3000000000000000.5 3.0000000000000005e-06 "
+    )
+    assert third in out, out
+    assert "[node (0, 0) reader] 0.0 0.25 0.0 0.0 -0.0 0.0 0.0 0.0 0.0|0.0 (0.0, 2.0)\n" in out
 
 
 def test_compute_thread_prints_once_as_the_interpreter(tmp_path, capsys):
@@ -182,6 +186,10 @@ def test_compute_thread_prints_once_as_the_interpreter(tmp_path, capsys):
             "run-time integer with format spec 'x'",
         ),
         (dict(reader='print("a", end="")  # <-'), "print(end=...) other than a newline"),
+        (
+            dict(reader="for j in range(2):\n    print(max(j, 0.5) * 2)  # <-"),
+            "print of a float computed with min() / max() of an int and a float",
+        ),
         (dict(reader='print("a", thread="math")  # <-'), "print(thread='math') in a data"),
         (dict(reader='print("' + "x" * 600 + '")  # <-'), "one DPRINT statement holds 510"),
     ],

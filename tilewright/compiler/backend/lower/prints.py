@@ -17,7 +17,7 @@ import ast
 
 from tilewright.compiler.backend.lower.analysis import kind_text
 from tilewright.compiler.backend.lower.values import Scalar, Static, TupleV, Value
-from tilewright.kir.ir import Const, Expr, Ty
+from tilewright.kir.ir import BinOp, Cast, Const, Expr, Intrinsic, Ty, UnOp
 from tilewright.kir.ops.debug import PRINT_LIMIT
 
 __all__ = ["debug_print"]
@@ -47,6 +47,27 @@ def _const(c: Const) -> object:
     return float(c.value) if c.ty.is_float else int(c.value)
 
 
+def _int_as_float(e: Expr) -> bool:
+    return (isinstance(e, Cast) and e.a.ty.is_int) or (
+        isinstance(e, Const) and e.ty is Ty.F64 and float(e.value).is_integer()
+    )
+
+
+def _mixed_min_max(e: Expr) -> bool:
+    """Whether ``e`` holds a min / max that may have met an int and a float: Python's
+    answer keeps the type of the operand it picks (``max(1, 0.5)`` is ``1``), the
+    lowering's is a float (``1.0``) -- the same number, not the same text."""
+    if isinstance(e, BinOp):
+        if e.op in ("min", "max") and (_int_as_float(e.a) or _int_as_float(e.b)):
+            return True
+        return _mixed_min_max(e.a) or _mixed_min_max(e.b)
+    if isinstance(e, (UnOp, Cast)):
+        return _mixed_min_max(e.a)
+    if isinstance(e, Intrinsic):
+        return any(_mixed_min_max(a) for a in e.args)
+    return False
+
+
 def _value(lw, value: Value, node: ast.AST, spec: str = "") -> list[Piece]:
     if isinstance(value, Static) and (value.obj is None or isinstance(value.obj, str)):
         return [format(value.obj, spec)]
@@ -56,6 +77,12 @@ def _value(lw, value: Value, node: ast.AST, spec: str = "") -> list[Piece]:
             return [format(_const(e), spec)]
         if e.ty is Ty.U64:  # %lld of a long long: above 2**63 it would print negative
             raise lw.fail("print of a run-time u64 integer", node)
+        if e.ty is Ty.F64 and _mixed_min_max(e):
+            raise lw.fail(
+                "print of a float computed with min() / max() of an int and a float "
+                "(Python's answer keeps the int's type when it picks the int)",
+                node,
+            )
         if (e.ty.is_int and spec in ("", "d")) or (e.ty in (Ty.BOOL, Ty.F64) and not spec):
             return [e]
         what = "integer" if e.ty.is_int else "bool" if e.ty is Ty.BOOL else "float"
