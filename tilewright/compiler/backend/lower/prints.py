@@ -7,8 +7,10 @@ The interpreter's print (``lang/debug_print.py``) writes ``[<place> <kernel>] ``
 bools (``True`` / ``False``) and floats (Python's repr: ``ttlang::PyFloat``), tuples
 of these, and f-strings of these (``{x}`` / ``{x!s}`` / ``{x!r}`` / ``{x:d}`` of a run-time
 integer; any spec of a compile-time value).  The rest stays interpreted, with the reason:
-a block's, DFB's or tensor's contents, a run-time float with a format spec, ``end`` other than a newline, ``file=``, ``num_pages=``,
-``_dump_dst_registers=``, a line longer than a DPRINT statement holds.
+a block's, DFB's or tensor's contents, a run-time float or bool with a format spec, a
+float from ``min`` / ``max`` of an int and a float, ``end`` other than a newline,
+``file=``, ``num_pages=``, ``_dump_dst_registers=``, a line longer than a DPRINT
+statement holds.
 """
 
 from __future__ import annotations
