@@ -67,7 +67,7 @@ def bad(a, out):
     @ttl.datamovement()
     def writer():
         with o.wait() as blk:
-            print("writing")  # <-writer
+            print("writing", blk)  # <-writer
             ttl.copy(blk, out[0, 0]).wait()
 """
 
@@ -99,8 +99,8 @@ def test_each_refused_kernel_names_its_construct_and_line(tmp_path):
     ) in block
     assert "  kernel compute: compiles" in block
     assert (
-        f"  kernel writer: not compilable: {name}:{writer}: kernel 'writer': print (debug "
-        "printing) in kernel code"
+        f"  kernel writer: not compilable: {name}:{writer}: kernel 'writer': print of a block "
+        "(its contents print only interpreted)"
     ) in block
 
 

@@ -372,3 +372,36 @@ def test_a_page_transfer_through_an_unbound_accessor_is_an_error():
     with pytest.raises(KernelError, match="accessor 't_acc': the environment binds no") as info:
         run((op,), Env(kind=KIND_DM, accessors={"other": object()}))
     assert info.value.rule == "raw-ir-accessor" and info.value.loc.line == 11
+
+
+# -- debug.print: TT-Lang's print line, the same from both engines ------------------------------
+
+
+def test_debug_print_prints_the_same_line_from_both_engines(device, capsys):  # noqa: F811
+    b = Builder("printer", KIND_DM, slot="ncrisc", args=("a", "b", "c", "d"))
+    b.loc = SourceLoc("/user/prog.py", 50)
+    neg = _i("lt", A, const(0), Ty.BOOL)
+    third = BinOp("truediv", Cast(A, Ty.F64), const(3.0), Ty.F64)
+    b.op("debug.print", "L: a=%lld 50%% c=%lld %B %F", (A, C, neg, third))
+    b.op("debug.print", "", ())
+    out = {}
+    for engine in ENGINES:
+        capsys.readouterr()
+        run_ir(device, [b.kernel()], [ARGS], engine)
+        out[engine] = capsys.readouterr().out
+    assert out["native"] == out["python"]
+    lines = out["python"].splitlines()
+    assert len(lines) == 2 and lines[0].endswith(f"] L: a=-7 50% c=4294967280 True {-7 / 3!r}"), (
+        lines
+    )
+    assert lines[0].startswith("[") and lines[1].endswith("] ")
+
+
+def test_debug_print_formats_other_than_lld_are_rejected():
+    op = Op("debug.print", ("x is %llx", (const(1),)), loc=SourceLoc("raw.py", 11))
+    with pytest.raises(KernelError, match="only %lld \\(a long long\\), %B") as info:
+        run((op,), Env())
+    assert info.value.rule == "raw-ir-print-format" and info.value.loc.line == 11
+    op = Op("debug.print", ("x is %lld %B", (const(1),)), loc=SourceLoc("raw.py", 12))
+    with pytest.raises(KernelError, match="with 1 value\\(s\\): it has 2 slots"):
+        run((op,), Env())

@@ -55,6 +55,8 @@ CPP_ONLY = {
     "F32": "a DPRINT stream manipulator",
     "U32": "a DPRINT stream manipulator",
     "ENDL": "a DPRINT stream manipulator",
+    "TTLANG_PRINT": "Tilewright's DPRINT marker of a compiled TT-Lang print (the interpreter's "
+    "prefix; compiler docs)",
     "TensorAccessor": "a class in both APIs (its deduction guides look like functions)",
 }
 """C++ kernel-API functions with no Python function of the same name, and why."""

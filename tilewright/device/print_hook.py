@@ -21,13 +21,20 @@ from typing import Any
 
 from tilewright.device.engine import ACTIVE
 
-__all__ = ["kernel_print"]
+__all__ = ["kernel_print", "line_prefix"]
 
 PrintFn = Callable[..., None]
 
 _LOCK = threading.Lock()
 _users = 0
 _original: PrintFn = builtins.print
+
+
+def line_prefix(run: Any) -> str:
+    """The prefix of a kernel's debug-print line, ``[<place> <kernel>]``.  Defined once:
+    TT-Lang's interpreted ``print`` (``lang/debug_print.py``), the KIR ``debug.print`` op
+    and the native DPRINT handler's TT-Lang lines (``native/requests.py``) read it."""
+    return f"[{run.place} {run.name}]"
 
 
 def _routed_print(*args: Any, **kwargs: Any) -> None:

@@ -137,8 +137,8 @@ class OpDef:
     ``jump``: ``break`` / ``continue`` (only inside a loop; the DFB actions after one are
     unknown).  ``effects``: the actions of an op ``effect`` cannot describe (an op with
     this rule and no regions counts as acting, for the loops around it).  ``text``: the
-    printer's line, given the expression printer.  ``header``: the tt-metal compute
-    header the op's C++ needs.
+    printer's line, given the expression printer.  ``header``: the tt-metal API
+    header the op's C++ needs (compute ops; ``debug.print``'s on either kind).
     """
 
     code: str

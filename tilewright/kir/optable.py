@@ -13,13 +13,13 @@ the other table, :mod:`.scalar`.
 from __future__ import annotations
 
 from tilewright.kir.opdef import OpDef
-from tilewright.kir.ops import calls, cb, compute, control, noc, trace
+from tilewright.kir.ops import calls, cb, compute, control, debug, noc, trace
 from tilewright.kir.ops.compute import BINARY, SFPU, SFPU_BINARY
 from tilewright.kir.scalar import INTRINSICS, IntrinsicInfo
 
 __all__ = ["OpDef", "OPS", "INTRINSICS", "IntrinsicInfo", "SFPU", "BINARY", "SFPU_BINARY"]
 
-FAMILIES = (control, cb, noc, compute, calls, trace)
+FAMILIES = (control, cb, noc, compute, calls, trace, debug)
 """The modules that define op rows (each a ``ROWS`` tuple)."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from tilewright.device.engine import ACTIVE
 from tilewright.device.formats import data_type_name
+from tilewright.device.print_hook import line_prefix
 from tilewright.errors import KernelError
 from tilewright.ttnn.tensor import Tensor
 
@@ -63,7 +64,7 @@ def make_print(original):
                 parts.append(_render_tensor(a, num_pages))
             else:
                 parts.append(str(a))
-        prefix = f"[{run.place} {run.name}]"
+        prefix = line_prefix(run)
         if label:
             prefix += f" {label}:"
         text = sep.join(parts)

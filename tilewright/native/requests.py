@@ -7,7 +7,9 @@ Python code runs on a fiber stack.  Handlers:
 
 * ``observe`` -- a CB protocol action of an external call, shown to the call's
   contract monitor before it happens;
-* ``dprint`` -- one DPRINT statement, printed with tt-metal's dprint-server prefix;
+* ``dprint`` -- one DPRINT statement, printed with tt-metal's dprint-server prefix; a
+  TT-Lang ``print`` compiled to DPRINT (its stream starts with ``TTLANG_PRINT()``, mode
+  argument 1) is printed once, as the interpreter prints it: ``[<place> <kernel>] text``;
 * ``map_dram`` -- map a DRAM channel on first touch;
 * ``accessor_describe`` -- the TensorAccessor of a tensor passed to an external call;
 * ``pack_int_error`` -- the FormatError of a value an integer format cannot hold;
@@ -33,6 +35,7 @@ import numpy as np
 
 from tilewright.device.formats.dataformat import as_data_format
 from tilewright.device.formats.plain import to_integer
+from tilewright.device.print_hook import line_prefix
 from tilewright.device.shared import WaitKind
 from tilewright.errors import KernelError, SourceLoc
 from tilewright.native.accessors import CallTables, describe
@@ -56,6 +59,10 @@ def _observe(run, args, tables: CallTables) -> int:
 
 def _dprint(run, args, _tables: CallTables) -> int:
     text = ctypes.string_at(args[0]).decode("utf-8", "replace")
+    if args[2] == 1:
+        # a compiled TT-Lang print: its text ends with ENDL's newline, as print's end
+        sys.stdout.write(f"{line_prefix(run)} {text}")
+        return 0
     chip = getattr(run.core.device, "chip", 0)
     where = f"{chip}:({run.core.logical.x}, {run.core.logical.y})"
     if run.slot in _RISC:

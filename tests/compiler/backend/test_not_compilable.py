@@ -123,9 +123,9 @@ CASES = {
         dict(reader="class C:  # <-\n    pass\n" + READER),
         "'class' statements are not compilable",
     ),
-    "print": (
-        dict(reader="print('hello')  # <-\n" + READER),
-        "print (debug printing) in kernel code",
+    "print of a tensor": (
+        dict(reader="print(a)  # <-\n" + READER),
+        "print of a tensor (its contents print only interpreted)",
     ),
     "unpacking": (
         dict(reader="args = (1, 2)\nttl.copy(*args)  # <-\n" + READER),

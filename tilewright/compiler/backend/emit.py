@@ -206,14 +206,14 @@ def emit_kernel(kernel: Kernel, *, title: str | None = None) -> str:
         "",
         '#include "ttlang/support.h"',
     ]
+    needed = {h for h in (OPS[c].header for c in codes if c in OPS) if h is not None}
     if compute:
-        needed = {OPS[c].header for c in codes if c in OPS}
-        headers = sorted({h for h in needed if h is not None} | {"api/compute/cb_api.h"})
-        out += [f'#include "{h}"' for h in headers]
+        out += [f'#include "{h}"' for h in sorted(needed | {"api/compute/cb_api.h"})]
     else:
         out += ['#include "api/dataflow/dataflow_api.h"']
         if kernel.accessors:
             out.append('#include "api/tensor/tensor_accessor.h"')
+        out += [f'#include "{h}"' for h in sorted(needed)]
     out += [f'#include "{h}"' for h in kernel.headers]
     out.append("")
     w = _Writer(kernel)

@@ -9,7 +9,8 @@
   tables (``SFPU``, ``BINARY``, ``SFPU_BINARY``) their rows read;
 * :mod:`.calls` -- calls of external C++ (``extern.call``) and of the kernel's static inline
   functions (``raw.call``);
-* :mod:`.trace` -- trace events of compiled code (``trace.clock``, ``trace.span``).
+* :mod:`.trace` -- trace events of compiled code (``trace.clock``, ``trace.span``);
+* :mod:`.debug` -- TT-Lang's ``print`` as a DPRINT statement (``debug.print``).
 
 Each module's ``ROWS`` lists its :class:`~tilewright.kir.opdef.OpDef` rows;
 :data:`tilewright.kir.optable.OPS` is all of them.

@@ -5,7 +5,8 @@
 ``ttl.block`` op of the registry and the top-level ``ttl.matmul`` / ``ttl.add`` ...)
 and the few Python builtins that have a meaning in kernel code.  ``METHODS`` maps
 (kind of value, method name) for DFBs, blocks, transfer handles, semaphores and pipe
-nets.  Functions with a clear reason not to compile (``print``, ``ttl.GroupTransfer``,
+nets.  ``print`` lowers to a DPRINT (``lower/prints.py``).  Functions with a clear
+reason not to compile (``ttl.GroupTransfer``,
 raw element access, external calls for now) are listed with that reason.
 """
 
@@ -28,6 +29,7 @@ from tilewright.compiler.backend.lower.calls import (
 from tilewright.compiler.backend.lower.dataflow import copy, remote_sem_op, sem_op, wait_handle
 from tilewright.compiler.backend.lower.extern import extern_call
 from tilewright.compiler.backend.lower.pipes import net_method
+from tilewright.compiler.backend.lower.prints import debug_print
 from tilewright.compiler.backend.lower.protocol import (
     accumulate,
     acquire,
@@ -199,7 +201,7 @@ def function_table() -> dict[int, Callable]:
         id(declare.node): node_coords,
         id(declare.grid_size): grid_size,
         id(misc.signpost): signpost,
-        id(builtins.print): not_compilable("print (debug printing) in kernel code"),
+        id(builtins.print): debug_print,
         id(builtins.range): not_compilable("range() outside a for statement"),
         id(misc.static_range): not_compilable("ttl.static_range() outside a for statement"),
         id(lcopy.GroupTransfer): not_compilable("ttl.GroupTransfer"),

@@ -9,9 +9,11 @@
 #pragma once
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <type_traits>
 
 #include "tilewright/runtime.h"
@@ -20,6 +22,48 @@
 #define TTLANG_DFB_STORAGE_COMPILER_SRAM 0
 
 namespace ttlang {
+
+/** A print's run-time float (kir/ops/debug.py's %F slot): ttlang::PyFloat(v).s is the text
+ *  Python's str / repr gives. */
+/** Python's repr (and str) of a float: the shortest round-trip digits (std::to_chars), in
+ *  fixed notation when the decimal point falls in (-4, 16] of them, else d.ddde+XX, as
+ *  CPython's float_repr (format_float_short, mode 'r'). */
+struct PyFloat {
+    char s[40];
+    explicit PyFloat(double v) {
+        if (std::isnan(v)) { std::strcpy(s, "nan"); return; }
+        char* o = s;
+        if (std::signbit(v)) { *o++ = '-'; v = -v; }
+        if (std::isinf(v)) { std::strcpy(o, "inf"); return; }
+        char sci[40];
+        auto r = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
+        *r.ptr = 0;
+        char digits[24]; int n = 0;
+        const char* p = sci;
+        for (; *p && *p != 'e'; ++p) if (*p != '.') digits[n++] = *p;
+        digits[n] = 0;
+        int exp = 0;
+        for (const char* q = p + 2; *q; ++q) exp = exp * 10 + (*q - '0');
+        int decpt = (p[1] == '-' ? -exp : exp) + 1;
+        if (decpt <= -4 || decpt > 16) {
+            *o++ = digits[0];
+            if (n > 1) { *o++ = '.'; std::memcpy(o, digits + 1, n - 1); o += n - 1; }
+            std::snprintf(o, 16, "e%+03d", decpt - 1);
+        } else if (decpt <= 0) {
+            *o++ = '0'; *o++ = '.';
+            for (int i = 0; i < -decpt; ++i) *o++ = '0';
+            std::memcpy(o, digits, n); o[n] = 0;
+        } else if (decpt >= n) {
+            std::memcpy(o, digits, n); o += n;
+            for (int i = n; i < decpt; ++i) *o++ = '0';
+            std::strcpy(o, ".0");
+        } else {
+            std::memcpy(o, digits, decpt); o += decpt; *o++ = '.';
+            std::memcpy(o, digits + decpt, n - decpt); o[n - decpt] = 0;
+        }
+    }
+};
+
 
 /** Signed arithmetic wraps (two's complement), as the IR defines it: computed in the
  *  unsigned type, where C++ defines the wrap-around, and converted back (defined since

@@ -21,6 +21,9 @@ struct Dec { uint32_t v; };
 struct SetW { int w; };
 struct F32 { float v; };
 struct U32 { uint32_t v; };
+/** Tilewright only: the statement is a compiled TT-Lang print, printed once with the
+ *  interpreter's "[<place> <kernel>] " prefix instead of the dprint server's. */
+struct TtlangPrint {};
 
 /** TRISCs a DPRINT statement prints from (bit 0 unpack, 1 math, 2 pack). */
 inline thread_local uint32_t dprint_triscs = 7;
@@ -39,6 +42,7 @@ public:
 
     DPrintStream& operator<<(const char* s) { append(s); return *this; }
     DPrintStream& operator<<(char c) { char b[2] = {c, 0}; append(b); return *this; }
+    DPrintStream& operator<<(TtlangPrint) { mode_ = 1; return *this; }
     DPrintStream& operator<<(Endl) { append("\n"); flush(); return *this; }
     DPrintStream& operator<<(Hex h) { return fmt("0x%x", h.v); }
     DPrintStream& operator<<(Dec d) { return fmt("%u", d.v); }
@@ -81,8 +85,9 @@ private:
     }
     void flush() {
         if (len_) {
-            const int64_t args[2] = {int64_t(reinterpret_cast<uintptr_t>(buf_)), int64_t(dprint_triscs)};
-            twrt_request("dprint", 2, args, loc_);
+            const int64_t args[3] = {int64_t(reinterpret_cast<uintptr_t>(buf_)), int64_t(dprint_triscs),
+                                     int64_t(mode_)};
+            twrt_request("dprint", 3, args, loc_);
             len_ = 0;
             buf_[0] = 0;
         }
@@ -91,6 +96,7 @@ private:
     char buf_[512] = {0};
     uint32_t len_ = 0;
     int width_ = 0;
+    int mode_ = 0;
 };
 }  // namespace tw
 
@@ -100,6 +106,7 @@ inline tw::Dec DEC(uint32_t v) { return {v}; }
 inline tw::SetW SETW(int w) { return {w}; }
 inline tw::F32 F32(float v) { return {v}; }
 inline tw::U32 U32(uint32_t v) { return {v}; }
+inline tw::TtlangPrint TTLANG_PRINT() { return {}; }
 
 #define DPRINT ::tw::DPrintStream(TW_HERE)
 #define DPRINT_DATA0(x) x
