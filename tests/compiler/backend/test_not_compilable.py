@@ -179,7 +179,7 @@ for i in range(1):
     ),
     "wait_any": (
         dict(reader="r = ttl.wait_any(())  # <-\n" + READER),
-        "a call to 'wait_any' in compiled kernel code",
+        "ttl.wait_any: the request it completes is known only at run time",
     ),
     "typecast": (
         dict(
@@ -189,7 +189,7 @@ for i in range(1):
     ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),
-        "ttl.GroupTransfer",
+        "ttl.GroupTransfer (a group wait of transfers): tt-lang's compiler does not build it",
     ),
     "raw element access": (
         dict(

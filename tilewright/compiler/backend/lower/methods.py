@@ -63,6 +63,7 @@ from tilewright.lang import block as lblock
 from tilewright.lang import copy as lcopy
 from tilewright.lang import declare, misc
 from tilewright.lang import math as lmath
+from tilewright.lang import pipes as lpipes
 from tilewright.lang import raw as lang_raw
 from tilewright.lang.blockstate import State
 from tilewright.lang.declare import parse_dtype
@@ -195,6 +196,16 @@ def _raw_call(lw, node: ast.Call) -> Value:
     return raw_lower.raw_call(lw, node)
 
 
+GROUP_TRANSFER = (
+    "ttl.GroupTransfer (a group wait of transfers): tt-lang's compiler does not build it "
+    "either -- a simulator-only feature (reference A.6); wait each transfer handle instead"
+)
+WAIT_ANY = (
+    "ttl.wait_any: the request it completes is known only at run time, while the lowering "
+    "follows each block's state at compile time (the other requests' blocks stay pending)"
+)
+
+
 def function_table() -> dict[int, Callable]:
     table: dict[int, Callable] = {
         id(lcopy.copy): _copy,
@@ -204,7 +215,8 @@ def function_table() -> dict[int, Callable]:
         id(builtins.print): debug_print,
         id(builtins.range): not_compilable("range() outside a for statement"),
         id(misc.static_range): not_compilable("ttl.static_range() outside a for statement"),
-        id(lcopy.GroupTransfer): not_compilable("ttl.GroupTransfer"),
+        id(lcopy.GroupTransfer): not_compilable(GROUP_TRANSFER),
+        id(lpipes.wait_any): not_compilable(WAIT_ANY),
         id(misc.raw_element_read): not_compilable("ttl.raw_element_read"),
         id(misc.raw_element_write): not_compilable("ttl.raw_element_write"),
         id(misc.read_index): not_compilable("ttl.read_index"),
