@@ -183,9 +183,9 @@ for i in range(1):
     ),
     "typecast": (
         dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x + x, 'bf16'))  # <-\n"
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x + x, 'bfp8_b'))  # <-\n"
         ),
-        "ttl.math.typecast to bfloat16 of a computed expression",
+        "ttl.math.typecast to bfloat8_b: a block-float target quantises as a store would",
     ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),

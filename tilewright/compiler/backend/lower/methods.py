@@ -127,12 +127,13 @@ def _legacy_fill(lw, node: ast.Call) -> Value:
 
 
 def _typecast(lw, node: ast.Call) -> Value:
-    """``ttl.math.typecast(x, dtype)`` where it changes no value: to float32 (the
-    interpreter's ``typecast`` is a copy, and the compiled DST holds float32), and to
-    bfloat16 of a block read from a bfloat16 DFB (its values are bf16 already, so the
-    round to nearest even is exact).  A bfloat16 cast of a computed expression needs a
-    rounding step the compiled SFPU ops do not have; block-float targets quantise as a
-    store would -- both refused."""
+    """``ttl.math.typecast(x, dtype)``: to float32 its operand (the interpreter's
+    ``typecast`` is a copy, and the compiled DST holds float32), as to bfloat16 a block read
+    from a bfloat16 DFB (its values are bf16 already); to bfloat16 of anything else
+    tt-metal's ``typecast_tile<Float32, Float16_b>``, which rounds to nearest even as the
+    registry's ``typecast`` (``tile_ops.typecast_tile_values``, read by both engines).
+    Block-float targets quantise as a store would, which the compiled expression does not
+    carry -- refused."""
     dtypes = node.args[1:] + [k.value for k in node.keywords if k.arg == "dtype"]
     if len(node.args) < 1 or len(dtypes) != 1 or any(k.arg != "dtype" for k in node.keywords):
         raise lw.fail("ttl.math.typecast(x, dtype) takes exactly a block and a dtype", node)
@@ -152,13 +153,8 @@ def _typecast(lw, node: ast.Call) -> Value:
     if name == "bfloat16" and isinstance(value, BlockRef):
         if block_of(lw, value).dfb.data_format == "Float16_b":
             return value
-    what = "a computed expression" if isinstance(value, ExprRef) else "a block of another format"
     if name == "bfloat16":
-        raise lw.fail(
-            f"ttl.math.typecast to bfloat16 of {what}: its round to nearest even is an SFPU "
-            "step the compiled engine does not have yet",
-            node,
-        )
+        return block_op(lw, "typecast", [value], [], {"dtype": Static(name)}, node)
     raise lw.fail(
         f"ttl.math.typecast to {name}: a block-float target quantises as a store would, "
         "which the compiled expression does not carry",
