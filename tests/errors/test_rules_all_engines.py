@@ -655,7 +655,7 @@ CASES: dict[str, Case] = {
         r"^ttl\.wait_any takes a non-empty tuple of ReceiveRequests$",
         (dm("ttl.wait_any(())  # <-\n"),),
         native=NOT_COMPILED,
-        native_message="a call to 'wait_any' in compiled kernel code",
+        native_message="ttl.wait_any: the request it completes is known only at run time",
     ),
 }
 """Bad programs by name; each names its rule (several programs may test one rule)."""

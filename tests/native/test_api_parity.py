@@ -111,7 +111,12 @@ OTHER_VALID = {
     "bits": 0, "value": 0.5, "param0": 0, "param1": 0, "param2": 0, "uint32_t": 0, "int32_t": 0,
 }  # fmt: skip
 """Valid values of the arguments the check cases do not vary."""
-TEMPLATE_REQUIRED = {"bcast_type": BroadcastType.ROW, "bcast": BroadcastType.ROW}
+TEMPLATE_REQUIRED = {
+    "bcast_type": BroadcastType.ROW,
+    "bcast": BroadcastType.ROW,
+    "in_dtype": DataFormat.Float32,  # typecast_tile<IN_DTYPE, OUT_DTYPE>
+    "out_dtype": DataFormat.Float16_b,
+}
 
 
 def kind_of(name: str) -> str | None:

@@ -85,6 +85,9 @@ I_SAMPLES = {"power_iterative": 3, "round": 1}
 
 def _sfpu_case(name: str) -> tuple[Call, ...]:
     op = SFPU_OPS[name]
+    if op.template:  # typecast_tile<IN, OUT>(idst): float32 to bfloat16
+        formats = (DataFormat.Float32, DataFormat.Float16_b)
+        return (COPY_A, Call(op.init, (), formats), Call(op.function, (0,), formats))
     params = [
         bits(F_SAMPLES[i]) if kind == "f" else I_SAMPLES.get(name, 2)
         for i, kind in enumerate(op.params)

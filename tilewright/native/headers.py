@@ -305,6 +305,15 @@ def sfpu_api_header() -> str:
         init(f"{name}_tile_init")
         init(op.init)
         kinds = op.params
+        if op.template:  # typecast_tile<IN_DTYPE, OUT_DTYPE>(idst): tt-metal's template form
+            names = [f"P{i}" for i in range(len(kinds))]
+            values = ", ".join([*(f"uint32_t({n})" for n in names), "0", "0", "0"][:3])
+            lines.append(
+                f"template <{', '.join(f'auto {n}' for n in names)}> inline void "
+                f"{op.function}(uint32_t idst, TW_LOC) "
+                f"{{ twrt_sfpu(TW_SFPU_{name}, idst, {values}, loc); }}"
+            )
+            continue
         if not kinds:  # tt-metal's optional vector mode / scale arguments are accepted
             params = "uint32_t idst, int32_t = 0, uint32_t = 0, uint32_t = 0"
             values = "0, 0, 0"

@@ -14,6 +14,7 @@ Python code runs on a fiber stack.  Handlers:
 * ``accessor_describe`` -- the TensorAccessor of a tensor passed to an external call;
 * ``pack_int_error`` -- the FormatError of a value an integer format cannot hold;
 * ``sfpu_round`` -- numpy's round on a DST tile (its corner cases are numpy's);
+* ``sfpu_typecast`` -- ``typecast_tile<IN, OUT>`` on a DST tile (the registry's typecast);
 * ``zone`` -- a device-profiler marker (``tools/profiler/kernel_profiler.hpp``): a zone's
   start clock, then its span on the trace, or an instant event;
 * ``trace_block`` / ``trace_wait`` / ``trace_span`` -- ``tilewright run --trace`` only (the
@@ -35,6 +36,7 @@ import numpy as np
 
 from tilewright.device.formats.dataformat import as_data_format
 from tilewright.device.formats.plain import to_integer
+from tilewright.device.ops.tile_ops import typecast_tile_values
 from tilewright.device.print_hook import line_prefix
 from tilewright.device.shared import WaitKind
 from tilewright.errors import KernelError, SourceLoc
@@ -119,6 +121,14 @@ def _sfpu_round(run, args, _tables: CallTables) -> int:
     decimals = decimals - (1 << 32) if decimals >= 1 << 31 else decimals
     with np.errstate(all="ignore"):
         tile[:] = np.round(tile, decimals)
+    return 0
+
+
+def _sfpu_typecast(run, args, _tables: CallTables) -> int:
+    tile = np.ctypeslib.as_array(
+        ctypes.cast(int(args[0]), ctypes.POINTER(ctypes.c_float)), shape=(1024,)
+    )
+    tile[:] = typecast_tile_values(tile, int(args[1]), int(args[2]))
     return 0
 
 
@@ -222,6 +232,7 @@ HANDLERS: dict[bytes, Callable] = {
     b"accessor_describe": _accessor_describe,
     b"pack_int_error": _pack_int_error,
     b"sfpu_round": _sfpu_round,
+    b"sfpu_typecast": _sfpu_typecast,
     b"zone": _zone,
     b"trace_block": _trace_block,
     b"trace_wait": _trace_wait,

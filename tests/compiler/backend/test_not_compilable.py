@@ -179,17 +179,17 @@ for i in range(1):
     ),
     "wait_any": (
         dict(reader="r = ttl.wait_any(())  # <-\n" + READER),
-        "a call to 'wait_any' in compiled kernel code",
+        "ttl.wait_any: the request it completes is known only at run time",
     ),
     "typecast": (
         dict(
-            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x + x, 'bf16'))  # <-\n"
+            compute="with a_dfb.wait() as x, o_dfb.reserve() as y:\n    y.store(ttl.math.typecast(x + x, 'bfp8_b'))  # <-\n"
         ),
-        "ttl.math.typecast to bfloat16 of a computed expression",
+        "ttl.math.typecast to bfloat8_b: a block-float target quantises as a store would",
     ),
     "group transfer": (
         dict(reader="g = ttl.GroupTransfer()  # <-\n" + READER),
-        "ttl.GroupTransfer",
+        "ttl.GroupTransfer (a group wait of transfers): tt-lang's compiler does not build it",
     ),
     "raw element access": (
         dict(

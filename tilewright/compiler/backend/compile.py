@@ -69,8 +69,9 @@ class CompiledCall:
         cols, rows = world.grid
         grid_range = CoreRange(CoreCoord(0, 0), CoreCoord(cols - 1, rows - 1))
         syncs = sorted(world.options.get("pipe_sync", {}).values(), key=lambda s: s.posted)
-        for sem_id in sorted(i for s in syncs for i in (s.posted, s.done)):
-            got = program.create_semaphore(grid_range, 0)
+        initial = {i: s.initial(i) for s in syncs for i in (s.posted, s.done)}
+        for sem_id in sorted(initial):
+            got = program.create_semaphore(grid_range, initial[sem_id])
             if got != sem_id:  # pragma: no cover - ids are handed out lowest-free, as planned
                 raise NotCompilableError(f"pipe semaphore {sem_id} was created as {got}")
         for cb in self.scratch:

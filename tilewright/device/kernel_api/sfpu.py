@@ -14,6 +14,8 @@ Also here: the SFPU binary ops on two DST tiles (``add_binary_tile`` ..., from
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from tilewright.device import api_messages as M
@@ -55,6 +57,10 @@ def int_param(value) -> int:
 _DECODE = {"f": float_param, "i": int_param}
 
 
+_TEMPLATE_NAMES = {"typecast": ("in_dtype", "out_dtype")}
+"""tt-metal's template parameters of the SFPU functions that take them (``SfpuOp.template``)."""
+
+
 def _sfpu_function(op: SfpuOp):
     kinds = op.params
     low = op.required
@@ -76,6 +82,11 @@ def _sfpu_function(op: SfpuOp):
         pipeline.tile_sfpu(_run(), cost)
 
     fn.__name__ = fn.__qualname__ = fn_name
+    if op.template:  # typecast_tile<IN_DTYPE, OUT_DTYPE>(idst): the template values follow idst
+        names = ("idst", *_TEMPLATE_NAMES[op.name])
+        fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
+        )
     fn.__doc__ = (
         f"``{fn_name}(idst{''.join(f', p{i}' for i in range(len(kinds)))})`` in place on "
         f"DST[idst]" + (f": the block op ``{op.op}``." if op.op else ".")

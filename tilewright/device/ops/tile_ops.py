@@ -31,6 +31,9 @@ from typing import Any
 
 import numpy as np
 
+from tilewright.device.formats.dataformat import DataFormat
+from tilewright.errors import KernelError
+
 from . import elementwise as ew
 from .numerics import DEFAULT_MATH, MathConfig, fpu_product
 from .registry import REGISTRY, TRANSCENDENTAL
@@ -68,6 +71,8 @@ class SfpuOp:
             default theirs to 0).
         scalar: the registry's binary op this is with a scalar right operand (``x op p``;
             ``rsub``: ``p - x``), for the compiler's ``block op number``.
+        template: the parameters are C++ template arguments (``typecast_tile<IN, OUT>``);
+            the Python kernel API takes them after ``idst``.
     """
 
     name: str
@@ -79,6 +84,7 @@ class SfpuOp:
     init: str
     required: int
     scalar: str | None = None
+    template: bool = False
 
     @property
     def function(self) -> str:
@@ -150,12 +156,26 @@ def _own(
     ulps=0,
     init=None,
     scalar=None,
+    template=False,
 ) -> SfpuOp:
     """A tt-metal SFPU function with no block op of its own."""
     return SfpuOp(
         name, params, impl, None, ir, ulps, init or f"{name}_tile_init",
-        0 if len(params) == 1 else len(params), scalar,
+        0 if len(params) == 1 else len(params), scalar, template,
     )  # fmt: skip
+
+
+def typecast_tile_values(x: np.ndarray, in_format: int, out_format: int) -> np.ndarray:
+    """``typecast_tile<IN, OUT>``: DST's float32 values as the registry's ``typecast`` to the
+    output format gives them (bf16: round to nearest even) -- one definition, which the
+    native runtime asks Python for (``native/requests.py``).  Float formats only."""
+    names = {int(DataFormat.Float32): "float32", int(DataFormat.Float16_b): "bfloat16"}
+    if int(in_format) not in names or int(out_format) not in names:
+        raise KernelError(
+            f"typecast_tile<{in_format}, {out_format}>: only Float32 and Float16_b "
+            "(tt::DataFormat 0 and 5) are supported"
+        )
+    return ew.typecast(x, names[int(out_format)])
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -181,6 +201,7 @@ _OWN: tuple[SfpuOp, ...] = (
     _own("relu_min", "f", lambda x, t: np.maximum(x, t), ir="relu_min_raw"),
     _own("power", "f", lambda x, e: np.power(x, e), ulps=TRANSCENDENTAL),
     _own("threshold", "ff", _threshold, ir="threshold"),
+    _own("typecast", "ii", typecast_tile_values, ir="typecast", template=True),
     # The scalar binops: the block ops with a scalar operand.  div_unary multiplies: the
     # host passes 1 / value, as tt-metal's does.
     _own("add_unary", "f", ew.add, ir="add_scalar", init=_SCALAR_INIT, scalar="add"),

@@ -52,6 +52,11 @@ SFPU: dict[str, tuple[str, str, str]] = {
 }
 
 
+# SFPU ops whose parameters are C++ template arguments (compile-time constants).
+SFPU_TEMPLATE = frozenset(
+    op.ir for op in tile_ops.SFPU_OPS.values() if op.ir is not None and op.template
+)
+
 _F32BITS = struct.Struct("<f")
 
 
@@ -220,6 +225,11 @@ def _run_sfpu(op: Op, rt: Runner) -> OpFn:
 def _cpp_sfpu(w: Writer, depth: int, op: Op) -> None:
     name, dst, params = op.args
     fn, init, _kinds = SFPU[str(name)]
+    if str(name) in SFPU_TEMPLATE:  # typecast_tile<IN, OUT>(idst): constants as template args
+        args = ", ".join(f"{int(p.value)}u" for p in seq(params))
+        w.line(depth, f"{init}<{args}>();")
+        w.line(depth, f"{fn}<{args}>({dst});")
+        return
     w.line(depth, f"{init}();")
     extra = "".join(f", {_sfpu_param_cpp(w, p)}" for p in seq(params))
     w.line(depth, f"{fn}({dst}{extra});")
@@ -228,6 +238,10 @@ def _cpp_sfpu(w: Writer, depth: int, op: Op) -> None:
 def _check_sfpu(v: Checker, op: Op) -> None:
     if str(op.args[0]) not in SFPU:
         raise v.fail(f"unknown SFPU op {op.args[0]!r}")
+    if str(op.args[0]) in SFPU_TEMPLATE and not all(
+        isinstance(p, Const) and not p.ty.is_float for p in seq(op.args[2])
+    ):
+        raise v.fail(f"SFPU op {op.args[0]!r} takes integer constants (template arguments)")
 
 
 SFPU_BINARY_CALLS: dict[str, tuple[Callable[[], None], Callable[[int, int, int], None]]] = {

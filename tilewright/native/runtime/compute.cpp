@@ -660,6 +660,12 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
         // numpy's round (scale, rint, unscale in float32 with its own corner cases): Python does it.
         request(r, "sfpu_round", 2, args, loc);
         write_dst(r, idst, d, loc);
+    } else if (op == TW_SFPU_typecast) {
+        // The registry's typecast (bf16: round to nearest even, a NaN keeps its sign): one
+        // definition, in Python (device/ops/tile_ops.py typecast_tile_values).
+        const int64_t args[3] = {int64_t(reinterpret_cast<uintptr_t>(d)), int64_t(p0), int64_t(p1)};
+        request(r, "sfpu_typecast", 3, args, loc);
+        write_dst(r, idst, d, loc);
     } else {
         bool unknown = op < 0 || op >= TW_SFPU_COUNT;
         for (int i = 0; i < kTile && !unknown; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2, &unknown);

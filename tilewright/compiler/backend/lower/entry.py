@@ -74,6 +74,7 @@ def lower_kernel(
     lw.statements(tree.body)
     lw.loc = SourceLoc(kin.file, getattr(tree, "end_lineno", tree.lineno) or tree.lineno)
     release_all(lw)
+    pipes.drain_staged(lw)
     body = tuple(prologue(lw)) + tuple(lw.region)
     cbs: list[CBDecl] = []
     used = lw.extra.get("cbs", set())
@@ -95,6 +96,10 @@ def lower_kernel(
         cbs.append(
             CBDecl(mailbox, "pipe mailboxes", "UInt32", 16 * slots, 1, 1, (32, 32), "mailbox")
         )
+    staging = lw.extra.get("staging")
+    if staging is not None:
+        size = max(lw.extra.get("staging_bytes", 0), 16)
+        cbs.append(CBDecl(staging, "pipe staging", "UInt32", size, 1, 1, (32, 32), "staging"))
     scaler = lw.extra.get("scaler")
     if scaler is not None:
         cbs.append(CBDecl(scaler, "scaler", "Float32", 4096, 1, 1, (32, 32), "scaler"))

@@ -21,6 +21,7 @@ from tilewright.compiler.backend.lower.resources import scaler_cb, scratch_cb
 from tilewright.compiler.backend.lower.scalars import to_type
 from tilewright.compiler.backend.lower.values import ExprRef, Scalar, Static, TupleV, Value
 from tilewright.compiler.backend.lower.violations import violated
+from tilewright.device.formats.dataformat import DataFormat
 from tilewright.device.ops import get_op
 from tilewright.device.ops.spec import OpKind, ParamKind
 from tilewright.device.ops.tile_ops import SFPU_BINARY
@@ -100,6 +101,12 @@ def build_node(
         )
     if kind is OpKind.UNARY:
         return ExprRef(_unary(lw, name, nodes[0], bound, shape, node))
+    if kind is OpKind.TYPECAST and bound["dtype"] == "bfloat16":
+        # typecast_tile<Float32, Float16_b>: DST holds float32 (fp32_dest_acc_en)
+        if isinstance(nodes[0], C.Lit):
+            raise lw.fail("'typecast' of a number (block ops take blocks)", node)
+        formats = (Const(int(DataFormat.Float32), Ty.I64), Const(int(DataFormat.Float16_b), Ty.I64))
+        return ExprRef(C.Unary(shape, (("typecast", formats),), nodes[0]))
     if kind is OpKind.BINARY:
         if name not in _BINARY:
             raise lw.fail(f"the block op 'ttl.{spec.qualified_name}' is not compiled yet", node)

@@ -63,6 +63,7 @@ from tilewright.lang import block as lblock
 from tilewright.lang import copy as lcopy
 from tilewright.lang import declare, misc
 from tilewright.lang import math as lmath
+from tilewright.lang import pipes as lpipes
 from tilewright.lang import raw as lang_raw
 from tilewright.lang.blockstate import State
 from tilewright.lang.declare import parse_dtype
@@ -126,12 +127,13 @@ def _legacy_fill(lw, node: ast.Call) -> Value:
 
 
 def _typecast(lw, node: ast.Call) -> Value:
-    """``ttl.math.typecast(x, dtype)`` where it changes no value: to float32 (the
-    interpreter's ``typecast`` is a copy, and the compiled DST holds float32), and to
-    bfloat16 of a block read from a bfloat16 DFB (its values are bf16 already, so the
-    round to nearest even is exact).  A bfloat16 cast of a computed expression needs a
-    rounding step the compiled SFPU ops do not have; block-float targets quantise as a
-    store would -- both refused."""
+    """``ttl.math.typecast(x, dtype)``: to float32 its operand (the interpreter's
+    ``typecast`` is a copy, and the compiled DST holds float32), as to bfloat16 a block read
+    from a bfloat16 DFB (its values are bf16 already); to bfloat16 of anything else
+    tt-metal's ``typecast_tile<Float32, Float16_b>``, which rounds to nearest even as the
+    registry's ``typecast`` (``tile_ops.typecast_tile_values``, read by both engines).
+    Block-float targets quantise as a store would, which the compiled expression does not
+    carry -- refused."""
     dtypes = node.args[1:] + [k.value for k in node.keywords if k.arg == "dtype"]
     if len(node.args) < 1 or len(dtypes) != 1 or any(k.arg != "dtype" for k in node.keywords):
         raise lw.fail("ttl.math.typecast(x, dtype) takes exactly a block and a dtype", node)
@@ -151,13 +153,8 @@ def _typecast(lw, node: ast.Call) -> Value:
     if name == "bfloat16" and isinstance(value, BlockRef):
         if block_of(lw, value).dfb.data_format == "Float16_b":
             return value
-    what = "a computed expression" if isinstance(value, ExprRef) else "a block of another format"
     if name == "bfloat16":
-        raise lw.fail(
-            f"ttl.math.typecast to bfloat16 of {what}: its round to nearest even is an SFPU "
-            "step the compiled engine does not have yet",
-            node,
-        )
+        return block_op(lw, "typecast", [value], [], {"dtype": Static(name)}, node)
     raise lw.fail(
         f"ttl.math.typecast to {name}: a block-float target quantises as a store would, "
         "which the compiled expression does not carry",
@@ -195,6 +192,16 @@ def _raw_call(lw, node: ast.Call) -> Value:
     return raw_lower.raw_call(lw, node)
 
 
+GROUP_TRANSFER = (
+    "ttl.GroupTransfer (a group wait of transfers): tt-lang's compiler does not build it "
+    "either -- a simulator-only feature (reference A.6); wait each transfer handle instead"
+)
+WAIT_ANY = (
+    "ttl.wait_any: the request it completes is known only at run time, while the lowering "
+    "follows each block's state at compile time (the other requests' blocks stay pending)"
+)
+
+
 def function_table() -> dict[int, Callable]:
     table: dict[int, Callable] = {
         id(lcopy.copy): _copy,
@@ -204,7 +211,8 @@ def function_table() -> dict[int, Callable]:
         id(builtins.print): debug_print,
         id(builtins.range): not_compilable("range() outside a for statement"),
         id(misc.static_range): not_compilable("ttl.static_range() outside a for statement"),
-        id(lcopy.GroupTransfer): not_compilable("ttl.GroupTransfer"),
+        id(lcopy.GroupTransfer): not_compilable(GROUP_TRANSFER),
+        id(lpipes.wait_any): not_compilable(WAIT_ANY),
         id(misc.raw_element_read): not_compilable("ttl.raw_element_read"),
         id(misc.raw_element_write): not_compilable("ttl.raw_element_write"),
         id(misc.read_index): not_compilable("ttl.read_index"),

@@ -14,11 +14,33 @@ pipe.  A pipe transfer is a rendezvous, as in the interpreter:
   posted address), waits for the writes, and increments each destination's *done*
   semaphore.
 
+A net in which some node is a source and a destination (the spec's scatter-gather: every
+node multicasts to its column, itself included, and only then receives) cannot wait for
+its receivers: the send completes without them (spec §Pipe, "copy blk to pipe"; the
+interpreter's ``lang.pipes``).  Its pipes are *staged*:
+
+* the sender's ``wait()`` waits until every destination has taken the previous block of
+  the pipe (the *consumed* semaphore at the source, created at the destination count, so
+  the first send does not wait), copies the block into the pipe's staging slot in its own
+  L1 (the bytes leave the block, as the interpreter's send copies them when issued),
+  publishes the slot's address in each destination's mailbox word and increments each
+  destination's *ready* semaphore;
+* the receiver's ``wait()`` waits for *ready*, reads the staged block from the source
+  into its block (``noc_async_read``), and increments the source's *consumed*;
+* the sending kernel, when it ends, waits until its last staged blocks are taken (their
+  L1 must stay put until then); a send nothing receives is a deadlock there, naming the
+  pipe, as the rendezvous's send wait is.
+
+So per (pipe, destination) blocks arrive in send order, as in the interpreter's channel;
+the difference is capacity: one staged block per pipe, so a second send on a pipe waits
+until every destination has taken the first (the interpreter's channel is unbounded; on
+hardware the sender likewise waits for capacity credits, reference D.3 CA/CC).
+
 Each pipe uses two program semaphores (within the target's 16) and one mailbox word
 per destination in a compiler L1 region.  One transfer per pipe and kernel may be in
 flight at a time (wait it before the next copy on that pipe).  A multicast pipe is
-delivered as one write per destination (the interpreter issues one multicast: the
-bytes are the same, the trace shows more events).
+delivered as one write (or read) per destination (the interpreter issues one multicast:
+the bytes are the same, the trace shows more events).
 """
 
 from __future__ import annotations
@@ -30,7 +52,7 @@ from dataclasses import dataclass
 from tilewright.compiler.backend.lower import scalars as S
 from tilewright.compiler.backend.lower.blocks import Handle
 from tilewright.compiler.backend.lower.protocol import apply_state, block_of, copy_start
-from tilewright.compiler.backend.lower.resources import mailbox_cb
+from tilewright.compiler.backend.lower.resources import mailbox_cb, staging_cb
 from tilewright.compiler.backend.lower.values import (
     BlockRef,
     FuncRef,
@@ -50,7 +72,16 @@ from tilewright.lang.rules import copy as copy_rules
 from tilewright.lang.rules import sync as sync_rules
 from tilewright.lang.rules.registry import printf_format
 
-__all__ = ["PipeSync", "pipe_copy", "finish_send", "net_method", "pipe_sync", "plan_pipes"]
+__all__ = [
+    "PipeSync",
+    "drain_staged",
+    "dual_role_nodes",
+    "finish_send",
+    "net_method",
+    "pipe_copy",
+    "pipe_sync",
+    "plan_pipes",
+]
 
 _MAIL_STRIDE = 16
 
@@ -59,9 +90,15 @@ _MAIL_STRIDE = 16
 class PipeSync:
     """The synchronisation words of one pipe: two semaphores and the mailbox slots."""
 
-    posted: int  # semaphore id at the source: receives posted
-    done: int  # semaphore id at each destination: deliveries
+    posted: int  # semaphore id at the source: receives posted (staged: blocks consumed)
+    done: int  # semaphore id at each destination: deliveries (staged: blocks ready)
     slot: int  # the first destination's mailbox word (index into the mailbox CB)
+    staged: bool = False  # the send does not wait for its receivers (module docstring)
+    destinations: int = 1
+
+    def initial(self, sem: int) -> int:
+        """The semaphore's value when the program starts: a staged pipe's slot is free."""
+        return self.destinations if self.staged and sem == self.posted else 0
 
 
 def _pipes(net: NetRef) -> list:
@@ -78,6 +115,7 @@ def plan_pipes(world) -> None:
     table: dict[tuple[int, int], PipeSync] = {}
     slots = 0
     for position, net in nets:
+        staged = bool(dual_role_nodes(net))
         for index, pipe in enumerate(net.pipes):
             if len(free) < 2:
                 world.options["pipe_error"] = (
@@ -85,10 +123,16 @@ def plan_pipes(world) -> None:
                     "semaphores of a node are used up"
                 )
                 return
-            table[(position, index)] = PipeSync(free.pop(0), free.pop(0), slots)
+            dests = len(pipe.dst_nodes())
+            table[(position, index)] = PipeSync(free.pop(0), free.pop(0), slots, staged, dests)
             slots += len(pipe.dst_nodes())
     world.options["pipe_sync"] = table
     world.options["mail_slots"] = slots
+
+
+def dual_role_nodes(net) -> set[tuple[int, int]]:
+    """The nodes that are a source and a destination of ``net`` (its pipes are staged)."""
+    return {p.src_node() for p in net.pipes} & {n for p in net.pipes for n in p.dst_nodes()}
 
 
 def pipe_sync(lw, net: int, index: int) -> PipeSync:
@@ -255,17 +299,6 @@ def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
     construct = copy_rules.RECEIVE_INTO_BLOCK
     if not holds(lw, copy_rules.check_copy_into, construct, held, held.reserve):
         return HandleRef(-1)
-    net = _net_of(lw.world, ref.net)
-    roles = {p.src_node() for p in net.pipes} & {n for p in net.pipes for n in p.dst_nodes()}
-    if roles and any(k[0] == ref.net and k[2] == "send" for k in _sites(lw)):
-        # Spec §Pipe (scatter-gather): a send completes without its receivers, so a kernel
-        # may send and then receive on one net; the rendezvous protocol would hang there.
-        raise lw.fail(
-            f"a receive after a send on one pipe net whose node {min(roles)} is a source and a "
-            "destination: its send must not wait for receivers (spec §Pipe scatter-gather), "
-            "which the compiled rendezvous protocol does",
-            node,
-        )
     _open(lw, ref, node)
     if not apply_state(lw, blk, Op.COPY_DST):
         return HandleRef(-1)
@@ -273,16 +306,10 @@ def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
         (held.dfb.shape, held.dfb.data_format)
     )
     sync = pipe_sync(lw, ref.net, ref.index)
-    device = lw.world.device
-    src = device.core(*ref.src)
-    x, y = _me(lw)
-    width = ref.dst_hi[0] - ref.dst_lo[0] + 1
-    d = S.binary(
-        "add",
-        S.binary("mul", S.binary("sub", y, Const(ref.dst_lo[1], Ty.I64)), Const(width, Ty.I64)),
-        S.binary("sub", x, Const(ref.dst_lo[0], Ty.I64)),
-    )
-    mailbox = _mailbox(lw, S.binary("add", Const(sync.slot, Ty.I64), d))
+    if sync.staged:  # the receive's wait takes the staged block (finish_send)
+        return _handle(lw, blk, "recv", ref)
+    src = lw.world.device.core(*ref.src)
+    mailbox = _own_mailbox(lw, ref, sync)
     assert held.addr is not None
     lw.emit("noc.inline_write", u32(src.noc_x), u32(src.noc_y), mailbox, held.addr)
     lw.emit(
@@ -293,6 +320,18 @@ def _receive(lw, ref: PipeRef, blk: BlockRef, node: ast.AST) -> Value:
         u32(1),
     )
     return _handle(lw, blk, "recv", ref)
+
+
+def _own_mailbox(lw, ref: PipeRef, sync: PipeSync) -> Expr:
+    """The mailbox word of the running node, a destination of ``ref``."""
+    x, y = _me(lw)
+    width = ref.dst_hi[0] - ref.dst_lo[0] + 1
+    d = S.binary(
+        "add",
+        S.binary("mul", S.binary("sub", y, Const(ref.dst_lo[1], Ty.I64)), Const(width, Ty.I64)),
+        S.binary("sub", x, Const(ref.dst_lo[0], Ty.I64)),
+    )
+    return _mailbox(lw, S.binary("add", Const(sync.slot, Ty.I64), d))
 
 
 def _handle(lw, blk: BlockRef, direction: str, ref: PipeRef) -> Value:
@@ -318,6 +357,9 @@ def finish_send(lw, h: Handle) -> None:
     assert isinstance(ref, PipeRef)
     pipe = _pipe_obj(lw, ref)
     sync = pipe_sync(lw, ref.net, ref.index)
+    if sync.staged:
+        _finish_staged(lw, h, ref, pipe, sync)
+        return
     device = lw.world.device
     if h.direction == "recv":
         _note(lw, sync.done, 1, receive_wait_text(pipe, "{node}"))
@@ -347,11 +389,7 @@ def finish_send(lw, h: Handle) -> None:
             u32(held.dfb.block_bytes),
         )
     lw.emit("noc.write_barrier")
-    # The interpreter's span of the delivery (lang.pipes): one per send, on the sender.
-    kind = "multicast" if pipe.multicast else "pipe write"
-    args = {"pipe": repr(pipe), "bytes": held.dfb.block_bytes, "destinations": len(dests)}
-    fmt = printf_format(json.dumps(args, separators=(",", ":")))
-    lw.emit("trace.span", kind, copy_start(lw, h.hid), "*", fmt, ())
+    _trace_delivery(lw, h, pipe, held.dfb.block_bytes)
     for x, y in dests:
         core = device.core(x, y)
         lw.emit(
@@ -361,3 +399,80 @@ def finish_send(lw, h: Handle) -> None:
             Intrinsic("semaphore", (u32(sync.done),), Ty.U32),
             u32(1),
         )
+
+
+def _trace_delivery(lw, h: Handle, pipe, nbytes: int) -> None:
+    """The interpreter's span of the delivery (lang.pipes): one per send, on the sender."""
+    kind = "multicast" if pipe.multicast else "pipe write"
+    args = {"pipe": repr(pipe), "bytes": nbytes, "destinations": len(pipe.dst_nodes())}
+    fmt = printf_format(json.dumps(args, separators=(",", ":")))
+    lw.emit("trace.span", kind, copy_start(lw, h.hid), "*", fmt, ())
+
+
+def _held_block(lw, h: Handle):
+    held = lw.tracker.held.get(h.site) if h.site is not None else None
+    if held is None or held.addr is None:
+        raise lw.fail(f"a pipe {h.direction} whose block is no longer held when it is waited")
+    return held
+
+
+def _staging_slot(lw, ref: PipeRef, nbytes: int) -> Expr:
+    """The L1 address of pipe ``ref``'s staging slot in this kernel's staging CB.  Only the
+    pipes of one source node share a node's CB, so slots are laid out per source node."""
+    slots: dict[tuple[int, int], int] = lw.extra.setdefault("staging_slots", {})
+    ends: dict[tuple[int, int], int] = lw.extra.setdefault("staging_ends", {})
+    offset = slots.get((ref.net, ref.index))
+    if offset is None:
+        offset = slots[(ref.net, ref.index)] = ends.get(ref.src, 0)
+        ends[ref.src] = offset + -(-nbytes // _MAIL_STRIDE) * _MAIL_STRIDE
+        lw.extra["staging_bytes"] = max(ends.values())
+    base = S.to_type(Intrinsic("write_ptr", (u32(staging_cb(lw)),), Ty.U32), Ty.I64)
+    return S.to_type(S.binary("add", base, Const(offset, Ty.I64)), Ty.U32)
+
+
+def _finish_staged(lw, h: Handle, ref: PipeRef, pipe, sync: PipeSync) -> None:
+    """The wait of a staged pipe copy (module docstring): the sender stages and signals
+    without waiting for its receivers; the receiver takes the staged block."""
+    device = lw.world.device
+    src = device.core(*ref.src)
+    held = _held_block(lw, h)
+    nbytes = held.dfb.block_bytes
+    consumed = Intrinsic("semaphore", (u32(sync.posted),), Ty.U32)
+    ready = Intrinsic("semaphore", (u32(sync.done),), Ty.U32)
+    if h.direction == "recv":
+        _note(lw, sync.done, 1, receive_wait_text(pipe, "{node}"))
+        lw.emit("sem.wait", ready, u32(1), "ge")
+        lw.emit("sem.set", ready, u32(0))
+        staged = lw.temp("pipe_src", Ty.U32)
+        lw.emit("set", staged, Intrinsic("l1_word", (_own_mailbox(lw, ref, sync),), Ty.U32))
+        lw.emit("noc.read", u32(src.noc_x), u32(src.noc_y), staged, held.addr, u32(nbytes))
+        lw.emit("noc.read_barrier")
+        lw.emit("sem.inc", u32(src.noc_x), u32(src.noc_y), consumed, u32(1))
+        return
+    dests = pipe.dst_nodes()
+    _note(lw, sync.posted, len(dests), send_wait_text(pipe, "{node}", sorted(dests)))
+    lw.emit("sem.wait", consumed, u32(len(dests)), "ge")
+    lw.emit("sem.set", consumed, u32(0))
+    slot = _staging_slot(lw, ref, nbytes)
+    lw.emit("noc.write", held.addr, u32(src.noc_x), u32(src.noc_y), slot, u32(nbytes))
+    lw.emit("noc.write_barrier")
+    _trace_delivery(lw, h, pipe, nbytes)
+    for d, (x, y) in enumerate(dests):
+        core = device.core(x, y)
+        word = _mailbox(lw, Const(sync.slot + d, Ty.I64))
+        lw.emit("noc.inline_write", u32(core.noc_x), u32(core.noc_y), word, slot)
+        lw.emit("sem.inc", u32(core.noc_x), u32(core.noc_y), ready, u32(1))
+
+
+def drain_staged(lw) -> None:
+    """At the end of a kernel: wait until every destination took the last block staged on
+    each pipe this kernel sends on (a node that sent none finds its slot free)."""
+    if lw.tracker.dead:  # the kernel raised on every path: it never gets here
+        return
+    for net, index in sorted(lw.extra.get("staging_slots", {})):
+        sync = pipe_sync(lw, net, index)
+        pipe = _net_of(lw.world, net).pipes[index]
+        dests = sorted(pipe.dst_nodes())
+        _note(lw, sync.posted, len(dests), send_wait_text(pipe, "{node}", dests))
+        consumed = Intrinsic("semaphore", (u32(sync.posted),), Ty.U32)
+        lw.emit("sem.wait", consumed, u32(len(dests)), "ge")

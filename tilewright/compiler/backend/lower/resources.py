@@ -1,4 +1,5 @@
-"""Circular buffers the compiler adds to a kernel: float32 scratch and the reduce scaler.
+"""Circular buffers the compiler adds to a kernel: float32 scratch, the reduce scaler and
+the pipes' mailboxes and staging.
 
 A compute kernel materialises a value that an op must read from a circular buffer
 (a matmul or reduce operand that is an expression) in a *scratch* CB: float32 pages,
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from tilewright.kir.ir import Const, Op, Ty
 
-__all__ = ["mailbox_cb", "scratch_cb", "scaler_cb", "prologue"]
+__all__ = ["mailbox_cb", "scratch_cb", "scaler_cb", "staging_cb", "prologue"]
 
 
 def _take(lw) -> int:
@@ -43,6 +44,14 @@ def mailbox_cb(lw) -> int:
     if index is None:
         index = world.options["mail_cb"] = _take(lw)
     lw.extra["mailbox"] = index
+    return index
+
+
+def staging_cb(lw) -> int:
+    """The CB whose L1 holds this kernel's staged pipe sends (``lower/pipes.py``)."""
+    index = lw.extra.get("staging")
+    if index is None:
+        index = lw.extra["staging"] = _take(lw)
     return index
 
 
