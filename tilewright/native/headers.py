@@ -39,7 +39,12 @@ from tilewright.device.formats.dataformat import (
     ExponentKind,
 )
 from tilewright.device.formats.tile import TILE_32x32, tile_size_bytes
-from tilewright.device.ops.numerics import FIDELITY_PHASES, SLICE_MASKS
+from tilewright.device.ops.numerics import (
+    FIDELITY_CHOICES,
+    FIDELITY_NAMES,
+    FIDELITY_PHASES,
+    SLICE_MASKS,
+)
 from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS, SFPU_TERNARY
 
 __all__ = ["generated", "message_ids"]
@@ -385,10 +390,14 @@ def kernel_lib_ops_header() -> str:
 def fidelity_header() -> str:
     lines = _head("tilewright/device/ops/numerics.py FIDELITY_PHASES, SLICE_MASKS")
     lines += ["#include <cstdint>", ""]
-    names = {0: "LOFI", 2: "HIFI2", 3: "HIFI3", 4: "HIFI4"}
     lines += [
-        f"#define TW_FIDELITY_{names[v]} {v}  // {p} phase(s)" for v, p in FIDELITY_PHASES.items()
+        f"#define TW_FIDELITY_{FIDELITY_NAMES[v].upper()} {v}  // {p} phase(s)"
+        for v, p in FIDELITY_PHASES.items()
     ]
+    lines.append("/** The valid values, as every guard names them (numerics.FIDELITY_CHOICES). */")
+    lines.append(
+        f'#define TW_FIDELITY_CHOICES "{_c_literal(FIDELITY_CHOICES)}"  // a printf format'
+    )
     lines.append("/** float32 bit masks of SrcA's / SrcB's mantissa slices (numerics.py). */")
     lines += [
         f"inline constexpr uint32_t kSlice_{name} = 0x{mask:08X}u;"
