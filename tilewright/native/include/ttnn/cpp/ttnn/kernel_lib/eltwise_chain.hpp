@@ -13,8 +13,9 @@
 // One tile per DST acquire (block_size shapes the Chunked lifecycles' CB counts only; the
 // results do not depend on how many tiles share an acquire).  Kernel-API errors inside the
 // chain are reported at the line of the eltwise_chain / eltwise_pipeline call.  Not
-// provided (each a static_assert naming it): TileOffset::Set, SetupOwner::Caller with a
-// chain that is not uniform, DestReuseBinary with DstIn != DstOut.
+// provided (each a static_assert naming it): TileOffset::Set, DestReuseBinary with
+// DstIn != DstOut.  SetupOwner::Caller skips the elements' inits (the emulated unpacker
+// and packer need none, so results do not change).
 #pragma once
 
 #include <algorithm>
