@@ -239,3 +239,51 @@ def test_unprovided_construct_is_a_build_error_naming_it(device):
             run(spec, [x, out], "program")
     finally:
         path.unlink()
+
+
+BULK_TOO_BIG = """#include "ttnn/cpp/ttnn/kernel_lib/eltwise_helpers.hpp"
+void kernel_main() {
+    using namespace compute_kernel_lib;
+    compute_kernel_hw_startup(0, 16);
+    eltwise_chain(EltwiseShape::tiles(4), CopyTile<0, Dst::D0, input(InputLifecycle::Bulk, OperandKind::Block)>{},
+                  PackTile<16>{});
+}
+"""
+
+PARTIAL_SCALER = """#include "ttnn/cpp/ttnn/kernel_lib/reduce_helpers_compute.hpp"
+void kernel_main() {
+    using namespace compute_kernel_lib;
+    compute_kernel_hw_startup(0, 2, 16);
+    reduce<SUM, REDUCE_ROW, 0, 2, 16>(ReduceInputBlockShape::single(), ReduceInputMemoryLayout::contiguous(),
+                                      NoAccumulation{}, NoOp{}, ReducePartialScaler::with_partial());
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "source, error, message",
+    [
+        (
+            BULK_TOO_BIG,
+            "DFBContractError",
+            "cb_wait_front(cb 0, 4) can never succeed: the buffer has only 2 pages",
+        ),
+        (PARTIAL_SCALER, "KernelError", "ReducePartialScaler::with_partial() is not provided"),
+    ],
+    ids=["bulk-wait-beyond-the-cb", "partial-scaler"],
+)
+def test_helper_errors_point_at_the_kernels_call(device, source, error, message):
+    """A kernel-API error inside a helper names the kernel's line of the helper call."""
+    x, out = tiles(device, torch.zeros(32, 128)), tiles(device, torch.zeros(32, 128))
+    name = "_helper_error.cpp"
+    path = KERNELS / LIB / name
+    path.write_text(source)
+    try:
+        with pytest.raises(Exception) as info:
+            run(unary_set(x, out, K(LIB + name, grid(1, 1), "compute", [1])), [x, out], "program")
+    finally:
+        path.unlink()
+    assert type(info.value).__name__ == error
+    text = str(info.value)
+    assert message in text
+    assert f"{name}:5:" in text

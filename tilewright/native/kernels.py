@@ -230,10 +230,13 @@ class NativeKernel:
         kernel's build sees the descriptors of those on its cores.
         """
         jobs = {}
+        tables: dict = {}  # core set -> its CB table (a program's kernels share core sets)
         for spec in kernel_specs:
             entry: NativeKernel = spec.entry
             config = entry.config_of(spec)
-            table = kernel_cb_table(device, circular_buffers, spec.cores)
+            table = tables.get(spec.cores)
+            if table is None:
+                table = tables[spec.cores] = kernel_cb_table(device, circular_buffers, spec.cores)
             dst = (0, 0)
             if config.kind == "compute":
                 cfg = spec.config
