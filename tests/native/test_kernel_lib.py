@@ -287,3 +287,22 @@ def test_helper_errors_point_at_the_kernels_call(device, source, error, message)
     text = str(info.value)
     assert message in text
     assert f"{name}:5:" in text
+
+
+@pytest.mark.parametrize("dim", ["Row", "Col", "Scalar"])
+def test_broadcast_binary_with_a_held_operand(device, dim):
+    torch.manual_seed(10)
+    a_h = torch.randn(32, 128).to(torch.bfloat16)
+    b_h = torch.randn(32, 32).to(torch.bfloat16)
+    a, b, out = tiles(device, a_h), tiles(device, b_h), tiles(device, torch.zeros(32, 128))
+    n = a.buffer.num_pages
+    compute = K(LIB + "bcast_chain.cpp", grid(1, 1), "compute", [n], {"CKL_BCAST": dim})
+    run(binary_set(a, b, out, compute, b_pages=1), [a, b, out], "program")
+    bf = b_h.float()
+    held = {
+        "Row": bf[0:1, :].expand(32, 32),
+        "Col": bf[:, 0:1].expand(32, 32),
+        "Scalar": bf[0, 0].expand(32, 32),
+    }
+    want = (a_h.float() + held[dim].repeat(1, 4)).to(torch.bfloat16)
+    assert torch.equal(ttnn.to_torch(out), want)
