@@ -16,7 +16,9 @@ import torch
 from tests.native.test_kernel_sets import CB, KERNELS, VIA, K, Spec, grid, run, tiles
 from tilewright import ttnn
 from tilewright.device.coords import CoreCoord
+from tilewright.device.program import ComputeConfig, Program
 from tilewright.errors import NativeBuildError
+from tilewright.native.kernels import NativeKernel
 
 LIB = "kernel_lib/"
 C0 = CoreCoord(0, 0)
@@ -306,3 +308,31 @@ def test_broadcast_binary_with_a_held_operand(device, dim):
     }
     want = (a_h.float() + held[dim].repeat(1, 4)).to(torch.bfloat16)
     assert torch.equal(ttnn.to_torch(out), want)
+
+
+DEST_LIMIT = """#include "ttnn/cpp/ttnn/kernel_lib/dest_helpers.hpp"
+static_assert(compute_kernel_lib::DEST_AUTO_LIMIT == EXPECTED, "DEST_AUTO_LIMIT follows the compute config");
+void kernel_main() {}
+"""
+
+
+@pytest.mark.parametrize("fp32, full_sync, expected", [(0, 0, 8), (1, 0, 4), (0, 1, 16), (1, 1, 8)])
+def test_dest_auto_limit_is_the_targets_dst_rule(device, fp32, full_sync, expected):
+    """DEST_AUTO_LIMIT is the number the runtime checks DST indices against."""
+    program = Program("dest_limit")
+    config = ComputeConfig(
+        fp32_dest_acc_en=bool(fp32),
+        dst_full_sync_en=bool(full_sync),
+        defines=(("EXPECTED", str(expected)),),
+    )
+    program.create_kernel(NativeKernel(source=DEST_LIMIT), grid(1, 1), config)
+    device.command_queue.enqueue_program(program)
+    wrong = ComputeConfig(
+        fp32_dest_acc_en=bool(fp32),
+        dst_full_sync_en=bool(full_sync),
+        defines=(("EXPECTED", str(expected + 1)),),
+    )
+    program = Program("dest_limit_wrong")
+    program.create_kernel(NativeKernel(source=DEST_LIMIT), grid(1, 1), wrong)
+    with pytest.raises(NativeBuildError, match="DEST_AUTO_LIMIT follows the compute config"):
+        device.command_queue.enqueue_program(program)
