@@ -90,6 +90,32 @@ def test_unary_eltwise_chain(device, via, op, chain, fn, rtol):
 
 
 @VIA
+def test_kernels_own_element_runs_the_sfpu_op_chain_define(device, via):
+    """A UnaryOp element of the kernel's own running ttnn's SFPU_OP_CHAIN_0 define: the same
+    bits as the raw-API kernel with that define."""
+    torch.manual_seed(11)
+    x_h = torch.randn(64, 64).to(torch.bfloat16)
+    x = tiles(device, x_h)
+    got_t, raw_t = tiles(device, torch.zeros(64, 64)), tiles(device, torch.zeros(64, 64))
+    n = x.buffer.num_pages
+    chain = {"SFPU_OP_CHAIN_0": "gelu_tile_init(); gelu_tile(0);"}
+    run(
+        unary_set(x, got_t, K(LIB + "own_element.cpp", grid(1, 1), "compute", [n], chain)),
+        [x, got_t],
+        via,
+    )
+    run(
+        unary_set(x, raw_t, K("eltwise_sfpu.cpp", grid(1, 1), "compute", [n], chain)),
+        [x, raw_t],
+        via,
+    )
+    got = ttnn.to_torch(got_t).float()
+    assert torch.equal(got, ttnn.to_torch(raw_t).float())
+    want = torch.nn.functional.gelu(x_h.float())
+    assert torch.allclose(got, want, rtol=2**-7, atol=1e-2)
+
+
+@VIA
 def test_unary_eltwise_pipeline_fan_out(device, via):
     """x * sigmoid(x) from one CB tile copied to two DST slots (waited and popped once)."""
     torch.manual_seed(6)

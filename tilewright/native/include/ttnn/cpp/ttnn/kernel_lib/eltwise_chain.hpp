@@ -165,17 +165,60 @@ constexpr uint32_t slot_of() {
     return slot;
 }
 
-/** Base of a unary SFPU element: in place on its DST slot. */
+/** Base of a unary SFPU element of the op table: in place on its DST slot. */
 template <auto... Flags>
 struct SfpuUnary : DestTag {
-    static constexpr uint32_t slot = slot_of<Flags...>();
+    static constexpr uint32_t arity = 1, slot = slot_of<Flags...>();
 };
 
-/** Base of a binary SFPU element: DST[Out] = DST[In0] op DST[In1]. */
+/** Base of a binary SFPU element of the op table: DST[Out] = DST[In0] op DST[In1]. */
 template <Dst In0, Dst In1, Dst Out>
 struct SfpuBinary : DestTag {
-    static constexpr uint32_t in0 = to_u32(In0), in1 = to_u32(In1), slot = to_u32(Out);
+    static constexpr uint32_t arity = 2, in0 = to_u32(In0), in1 = to_u32(In1), slot = to_u32(Out);
 };
+
+}  // namespace detail
+
+// The bases a kernel's own chain elements derive from (tt-metal's CRTP spelling): `init()`
+// and `call(dst...)` const members, e.g. an element that runs ttnn's SFPU_OP_CHAIN_0 define:
+//   struct OpChain : UnaryOp<OpChain, Dst::D0> {
+//       void init() const {}
+//       void call(uint32_t) const { SFPU_OP_CHAIN_0 }
+//   };
+template <class Derived, Dst Slot = Dst::D0>
+struct UnaryOp : detail::DestTag {
+    static constexpr uint32_t arity = 1, slot = to_u32(Slot);
+};
+template <class Derived, Dst In0 = Dst::D0, Dst In1 = Dst::D1, Dst Out = In0>
+struct BinaryOp : detail::DestTag {
+    static constexpr uint32_t arity = 2, in0 = to_u32(In0), in1 = to_u32(In1), slot = to_u32(Out);
+};
+template <class Derived, Dst In0 = Dst::D0, Dst In1 = Dst::D1, Dst In2 = Dst::D2, Dst Out = In0>
+struct TernaryOp : detail::DestTag {
+    static constexpr uint32_t arity = 3, in0 = to_u32(In0), in1 = to_u32(In1), in2 = to_u32(In2), slot = to_u32(Out);
+};
+
+namespace detail {
+
+/** An element's init and operation, with the caller's location when it takes one (the
+ * generated elements) or without (a kernel's own elements). */
+template <class E>
+ALWI void dest_init(const E& e, ::tw::Loc loc) {
+    if constexpr (requires { e.init(loc); }) e.init(loc);
+    else e.init();
+}
+template <class E>
+ALWI void dest_call(const E& e, ::tw::Loc loc) {
+    if constexpr (E::arity == 1) {
+        if constexpr (requires { e.call(0u, loc); }) e.call(E::slot, loc);
+        else e.call(E::slot);
+    } else if constexpr (E::arity == 2) {
+        if constexpr (requires { e.call(0u, 0u, 0u, loc); }) e.call(E::in0, E::in1, E::slot, loc);
+        else e.call(E::in0, E::in1, E::slot);
+    } else {
+        e.call(E::in0, E::in1, E::in2, E::slot);
+    }
+}
 
 }  // namespace detail
 
@@ -460,8 +503,6 @@ template <class E>
 inline constexpr bool is_reader_v = std::is_base_of_v<ReaderTag, E>;
 template <class E>
 inline constexpr bool is_pack_v = std::is_base_of_v<PackTag, E>;
-template <class E>
-inline constexpr bool is_sfpu_binary_v = requires(const E& e, ::tw::Loc l) { e.call(0u, 0u, 0u, l); };
 
 /** A (element, operand) position of the chain's CB readers: the first reader of a CB waits
  * for it, the last one pops it (two CopyTiles of one CB wait and pop once). */
@@ -547,9 +588,8 @@ inline void run(EltwiseShape shape, const Tuple& chain, int32_t extra_pack_cb, :
                     if constexpr (SO == SetupOwner::Chain) e.init(loc);
                     e.exec(idx, loc);
                 } else if constexpr (!is_pack_v<E>) {
-                    if constexpr (SO == SetupOwner::Chain) e.init(loc);
-                    if constexpr (is_sfpu_binary_v<E>) e.call(E::in0, E::in1, E::slot, loc);
-                    else e.call(E::slot, loc);
+                    if constexpr (SO == SetupOwner::Chain) dest_init(e, loc);
+                    dest_call(e, loc);
                 }
             });
             tile_regs_commit(loc);
