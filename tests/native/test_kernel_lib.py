@@ -362,3 +362,16 @@ def test_dest_auto_limit_is_the_targets_dst_rule(device, fp32, full_sync, expect
     program.create_kernel(NativeKernel(source=DEST_LIMIT), grid(1, 1), wrong)
     with pytest.raises(NativeBuildError, match="DEST_AUTO_LIMIT follows the compute config"):
         device.command_queue.enqueue_program(program)
+
+
+@pytest.mark.parametrize("reuse", ["DEST_TO_SRCA", "DEST_TO_SRCB"])
+def test_dest_reuse_binary(device, reuse):
+    torch.manual_seed(12)
+    a_h, b_h = torch.randn(32, 128).to(torch.bfloat16), torch.randn(32, 128).to(torch.bfloat16)
+    a, b, out = tiles(device, a_h), tiles(device, b_h), tiles(device, torch.zeros(32, 128))
+    n = a.buffer.num_pages
+    compute = K(LIB + "dest_reuse.cpp", grid(1, 1), "compute", [n], {"CKL_REUSE": reuse})
+    run(binary_set(a, b, out, compute, b_pages=n), [a, b, out], "program")
+    af, bf = a_h.float(), b_h.float()
+    want = (af - bf if reuse == "DEST_TO_SRCA" else bf - af).to(torch.bfloat16)
+    assert torch.equal(ttnn.to_torch(out), want)
