@@ -41,8 +41,9 @@ from __future__ import annotations
 
 from tilewright.device import api_messages as M
 from tilewright.device.engine import ACTIVE, SharedQueue
+from tilewright.device.formats import TILE_32x32, tile_size_bytes
 from tilewright.device.shared import NO_RUN, CBState
-from tilewright.errors import KernelError
+from tilewright.errors import FormatError, KernelError
 
 __all__ = [
     "CircularBuffer",
@@ -54,6 +55,30 @@ __all__ = [
 
 _MASK16 = 0xFFFF
 _NO_FORMAT = 0xFF
+
+
+def unpack_tile_size(
+    data_format, tile, page_size: int, *, l1_alignment: int = 16, dram_alignment: int = 32
+) -> int:
+    """``get_tile_size(cb)``: bytes of one tile of the CB's format and tile shape.
+
+    tt-metal reads ``unpack_tile_size[cb]`` from the CB descriptors its JIT build generates
+    (reference digest §4.1, §2.3): a property of the format, not of the page size.  A CB
+    whose format has no tile form (no format, raw formats) gives its page size.  The
+    Python kernel API, the native runtime (``CBState.tile_bytes``) and the kernel build's
+    constexpr CB table all read this one definition.
+    """
+    if data_format is None:
+        return page_size
+    try:
+        return tile_size_bytes(
+            data_format,
+            tile or TILE_32x32,
+            l1_alignment=l1_alignment,
+            dram_alignment=dram_alignment,
+        )
+    except FormatError:
+        return page_size
 
 
 def check_push(cb: object, n: int, reserved: int) -> int:
@@ -84,6 +109,32 @@ def write_limit(cb: CBState) -> int:
     """Pages at the back a kernel may write: the reserved ones (free ones if it reserved
     none)."""
     return cb.reserved or cb.num_pages - ((cb.received - cb.acked) & _MASK16)
+
+
+def kernel_cb_table(device, circular_buffers, cores) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The CB descriptors a kernel's build sees: ``(index, format code, tile bytes, tile
+    elements, faces)`` for each CB index configured on any of the kernel's ``cores``.
+
+    tt-metal's JIT build generates them into each kernel (``chlkc_unpack_data_format.h``,
+    ``chlkc_unpack_tile_dims.h`` ...: ``unpack_src_format[]``, ``unpack_tile_size[]``), from
+    every CB on the kernel's core ranges, and hashes them into the kernel's build key; that
+    is what makes ``constexpr uint32_t s = get_tile_size(cb);`` legal.  An index whose
+    descriptor differs between the kernel's cores is left out (tt-metal keeps whichever
+    its loop saw last, wrong on the other cores): a constexpr use of it is a build error
+    here, a run-time call reads the core's own CB.  ``circular_buffers``: the program's
+    ``(CoreRangeSet, CircularBufferConfig)`` list.
+    """
+    align = {"l1_alignment": device.l1_alignment, "dram_alignment": device.dram_alignment}
+    seen: dict[int, set[tuple[int, int, int, int]]] = {}
+    for where, cfg in circular_buffers:
+        if not any(ra.intersects(rb) for ra in where for rb in cores):
+            continue
+        for index, fmt in cfg.data_formats.items():
+            tile = cfg.tiles.get(index) or TILE_32x32
+            size = unpack_tile_size(fmt, tile, cfg.page_sizes[index], **align)
+            code = _NO_FORMAT if fmt is None else int(fmt)
+            seen.setdefault(index, set()).add((code, size, tile.num_elements, tile.num_faces))
+    return tuple((i, *next(iter(d))) for i, d in sorted(seen.items()) if len(d) == 1)
 
 
 class CircularBuffer(CBState):
@@ -155,6 +206,11 @@ class CircularBuffer(CBState):
             self.tile_h, self.tile_w, self.tile_faces = tile.height, tile.width, tile.num_faces
         else:
             self.tile_h, self.tile_w, self.tile_faces = 32, 32, 4
+        device = getattr(core, "device", None)
+        align = {}
+        if device is not None:
+            align = {"l1_alignment": device.l1_alignment, "dram_alignment": device.dram_alignment}
+        self.tile_bytes = unpack_tile_size(data_format, tile, page_size, **align)
         self.received = self.acked = 0
         self.wr_ptr = self.rd_ptr = fifo_addr
         self.pack_counter = self.reserved = self.waited = 0

@@ -309,7 +309,7 @@ def _prepare_native(device, program: Program) -> dict[int, object]:
     if not specs:
         return {}
     prepare = getattr(type(specs[0].entry), "prepare_program")  # noqa: B009 - duck-typed hook
-    return prepare(device, specs)
+    return prepare(device, specs, program.circular_buffers)
 
 
 def _place_kernels(device, program: Program) -> list[_Placement]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from tilewright.device.coords import CoreCoord, CoreRangeSet, as_core_range_set
 from tilewright.device.device import MAX_RUNTIME_ARGS, NUM_SEMAPHORES
 from tilewright.device.named_enum import NamedIntEnum
+from tilewright.device.ops.numerics import FIDELITY_CHOICES
 from tilewright.errors import DeviceError
 
 __all__ = [
@@ -115,7 +116,7 @@ class ComputeConfig:
         except (TypeError, ValueError):
             raise DeviceError(
                 f"ComputeConfig(math_fidelity={self.math_fidelity!r}): expected a MathFidelity "
-                "(LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)"
+                f"{FIDELITY_CHOICES}"
             ) from None
         object.__setattr__(self, "math_fidelity", fidelity)
 

@@ -39,7 +39,12 @@ from tilewright.device.formats.dataformat import (
     ExponentKind,
 )
 from tilewright.device.formats.tile import TILE_32x32, tile_size_bytes
-from tilewright.device.ops.numerics import FIDELITY_PHASES, SLICE_MASKS
+from tilewright.device.ops.numerics import (
+    FIDELITY_CHOICES,
+    FIDELITY_NAMES,
+    FIDELITY_PHASES,
+    SLICE_MASKS,
+)
 from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS, SFPU_TERNARY
 
 __all__ = ["generated", "message_ids"]
@@ -347,13 +352,61 @@ def sfpu_api_header() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _camel(stem: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in stem.split("_"))
+
+
+def kernel_lib_ops_header() -> str:
+    """compute_kernel_lib's SFPU chain elements (``Exp<>``, ``Relu<Dst::D1>``, ``LeakyRelu<>{slope}``,
+    ``AddBinary<Dst::D0, Dst::D1>``, ...), one per function of the op table, each calling
+    that function of ``twrt_sfpu_api.h`` (``ttnn/cpp/ttnn/kernel_lib/eltwise_chain.hpp``)."""
+    lines = _head("tilewright/device/ops/tile_ops.py")
+    lines += [
+        "// Included by ttnn/cpp/ttnn/kernel_lib/eltwise_chain.hpp (after the compute API).",
+        "namespace compute_kernel_lib {",
+        "",
+    ]
+    for name, op in SFPU_OPS.items():
+        cls = _camel(name)
+        kinds = op.params
+        args = ", ".join(f"uint32_t p{i} = 0" for i in range(len(kinds)))
+        fields = " ".join(f"uint32_t p{i};" for i in range(len(kinds)))
+        call = ", ".join([*(f"{_C_KIND[k]}(p{i})" for i, k in enumerate(kinds))] or ["0, 0, 0"])
+        lines.append(f"template <auto... Flags> struct {cls} : detail::SfpuUnary<Flags...> {{")
+        if kinds:
+            inits = ", ".join(f"p{i}(p{i})" for i in range(len(kinds)))
+            lines.append(f"    {fields}")
+            lines.append(f"    constexpr {cls}({args}) : {inits} {{}}")
+        lines.append(f"    void init(::tw::Loc loc) const {{ ckernel::{op.init}(0, 0, loc); }}")
+        lines.append(
+            f"    void call(uint32_t d, ::tw::Loc loc) const {{ ckernel::{op.function}(d, {call}, loc); }}"
+        )
+        lines.append("};")
+    for binary in SFPU_BINARY.values():
+        cls = _camel(binary.name.removesuffix("_tile"))
+        lines += [
+            "template <Dst In0 = Dst::D0, Dst In1 = Dst::D1, Dst Out = In0>",
+            f"struct {cls} : detail::SfpuBinary<In0, In1, Out> {{",
+            f"    void init(::tw::Loc loc) const {{ ckernel::{binary.name}_init(0, 0, loc); }}",
+            "    void call(uint32_t a, uint32_t b, uint32_t o, ::tw::Loc loc) const "
+            f"{{ ckernel::{binary.name}(a, b, o, loc); }}",
+            "};",
+        ]
+    lines.append("}  // namespace compute_kernel_lib")
+    return "\n".join(lines) + "\n"
+
+
 def fidelity_header() -> str:
     lines = _head("tilewright/device/ops/numerics.py FIDELITY_PHASES, SLICE_MASKS")
     lines += ["#include <cstdint>", ""]
-    names = {0: "LOFI", 2: "HIFI2", 3: "HIFI3", 4: "HIFI4"}
     lines += [
-        f"#define TW_FIDELITY_{names[v]} {v}  // {p} phase(s)" for v, p in FIDELITY_PHASES.items()
+        f"#define TW_FIDELITY_{FIDELITY_NAMES[v].upper()} {v}  // {p} phase(s)"
+        for v, p in FIDELITY_PHASES.items()
     ]
+    lines.append("/** The valid values, as every guard names them (numerics.FIDELITY_CHOICES). */")
+    lines.append(
+        f'#define TW_FIDELITY_CHOICES "{_c_literal(FIDELITY_CHOICES)}"  // a printf format'
+    )
     lines.append("/** float32 bit masks of SrcA's / SrcB's mantissa slices (numerics.py). */")
     lines += [
         f"inline constexpr uint32_t kSlice_{name} = 0x{mask:08X}u;"
@@ -372,4 +425,5 @@ def generated() -> dict[str, str]:
         "twrt_sfpu_ops.h": sfpu_ops_header(),
         "twrt_sfpu_api.h": sfpu_api_header(),
         "twrt_fidelity.h": fidelity_header(),
+        "twrt_kernel_lib_ops.h": kernel_lib_ops_header(),
     }

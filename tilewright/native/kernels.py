@@ -11,6 +11,12 @@ program in parallel (cached; :mod:`.build`) as tt-metal's JIT build would see it
   (``get_named_compile_time_arg_val``), the kernel's defines (e.g. ``SFPU_OP_CHAIN_0``
   as ttnn generates it), ``NOC_INDEX``, and for compute kernels ``MATH_FIDELITY``,
   ``APPROX`` and ``DST_ACCUM_MODE``;
+* compute kernels: the DST tiles of one acquire (``TW_DST_TILES``, the target's rule,
+  ``device.kernel_api.compute.dst_tiles``) and ``DST_SYNC_MODE`` (``dst_full_sync_en``);
+* the program's CB descriptors on the kernel's cores (``TW_CB_TABLE``: format, tile size,
+  tile shape per index, as tt-metal generates them into each kernel), so that
+  ``get_tile_size(cb)`` / ``get_dataformat(cb)`` are ``constexpr``; they are part of the
+  build key, as in tt-metal's kernel hash;
 * ``kernel_main()`` or the compute forms ``namespace NAMESPACE { void MAIN { ... } }``.
 
 Every core of the kernel's range then runs it as a fiber of the native runtime
@@ -21,9 +27,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tilewright.device.cb import kernel_cb_table
+from tilewright.device.kernel_api.compute import dst_tiles
 from tilewright.errors import KernelError
 from tilewright.native import bridge, toolchain
 from tilewright.native.build import BuildResult, build_shared_object, is_current
@@ -47,6 +55,8 @@ class BuildConfig:
     named_args: tuple[tuple[str, int], ...]
     noc: int
     compute: tuple[int, int, int] = (4, 0, 0)  # math fidelity, approx mode, fp32 dest acc
+    cbs: tuple[tuple[int, int, int, int, int], ...] = ()  # device.cb.kernel_cb_table
+    dst: tuple[int, int] = (0, 0)  # compute: DST tiles of one acquire, dst_full_sync_en
 
 
 def kernel_source(
@@ -59,6 +69,8 @@ def kernel_source(
     named_args=(),
     noc: int = 0,
     compute: tuple[int, int, int] = (4, 0, 0),
+    cbs: tuple[tuple[int, int, int, int, int], ...] = (),
+    dst: tuple[int, int] = (0, 0),
 ) -> str:
     """The translation unit that runs a kernel (file ``path`` or source ``text``)."""
     where = path or "<kernel source>"
@@ -83,6 +95,16 @@ def kernel_source(
             f"#define APPROX {'true' if approx else 'false'}",
             f"#define DST_ACCUM_MODE {'true' if fp32 else 'false'}",
         ]
+        tiles, full_sync = dst
+        if tiles:  # compute_kernel_lib's DEST_AUTO_LIMIT (dest_helpers.hpp)
+            lines.append(f"#define TW_DST_TILES {int(tiles)}")
+        if full_sync:
+            lines.append("#define DST_SYNC_MODE ::ckernel::DstSync::SyncFull")
+    if cbs:  # tilewright/cb.h: {index, format, tile bytes, tile elements, faces},
+        rows = "".join(
+            f"{{{i}, {fmt}u, {size}u, {hw}u, {faces}u}}, " for i, fmt, size, hw, faces in cbs
+        )
+        lines.append(f"#define TW_CB_TABLE {rows}")
     for name, value in defines:
         lines.append(f"#define {name} {value}")
     lines += ['#include "tilewright/glue.h"', *_PRELUDE[kind], '#include "api/debug/dprint.h"']
@@ -188,6 +210,8 @@ class NativeKernel:
             named_args=config.named_args,
             noc=config.noc,
             compute=config.compute,
+            cbs=config.cbs,
+            dst=config.dst,
         )
         built = build_shared_object(
             source,
@@ -199,12 +223,30 @@ class NativeKernel:
         return lib
 
     @staticmethod
-    def prepare_program(device, kernel_specs) -> dict[int, NativeRun]:
-        """Build every native kernel of a program (in parallel); kernel handle -> NativeRun."""
+    def prepare_program(device, kernel_specs, circular_buffers=()) -> dict[int, NativeRun]:
+        """Build every native kernel of a program (in parallel); kernel handle -> NativeRun.
+
+        ``circular_buffers``: the program's ``(cores, CircularBufferConfig)`` list; each
+        kernel's build sees the descriptors of those on its cores.
+        """
         jobs = {}
+        tables: dict = {}  # core set -> its CB table (a program's kernels share core sets)
         for spec in kernel_specs:
             entry: NativeKernel = spec.entry
-            jobs[spec.handle] = (entry, entry.config_of(spec))
+            config = entry.config_of(spec)
+            table = tables.get(spec.cores)
+            if table is None:
+                table = tables[spec.cores] = kernel_cb_table(device, circular_buffers, spec.cores)
+            dst = (0, 0)
+            if config.kind == "compute":
+                cfg = spec.config
+                dst = (
+                    dst_tiles(device.capacity.dst_physical_tiles, cfg),
+                    int(bool(cfg.dst_full_sync_en)),
+                )
+            if table or dst != (0, 0):
+                config = replace(config, cbs=table, dst=dst)
+            jobs[spec.handle] = (entry, config)
         seen: dict = {}  # one stat per file for the whole program (most headers are shared)
         current: dict[tuple[int, BuildConfig], int] = {}  # (entry, config) -> its entry point
         todo = {}

@@ -16,7 +16,7 @@ import numpy as np
 
 from tilewright.device import api_messages as M
 from tilewright.device.engine import ACTIVE, current_engine
-from tilewright.device.formats import TILE_32x32, tile_size_bytes
+from tilewright.device.formats import TILE_32x32
 from tilewright.device.kernel_config import NUM_SEMAPHORES
 from tilewright.device.noc import noc_multicast_addr, noc_xy_addr
 from tilewright.device.perf import costs, pipeline
@@ -27,7 +27,7 @@ from tilewright.device.transfer import (
     noc_copy,
     resolve,
 )
-from tilewright.errors import DeviceError, FormatError, KernelError, NocError
+from tilewright.errors import DeviceError, KernelError, NocError
 
 if TYPE_CHECKING:
     from tilewright.device.device import Core
@@ -265,25 +265,9 @@ def cb_pages_available_at_front(cb_id: int, num_pages: int) -> bool:
 
 
 def get_tile_size(cb_id: int) -> int:
-    """Bytes of one tile of the CB's format and tile shape.
-
-    tt-metal reads ``unpack_tile_size[cb]`` from the JIT CB descriptors (digest §4.1, §2.3):
-    a property of the format, not of the page size.  A CB whose format has no tile form
-    (raw formats) gives its page size.
-    """
-    cb = circular_buffer(cb_id)
-    if cb.data_format is None:
-        return cb.page_size
-    device = _ctx().device
-    try:
-        return tile_size_bytes(
-            cb.data_format,
-            cb.tile or TILE_32x32,
-            l1_alignment=device.l1_alignment,
-            dram_alignment=device.dram_alignment,
-        )
-    except FormatError:
-        return cb.page_size
+    """Bytes of one tile of the CB's format and tile shape (``device.cb.unpack_tile_size``:
+    tt-metal's ``unpack_tile_size[cb]``, a property of the format, not of the page size)."""
+    return circular_buffer(cb_id).tile_bytes
 
 
 def get_tile_hw(cb_id: int) -> int:

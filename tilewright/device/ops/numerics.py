@@ -37,7 +37,7 @@ HIFI4 = 4
 class MathConfig:
     """The numerics knobs of one compute kernel (tt-metal ``ComputeConfig``)."""
 
-    math_fidelity: int = HIFI4  # MathFidelity value: LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4
+    math_fidelity: int = HIFI4  # a MathFidelity value (FIDELITY_CHOICES)
     fp32_dest_acc_en: bool = False
     math_approx_mode: bool = False
 
@@ -86,7 +86,12 @@ def math_config(compute) -> MathConfig:
 LOFI, HIFI2, HIFI3 = 0, 2, 3
 
 FIDELITY_PHASES: dict[int, int] = {LOFI: 1, HIFI2: 2, HIFI3: 3, HIFI4: 4}
-"""Phases run per MathFidelity value (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)."""
+"""Phases run per MathFidelity value (``FIDELITY_CHOICES``)."""
+
+FIDELITY_NAMES: dict[int, str] = {LOFI: "LoFi", HIFI2: "HiFi2", HIFI3: "HiFi3", HIFI4: "HiFi4"}
+FIDELITY_CHOICES = "(" + ", ".join(f"{n} {v}" for v, n in FIDELITY_NAMES.items()) + ")"
+"""The valid MathFidelity values as every guard names them: ``check_fidelity``,
+``device.program.ComputeConfig``, the native runtime (``twrt_fidelity.h``)."""
 
 SLICE_MASKS: dict[str, int] = {
     "a_hi": 0xFFF80000,
@@ -114,9 +119,7 @@ def _slices(x: np.ndarray, hi: int, full: int) -> tuple[np.ndarray, np.ndarray, 
 
 def check_fidelity(fidelity: int) -> None:
     if fidelity not in FIDELITY_PHASES:
-        raise ValueError(
-            f"math_fidelity {fidelity} is not a MathFidelity (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)"
-        )
+        raise ValueError(f"math_fidelity {fidelity} is not a MathFidelity {FIDELITY_CHOICES}")
 
 
 def fpu_product(

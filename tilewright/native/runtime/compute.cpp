@@ -221,7 +221,7 @@ void fpu_product(Run* r, const float* b, int nb, const float* a, int na, int nou
         return;
     }
     if (fid != TW_FIDELITY_LOFI && fid != TW_FIDELITY_HIFI2 && fid != TW_FIDELITY_HIFI3)
-        fail(r, ERR_KERNEL, loc, "math_fidelity %d is not a MathFidelity (LoFi 0, HiFi2 2, HiFi3 3, HiFi4 4)", fid);
+        fail(r, ERR_KERNEL, loc, "math_fidelity %d is not a MathFidelity " TW_FIDELITY_CHOICES, fid);
     float ah[kTile], af[kTile], al[kTile], bh[kTile], bf[kTile], bl[kTile];
     fidelity_slices(a, na, kSlice_a_hi, kSlice_a_full, ah, af, al);
     fidelity_slices(b, nb, kSlice_b_hi, kSlice_b_full, bh, bf, bl);

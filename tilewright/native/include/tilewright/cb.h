@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tilewright/common.h"
 
@@ -20,13 +21,60 @@ inline bool cb_pages_reservable_at_back(int32_t operand, int32_t num_pages, TW_L
 inline bool cb_pages_available_at_front(int32_t operand, int32_t num_pages, TW_LOC) {
     return twrt_cb_pages_available_at_front(operand, num_pages, loc);
 }
-/** Bytes of one tile of the CB's format and tile shape (tt-metal: unpack_tile_size[cb]). */
-inline uint32_t get_tile_size(int32_t operand, TW_LOC) { return twrt_cb_info(operand, 4, loc); }
+namespace tw {
+
+/** One CB's descriptor as the kernel's build saw it (tt-metal's JIT build generates the
+ * program's CB formats and tile shapes into each kernel: unpack_src_format[],
+ * unpack_tile_size[] ...).  The build defines TW_CB_TABLE from the program's CBs on the
+ * kernel's cores (native/kernels.py, device/cb.py kernel_cb_table); it is part of the
+ * kernel's build key. */
+struct CbBuildEntry {
+    int32_t index;
+    uint32_t format;
+    uint32_t tile_bytes;
+    uint32_t tile_hw;
+    uint32_t faces;
+};
+
+#ifndef TW_CB_TABLE
+#define TW_CB_TABLE
+#endif
+inline constexpr CbBuildEntry cb_build_table[] = {TW_CB_TABLE{-1, 0, 0, 0, 0}};
+
+/** Deliberately not constexpr: a constant-evaluated get_tile_size / get_dataformat /
+ * get_tile_hw / get_tile_num_faces of a CB index reaches it when the index is not
+ * configured on the kernel's cores, or differs between them -- the compiler then names
+ * this function in its "call to non-'constexpr' function" error. */
+inline CbBuildEntry cb_not_configured_alike_on_every_core_of_this_kernel(int32_t) { return {}; }
+
+constexpr CbBuildEntry cb_build_entry(int32_t operand) {
+    for (const CbBuildEntry& e : cb_build_table) {
+        if (e.index >= 0 && e.index == operand) return e;
+    }
+    return cb_not_configured_alike_on_every_core_of_this_kernel(operand);
+}
+
+}  // namespace tw
+
+/** Bytes of one tile of the CB's format and tile shape (tt-metal: unpack_tile_size[cb]):
+ * a constant expression from the build's CB table, at run time the core's CB. */
+constexpr uint32_t get_tile_size(int32_t operand, TW_LOC) {
+    if (std::is_constant_evaluated()) return tw::cb_build_entry(operand).tile_bytes;
+    return twrt_cb_info(operand, 4, loc);
+}
 /** Elements of one tile of the CB (tile height x width). */
-inline uint32_t get_tile_hw(int32_t operand, TW_LOC) { return twrt_cb_info(operand, 5, loc); }
+constexpr uint32_t get_tile_hw(int32_t operand, TW_LOC) {
+    if (std::is_constant_evaluated()) return tw::cb_build_entry(operand).tile_hw;
+    return twrt_cb_info(operand, 5, loc);
+}
 /** Faces of one tile of the CB (4 for 32x32). */
-inline uint32_t get_tile_num_faces(int32_t operand, TW_LOC) { return twrt_cb_info(operand, 6, loc); }
-inline DataFormat get_dataformat(int32_t operand, TW_LOC) {
+constexpr uint32_t get_tile_num_faces(int32_t operand, TW_LOC) {
+    if (std::is_constant_evaluated()) return tw::cb_build_entry(operand).faces;
+    return twrt_cb_info(operand, 6, loc);
+}
+/** The CB's data format (tt-metal: unpack_src_format[cb]). */
+constexpr DataFormat get_dataformat(int32_t operand, TW_LOC) {
+    if (std::is_constant_evaluated()) return static_cast<DataFormat>(tw::cb_build_entry(operand).format);
     return static_cast<DataFormat>(twrt_cb_info(operand, 7, loc));
 }
 

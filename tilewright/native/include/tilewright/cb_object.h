@@ -24,7 +24,7 @@ public:
     }
     uint32_t get_write_ptr(TW_LOC) const { return twrt_cb_write_ptr(int32_t(id_), loc); }
     uint32_t get_read_ptr(TW_LOC) const { return twrt_cb_read_ptr(int32_t(id_), loc); }
-    uint32_t get_tile_size(TW_LOC) const { return twrt_cb_info(int32_t(id_), 4, loc); }
+    constexpr uint32_t get_tile_size(TW_LOC) const { return ::get_tile_size(int32_t(id_), loc); }
     uint32_t get_page_size(TW_LOC) const { return twrt_cb_info(int32_t(id_), 0, loc); }
     uint32_t get_entry_size(TW_LOC) const { return twrt_cb_info(int32_t(id_), 0, loc); }
     uint32_t get_cb_id() const { return id_; }
