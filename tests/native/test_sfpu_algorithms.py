@@ -1,4 +1,4 @@
-"""The SFPU's programs (exp, recip, sqrt, rsqrt, log, sigmoid) on both kernel APIs.
+"""The SFPU's programs (exp, recip, sqrt, rsqrt, log, sigmoid, tanh) on both kernel APIs.
 
 ``device/ops/sfpu_algorithms.py`` defines each op's precise and approximate program as
 tt-metal's LLK runs it; the native runtime's ``runtime/sfpu_math.h`` is its C++ twin.  Each
@@ -158,6 +158,7 @@ _DOMAIN = {
     "rsqrt": (1e-30, 1e30),
     "log": (1e-30, 1e30),
     "sigmoid": (-80.0, 80.0),
+    "tanh": (-10.0, 10.0),
 }
 _REFERENCE = {
     "exp": np.exp,
@@ -166,6 +167,7 @@ _REFERENCE = {
     "rsqrt": lambda x: 1.0 / np.sqrt(x),
     "log": np.log,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "tanh": np.tanh,
 }
 
 BOUNDS = {
@@ -189,6 +191,9 @@ BOUNDS = {
     ("sigmoid", False, True): 1.5e-7,
     ("sigmoid", False, False): 5.5e-3,
     ("sigmoid", True, True): 1.5e-7,
+    ("tanh", False, True): 2.5e-7,
+    ("tanh", False, False): 4.8e-3,
+    ("tanh", True, True): 0.2,
 }
 
 
@@ -202,7 +207,7 @@ def _error(op: str, approx: bool, fp32: bool) -> float:
     want = _REFERENCE[op](x.astype(np.float64))
     err = np.abs(got - want)
     if op != "log":
-        err = err / np.abs(want)
+        err = err / np.maximum(np.abs(want), 1e-30)  # tanh(0) = 0 exactly
     return float(err.max())
 
 
@@ -238,6 +243,7 @@ def test_special_values_of_the_precise_programs():
         "rsqrt": [inf, nan, 0.0, nan, nan, nan],
         "log": [-inf, nan, inf, nan, nan, nan],
         "sigmoid": [0.5, 0.5, 1.0, 0.0, -0.0, 1.0 / (1.0 + np.e)],
+        "tanh": [0.0, 0.0, 1.0, -1.0, -1.0, np.tanh(-1.0)],  # NaN: the sigmoid branch
     }
     for op, values in want.items():
         got = sfpu_value(op, x, approx=False, fp32_dest=True)

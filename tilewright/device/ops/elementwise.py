@@ -166,7 +166,6 @@ sqrt = _sfpu_program("sqrt", "Square root (NaN below 0 and at ``-0``).")
 square = _unary(np.square, "``x * x``.")
 recip = _sfpu_program("recip", "``1 / x`` (``recip(NaN)`` is a signed 0, as the SFPU's).")
 tan = _unary(np.tan, "Tangent.")
-tanh = _unary(np.tanh, "Hyperbolic tangent.")
 atan = _unary(np.arctan, "Arctangent.")
 atanh = _unary(np.arctanh, "Hyperbolic arctangent.")
 sin = _unary(np.sin, "Sine.")
@@ -294,6 +293,7 @@ def gelu(x: np.ndarray) -> np.ndarray:
 
 
 sigmoid = _sfpu_program("sigmoid", "``1 / (1 + exp(-x))``.")
+tanh = _sfpu_program("tanh", "Hyperbolic tangent.")
 
 
 @kernel

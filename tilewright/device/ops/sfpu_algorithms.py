@@ -1,4 +1,4 @@
-"""The SFPU's own algorithms for exp, recip, sqrt, rsqrt, log and sigmoid, lane by lane.
+"""The SFPU's own algorithms for exp, recip, sqrt, rsqrt, log, sigmoid and tanh, lane by lane.
 
 tt-metal does not compute these ops with a libm: each is a short SFPU program of float32
 multiply-adds, exponent / mantissa field operations and Newton steps, with different
@@ -18,7 +18,9 @@ algorithms), and tt-metal ``tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_s
 ``ckernel_sfpu_exp.h`` (Schraudolph in approximate mode; Moroz ``exp_21f`` for a bf16
 DST; a Cody-Waite + degree-6 polynomial exp for fp32 DST), ``ckernel_sfpu_log.h``
 (minimax degree 5 for a bf16 DST, the ``(m-1)/(m+1)`` odd series for fp32 DST) and
-``ckernel_sfpu_sigmoid.h`` (``1 / (1 + exp(-x))`` from those two).  docs/device.md
+``ckernel_sfpu_sigmoid.h`` (``1 / (1 + exp(-x))`` from those two) and ``ckernel_sfpu_tanh.h``
+(a minimax polynomial and ``2 sigmoid(2x) - 1`` for fp32 DST, a polynomial in ``|x|`` for a
+bf16 DST, SFPLUT's three linear pieces in approximate mode).  docs/device.md
 ("SFPU algorithms") says what is bit-exact and what the public record leaves open.
 
 The lane model (one rule per SFPU operation, each a function below):
@@ -100,6 +102,27 @@ CONSTANTS: dict[str, float | int] = {
     "log_s3": 0.14285714285714285,
     "log_s4": 0.1111111111111111,
     "log_s5": 0.09090909090909091,
+    # tanh, fp32 DST: x * P(x^2) (Sollya minimax) below 0.6, else 2 * sigmoid(2x) - 1.
+    "tanh_small": 0.6,
+    "tanh_q0": 0.999999940395355224609375,
+    "tanh_q1": -0.33332359790802001953125,
+    "tanh_q2": 0.13310669362545013427734375,
+    "tanh_q3": -5.21197654306888580322265625e-2,
+    "tanh_q4": 1.5497927553951740264892578125e-2,
+    # tanh, bf16 DST: a degree-6 polynomial in |x| (no constant term), clamped to 1.
+    "tanh_p1": 0.999004364013671875,
+    "tanh_p2": 3.0897438526153564453125e-2,
+    "tanh_p3": -0.4890659749507904052734375,
+    "tanh_p4": 0.281917631626129150390625,
+    "tanh_p5": -6.6649019718170166015625e-2,
+    "tanh_p6": 5.876733921468257904052734375e-3,
+    # tanh, approximate: SFPLUT, three pieces of A * |x| + B by |x| < 1, < 2, else.
+    "tanh_lut_a0": 0.90625,
+    "tanh_lut_b0": 0.0,
+    "tanh_lut_a1": 0.09375,
+    "tanh_lut_b1": 0.8125,
+    "tanh_lut_a2": 0.0,
+    "tanh_lut_b2": 1.0,
 }
 """Every constant of the programs (floats are used as float32); the C++ header is
 generated from this table, as float32 bit patterns."""
@@ -197,6 +220,11 @@ def addexp(x: np.ndarray, delta: int) -> np.ndarray:
     field = (u >> U32(23)) & U32(0xFF)
     moved = (u.astype(np.int64) + (delta << 23)).astype(U32)
     return _float(np.where((field != 0) & (field != 255), moved, u))
+
+
+def _abs(x: np.ndarray) -> np.ndarray:
+    """SFPABS (float): the sign bit cleared."""
+    return _float(_bits(x) & U32(0x7FFFFFFF))
 
 
 def int_to_float(i: np.ndarray) -> np.ndarray:
@@ -399,6 +427,40 @@ def sigmoid(x: np.ndarray, approx: bool, fp32_dest: bool) -> np.ndarray:
     return to_bf16(reciprocal(add(F32(1.0), exp_21f(neg(x))), 1))
 
 
+# -- tanh ----------------------------------------------------------------------------------------
+
+
+def tanh_fp32(x: np.ndarray) -> np.ndarray:
+    """The fp32-DST tanh: x * P(x^2) for |x| < 0.6, else 2 * sigmoid(2x) - 1 (fp32 sigmoid)."""
+    x2 = mul(x, x)
+    small = mul(x, _horner(x2, *(_k(f"tanh_q{i}") for i in range(5))))
+    sig = sigmoid(mul(F32(2.0), x), False, True)
+    large = mad(F32(2.0), sig, F32(-1.0))
+    return np.where(_abs(x) < _k("tanh_small"), small, large)
+
+
+def tanh_bf16(x: np.ndarray) -> np.ndarray:
+    """The bf16-DST tanh: a degree-6 polynomial in |x|, at most 1, the sign of x, bf16 RNE."""
+    a = _abs(x)
+    p = _horner(a, F32(0.0), *(_k(f"tanh_p{i}") for i in range(1, 7)))
+    return to_bf16(setsgn(np.minimum(p, F32(1.0)), x))
+
+
+def tanh_lut(x: np.ndarray) -> np.ndarray:
+    """The approximate tanh: SFPLUT's three linear pieces on |x|, the sign of x kept."""
+    a = _abs(x)
+    piece = np.where(a < F32(1.0), 0, np.where(a < F32(2.0), 1, 2))
+    slope = np.choose(piece, [_k(f"tanh_lut_a{i}") for i in range(3)]).astype(F32)
+    offset = np.choose(piece, [_k(f"tanh_lut_b{i}") for i in range(3)]).astype(F32)
+    return setsgn(mad(slope, a, offset), x)
+
+
+def tanh(x: np.ndarray, approx: bool, fp32_dest: bool) -> np.ndarray:
+    if approx:
+        return tanh_lut(x)
+    return tanh_fp32(x) if fp32_dest else tanh_bf16(x)
+
+
 Algorithm = Callable[[np.ndarray, bool, bool], np.ndarray]
 
 ALGORITHMS: dict[str, Algorithm] = {
@@ -408,6 +470,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "rsqrt": rsqrt,
     "log": log,
     "sigmoid": sigmoid,
+    "tanh": tanh,
 }
 """SFPU stem -> its program ``f(x, approx, fp32_dest)`` (the native runtime's op codes of the
 same stems run the C++ twin)."""

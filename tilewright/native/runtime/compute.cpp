@@ -590,12 +590,12 @@ float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2, Sfp
         case TW_SFPU_rsqrt: return sfpu::rsqrt(x, mode.approx, mode.fp32);
         case TW_SFPU_recip: return sfpu::recip(x, mode.approx, mode.fp32);
         case TW_SFPU_sigmoid: return sfpu::sigmoid(x, mode.approx, mode.fp32);
+        case TW_SFPU_tanh: return sfpu::tanh(x, mode.approx, mode.fp32);
         case TW_SFPU_relu: return np_max(x, 0.0f);
         case TW_SFPU_gelu: {
             double w = double(x);
             return float(0.5 * w * (1.0 + poly_erf(w * std::sqrt(0.5))));
         }
-        case TW_SFPU_tanh: return d1(std::tanh, x);
         case TW_SFPU_sin: return d1(std::sin, x);
         case TW_SFPU_cos: return d1(std::cos, x);
         case TW_SFPU_tan: return d1(std::tan, x);

@@ -1,4 +1,4 @@
-// sfpu_math.h -- the SFPU's programs for exp, recip, sqrt, rsqrt, log and sigmoid.
+// sfpu_math.h -- the SFPU's programs for exp, recip, sqrt, rsqrt, log, sigmoid and tanh.
 //
 // The C++ twin of tilewright/device/ops/sfpu_algorithms.py, operation for operation (its
 // docstring has the lane model and the LLK sources); every constant comes from that module's
@@ -206,6 +206,47 @@ inline float log(float x, bool, bool fp32) { return fp32 ? log_fp32(x) : log_bf1
 inline float sigmoid(float x, bool, bool fp32) {
     if (fp32) return reciprocal(add(1.0f, exp_fp32(neg(x))), 2);
     return to_bf16(reciprocal(add(1.0f, exp_21f(neg(x))), 1));
+}
+
+// -- tanh -----------------------------------------------------------------------------------------
+
+inline float fabs_bits(float x) { return from(bits(x) & 0x7FFFFFFFu); }
+
+inline float tanh_fp32(float x) {
+    if (fabs_bits(x) < kSfpu_tanh_small) {
+        float x2 = mul(x, x);
+        float p = kSfpu_tanh_q4;
+        p = mad(x2, p, kSfpu_tanh_q3);
+        p = mad(x2, p, kSfpu_tanh_q2);
+        p = mad(x2, p, kSfpu_tanh_q1);
+        p = mad(x2, p, kSfpu_tanh_q0);
+        return mul(x, p);
+    }
+    return mad(2.0f, sigmoid(mul(2.0f, x), false, true), -1.0f);
+}
+
+inline float tanh_bf16(float x) {
+    float a = fabs_bits(x);
+    float p = kSfpu_tanh_p6;
+    p = mad(a, p, kSfpu_tanh_p5);
+    p = mad(a, p, kSfpu_tanh_p4);
+    p = mad(a, p, kSfpu_tanh_p3);
+    p = mad(a, p, kSfpu_tanh_p2);
+    p = mad(a, p, kSfpu_tanh_p1);
+    p = mad(a, p, 0.0f);
+    return to_bf16(setsgn(vmin(p, 1.0f), x));
+}
+
+inline float tanh_lut(float x) {
+    float a = fabs_bits(x);
+    if (a < 1.0f) return setsgn(mad(kSfpu_tanh_lut_a0, a, kSfpu_tanh_lut_b0), x);
+    if (a < 2.0f) return setsgn(mad(kSfpu_tanh_lut_a1, a, kSfpu_tanh_lut_b1), x);
+    return setsgn(mad(kSfpu_tanh_lut_a2, a, kSfpu_tanh_lut_b2), x);
+}
+
+inline float tanh(float x, bool approx, bool fp32) {
+    if (approx) return tanh_lut(x);
+    return fp32 ? tanh_fp32(x) : tanh_bf16(x);
 }
 
 }  // namespace twrt::sfpu
