@@ -18,7 +18,8 @@ algorithms), and tt-metal ``tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_s
 ``ckernel_sfpu_exp.h`` (Schraudolph in approximate mode; Moroz ``exp_21f`` for a bf16
 DST; a Cody-Waite + degree-6 polynomial exp for fp32 DST), ``ckernel_sfpu_log.h``
 (minimax degree 5 for a bf16 DST, the ``(m-1)/(m+1)`` odd series for fp32 DST) and
-``ckernel_sfpu_sigmoid.h`` (``1 / (1 + exp(-x))`` from those two) and ``ckernel_sfpu_tanh.h``
+``ckernel_sfpu_sigmoid.h`` (``1 / (1 + exp(-x))`` from those two; approximate:
+``ckernel_sfpu_sigmoid_appx.h``'s six-piece SFPLUTFP32 table) and ``ckernel_sfpu_tanh.h``
 (a minimax polynomial and ``2 sigmoid(2x) - 1`` for fp32 DST, a polynomial in ``|x|`` for a
 bf16 DST, SFPLUT's three linear pieces in approximate mode).  docs/device.md
 ("SFPU algorithms") says what is bit-exact and what the public record leaves open.
@@ -57,6 +58,23 @@ __all__ = [
 ]
 
 F32, F64, I32, U32 = np.float32, np.float64, np.int32, np.uint32
+
+
+def _lut16(bits: int) -> float:
+    """A Lut16ToFp32 coefficient: IEEE half bits, except exponent 31 encodes 0."""
+    if bits & 0x7C00 == 0x7C00:
+        return 0.0
+    return float(np.array([bits], dtype=np.uint16).view(np.float16)[0])
+
+
+_SIGMOID_LUT = {  # (slope, intercept) half bits per |x| piece (tt-metal sigmoid_appx_init)
+    0: (0x33D9, 0x7C00),
+    1: (0x32F4, 0x23C8),
+    2: (0x318A, 0x2BAA),
+    3: (0x300A, 0x3027),
+    4: (0x2A35, 0x34CC),
+    5: (0x7C00, 0x37FF),
+}
 
 CONSTANTS: dict[str, float | int] = {
     # exp, approximate (Schraudolph): i = A * max(x, -88.5) + (B - C) as uint16, << 15.
@@ -123,6 +141,15 @@ CONSTANTS: dict[str, float | int] = {
     "tanh_lut_b1": 0.8125,
     "tanh_lut_a2": 0.0,
     "tanh_lut_b2": 1.0,
+    # sigmoid, approximate: SFPLUTFP32 six pieces of sigmoid(|x|) - 0.5 (breaks 0.5, 1, 1.5,
+    # 2, 4), the sign of x, then + 0.5.
+    **{f"sigmoid_lut_a{i}": _lut16(a) for i, (a, _) in _SIGMOID_LUT.items()},
+    **{f"sigmoid_lut_b{i}": _lut16(b) for i, (_, b) in _SIGMOID_LUT.items()},
+    "sigmoid_lut_break0": 0.5,
+    "sigmoid_lut_break1": 1.0,
+    "sigmoid_lut_break2": 1.5,
+    "sigmoid_lut_break3": 2.0,
+    "sigmoid_lut_break4": 4.0,
 }
 """Every constant of the programs (floats are used as float32); the C++ header is
 generated from this table, as float32 bit patterns."""
@@ -419,9 +446,23 @@ def log(x: np.ndarray, approx: bool, fp32_dest: bool) -> np.ndarray:
 # -- sigmoid -------------------------------------------------------------------------------------
 
 
+def sigmoid_lut(x: np.ndarray) -> np.ndarray:
+    """The approximate sigmoid: SFPLUTFP32's six linear pieces of sigmoid(|x|) - 0.5 with the
+    sign of x (SGN_RETAIN), then SFPADDI 0.5."""
+    a = _abs(x)
+    piece = np.full(a.shape, 5)
+    for i in reversed(range(5)):
+        piece = np.where(a < _k(f"sigmoid_lut_break{i}"), i, piece)
+    slope = np.choose(piece, [_k(f"sigmoid_lut_a{i}") for i in range(6)]).astype(F32)
+    offset = np.choose(piece, [_k(f"sigmoid_lut_b{i}") for i in range(6)]).astype(F32)
+    return add(setsgn(mad(slope, a, offset), x), F32(0.5))
+
+
 def sigmoid(x: np.ndarray, approx: bool, fp32_dest: bool) -> np.ndarray:
-    """``1 / (1 + exp(-x))`` with the DST mode's exp and reciprocal (``_sfpu_sigmoid_``).
-    The approximate program is a 6-piece LUT (SFPLUTFP32), not modelled: APPROX_AS_PRECISE."""
+    """``1 / (1 + exp(-x))`` with the DST mode's exp and reciprocal (``_sfpu_sigmoid_``);
+    approximate: :func:`sigmoid_lut` (``calculate_sigmoid_appx``)."""
+    if approx:
+        return sigmoid_lut(x)
     if fp32_dest:
         return reciprocal(add(F32(1.0), exp_fp32(neg(x))), 2)
     return to_bf16(reciprocal(add(F32(1.0), exp_21f(neg(x))), 1))
@@ -475,9 +516,9 @@ ALGORITHMS: dict[str, Algorithm] = {
 """SFPU stem -> its program ``f(x, approx, fp32_dest)`` (the native runtime's op codes of the
 same stems run the C++ twin)."""
 
-APPROX_AS_PRECISE = frozenset({"log", "sigmoid"})
+APPROX_AS_PRECISE = frozenset({"log"})
 """Stems whose approximate mode runs the precise program: log's LLK has none (the flag is
-not read), sigmoid's is a LUT this model does not have yet (docs/device.md)."""
+not read)."""
 
 
 def sfpu_value(stem: str, x: np.ndarray, *, approx: bool, fp32_dest: bool) -> np.ndarray:

@@ -203,7 +203,22 @@ inline float log(float x, bool, bool fp32) { return fp32 ? log_fp32(x) : log_bf1
 
 // -- sigmoid --------------------------------------------------------------------------------------
 
-inline float sigmoid(float x, bool, bool fp32) {
+inline float sigmoid_lut(float x) {
+    static const float kSlope[6] = {kSfpu_sigmoid_lut_a0, kSfpu_sigmoid_lut_a1, kSfpu_sigmoid_lut_a2,
+                                    kSfpu_sigmoid_lut_a3, kSfpu_sigmoid_lut_a4, kSfpu_sigmoid_lut_a5};
+    static const float kOffset[6] = {kSfpu_sigmoid_lut_b0, kSfpu_sigmoid_lut_b1, kSfpu_sigmoid_lut_b2,
+                                     kSfpu_sigmoid_lut_b3, kSfpu_sigmoid_lut_b4, kSfpu_sigmoid_lut_b5};
+    static const float kBreak[5] = {kSfpu_sigmoid_lut_break0, kSfpu_sigmoid_lut_break1, kSfpu_sigmoid_lut_break2,
+                                    kSfpu_sigmoid_lut_break3, kSfpu_sigmoid_lut_break4};
+    float a = from(bits(x) & 0x7FFFFFFFu);
+    int piece = 5;
+    for (int i = 4; i >= 0; --i)
+        if (a < kBreak[i]) piece = i;
+    return add(setsgn(mad(kSlope[piece], a, kOffset[piece]), x), 0.5f);
+}
+
+inline float sigmoid(float x, bool approx, bool fp32) {
+    if (approx) return sigmoid_lut(x);
     if (fp32) return reciprocal(add(1.0f, exp_fp32(neg(x))), 2);
     return to_bf16(reciprocal(add(1.0f, exp_21f(neg(x))), 1));
 }
