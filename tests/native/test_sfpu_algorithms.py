@@ -4,7 +4,8 @@
 tt-metal's LLK runs it; the native runtime's ``runtime/sfpu_math.h`` is its C++ twin.  Each
 case runs ``<op>_tile`` on one tile of a sweep (seven decades each way, zeros, infinities,
 NaN, denormals, the clamp edges of exp) under ``math_approx_mode`` x ``fp32_dest_acc_en``,
-once as a native C++ kernel and once through the Python kernel API, and compares bits.  The
+once as a native C++ kernel (``<op>_tile<APPROX>(0)``, tt-metal's spelling: the macro is the
+kernel's ``math_approx_mode``) and once through the Python kernel API, and compares bits.  The
 error against float64 is checked against the bounds docs/device.md ("SFPU algorithms")
 states, and the approximate programs are shown to be the worse ones where the LLK's are.
 """
@@ -64,7 +65,7 @@ SOURCE = "\n".join(
         "    copy_tile(0, 0, 0);",
         "    switch (which) {",
         *(
-            f"        case {i}: {SFPU_OPS[op].init}(); {SFPU_OPS[op].function}(0); break;"
+            f"        case {i}: {SFPU_OPS[op].init}(); {SFPU_OPS[op].function}<APPROX>(0); break;"
             for i, op in enumerate(OPS)
         ),
         "        default: break;",

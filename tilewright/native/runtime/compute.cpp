@@ -10,7 +10,9 @@
 // pairwise summation, and tile matmuls call the same BLAS sgemm numpy uses.  The FPU
 // multiplies (matmul, eltwise mul, reduce SUM / AVG) slice their operands by the math
 // fidelity as device/ops/numerics.py fpu_product does, operation for operation (fpu_product
-// below; the masks are generated from that module into twrt_fidelity.h).
+// below; the masks are generated from that module into twrt_fidelity.h).  exp, recip, sqrt,
+// rsqrt, log, sigmoid and tanh run the SFPU's own programs, selected by math_approx_mode and the
+// DST precision (sfpu_math.h, the twin of device/ops/sfpu_algorithms.py).
 #include <cinttypes>
 #include <cmath>
 
