@@ -192,9 +192,13 @@ def _float(u: np.ndarray) -> np.ndarray:
 def mad(a, b, c) -> np.ndarray:
     """SFPMAD ``a * b + c``: exact product, one rounding (module docstring); a NaN result is
     :data:`MAD_NAN` whatever the operands' payloads."""
-    wide = np.asarray(a, dtype=F32).astype(F64) * np.asarray(b, dtype=F32).astype(F64)
-    out = (wide + np.asarray(c, dtype=F32).astype(F64)).astype(F32)
-    return np.where(np.isnan(out), MAD_NAN, out)
+    wide = np.multiply(np.asarray(a, dtype=F32), np.asarray(b, dtype=F32), dtype=F64)
+    wide += np.asarray(c, dtype=F32)
+    out = np.atleast_1d(wide.astype(F32))
+    nan = np.isnan(out)
+    if nan.any():
+        out[nan] = MAD_NAN
+    return out.reshape(np.shape(wide))
 
 
 def mul(a, b) -> np.ndarray:
