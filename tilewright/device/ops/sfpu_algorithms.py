@@ -17,7 +17,7 @@ document (read, not copied): tenstorrent/tt-llk ``tt_llk_wormhole_b0/common/inc/
 algorithms), and tt-metal ``tt_metal/hw/ckernels/wormhole_b0/metal/llk_api/llk_sfpu/``
 ``ckernel_sfpu_exp.h`` (Schraudolph in approximate mode; Moroz ``exp_21f`` for a bf16
 DST; a Cody-Waite + degree-6 polynomial exp for fp32 DST), ``ckernel_sfpu_log.h``
-(minimax degree 5 for a bf16 DST, the ``(m-1)/(m+1)`` odd series for fp32 DST) and
+(minimax degree 5 for a bf16 DST, the ``(m-1)/(m+1)`` odd series for fp32 DST),
 ``ckernel_sfpu_sigmoid.h`` (``1 / (1 + exp(-x))`` from those two; approximate:
 ``ckernel_sfpu_sigmoid_appx.h``'s six-piece SFPLUTFP32 table) and ``ckernel_sfpu_tanh.h``
 (a minimax polynomial and ``2 sigmoid(2x) - 1`` for fp32 DST, a polynomial in ``|x|`` for a
@@ -28,9 +28,8 @@ The lane model (one rule per SFPU operation, each a function below):
 
 * ``mad(a, b, c)``: SFPMAD, ``a * b + c`` with one rounding to float32 (the product is
   exact in float64, the sum is rounded there and then to float32); every NaN it makes is
-  ``0x7F800001``.  Wormhole's SFPMAD is
-  "partially fused" (tt-isa-documentation ``SFPMAD.md``); how many product bits it keeps
-  is not modelled.  ``mul`` / ``add`` are SFPMAD with ``c = 0`` / ``b = 1``, as SFPI
+  ``0x7F800001``.  Wormhole's SFPMAD is "partially fused" (tt-isa-documentation
+  ``SFPMAD.md``); how many product bits it keeps is not modelled.  ``mul`` / ``add`` are SFPMAD with ``c = 0`` / ``b = 1``, as SFPI
   compiles them.  Denormal inputs are not flushed.
 * ``exexp`` / ``setexp`` / ``setman`` / ``setsgn`` / ``addexp``: bit-field operations
   on the float32 encoding (SFPEXEXP, SFPSETEXP, SFPSETMAN, SFPSETSGN, SFPDIVP2).
