@@ -7,8 +7,9 @@ with a switch over the case) and as Python kernel-API calls; both run on the sam
 tiles (random float32 values with NaN, infinities, signed zeros) with fp32 DST (no bf16
 rounding to hide differences) and their output bits are compared.
 
-Exceptions (bounded, from the registry's own rows): the transcendental SFPU functions,
-which the runtime evaluates in double and rounds once while numpy's float32 loops are
+Exceptions (bounded, from the registry's own rows): the transcendental SFPU functions
+without an SFPU program (``sfpu_algorithms``; those are bit for bit here), which the runtime
+evaluates in double and rounds once while numpy's float32 loops are
 within ~2.5 ulps of that -- each row's ``ulps`` (``SfpuForm.ulps``) is the bound checked
 here.  Everything else is bit for bit.
 """

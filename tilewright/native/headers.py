@@ -20,6 +20,8 @@ twrt_sfpu_api.h    the same table: every ``<op>_tile`` / ``<op>_tile_init`` of t
                    API (and the SFPU binary ops), forwarding to the runtime
 twrt_fidelity.h    ``device/ops/numerics.py``: the MathFidelity values and the FPU's
                    mantissa-slice masks (``FIDELITY_PHASES``, ``SLICE_MASKS``)
+twrt_sfpu_math.h   ``device/ops/sfpu_algorithms.py`` ``CONSTANTS``: every constant of the
+                   SFPU programs (``runtime/sfpu_math.h``), as float32 bit patterns
 ================== ====================================================================
 """
 
@@ -45,6 +47,7 @@ from tilewright.device.ops.numerics import (
     FIDELITY_PHASES,
     SLICE_MASKS,
 )
+from tilewright.device.ops.sfpu_algorithms import CONSTANTS, INTEGER_CONSTANTS, constant_bits
 from tilewright.device.ops.tile_ops import FPU_BINARY, SFPU_BINARY, SFPU_OPS, SFPU_TERNARY
 
 __all__ = ["generated", "message_ids"]
@@ -415,6 +418,21 @@ def fidelity_header() -> str:
     return "\n".join(lines) + "\n"
 
 
+def sfpu_math_header() -> str:
+    lines = _head("tilewright/device/ops/sfpu_algorithms.py CONSTANTS")
+    lines += ["#include <bit>", "#include <cstdint>", ""]
+    for name, value in CONSTANTS.items():
+        bits = constant_bits(name)
+        if name in INTEGER_CONSTANTS:
+            lines.append(f"inline constexpr uint32_t kSfpuBits_{name} = 0x{bits:08X}u;")
+        else:
+            lines.append(
+                f"inline constexpr float kSfpu_{name} = std::bit_cast<float>(0x{bits:08X}u);"
+                f"  // {value!r}"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def generated() -> dict[str, str]:
     """File name -> text of every header generated from the Python tables (here)."""
     return {
@@ -426,4 +444,5 @@ def generated() -> dict[str, str]:
         "twrt_sfpu_api.h": sfpu_api_header(),
         "twrt_fidelity.h": fidelity_header(),
         "twrt_kernel_lib_ops.h": kernel_lib_ops_header(),
+        "twrt_sfpu_math.h": sfpu_math_header(),
     }

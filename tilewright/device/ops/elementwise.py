@@ -23,6 +23,7 @@ import numpy as np
 
 from tilewright.device.formats.bf16 import round_to_bf16
 
+from .sfpu_algorithms import sfpu_value
 from .special import erf
 
 __all__ = [
@@ -143,13 +144,28 @@ abs_ = _unary(np.abs, "``abs(x)`` / ``ttl.math.abs``: absolute value.")
 neg = _unary(np.negative, "``-x`` / ``ttl.math.neg``: negation.")
 exp2 = _unary(np.exp2, "``2**x``.")
 expm1 = _unary(np.expm1, "``exp(x) - 1`` (accurate near 0).")
-log = _unary(np.log, "Natural logarithm (``-inf`` at 0, NaN below).")
+
+
+def _sfpu_program(stem: str, doc: str) -> Callable[[np.ndarray], np.ndarray]:
+    """The op as the SFPU's precise program computes it with a float32 DST
+    (``sfpu_algorithms``): the numerics of compiled TT-Lang kernels, so the interpreter's
+    block math gives the same bits."""
+
+    @kernel
+    def op(x: np.ndarray) -> np.ndarray:
+        return sfpu_value(stem, x, approx=False, fp32_dest=True)
+
+    op.__doc__ = doc
+    op.__name__ = op.__qualname__ = stem
+    return op
+
+
+log = _sfpu_program("log", "Natural logarithm (``-inf`` at 0, NaN below and at ``-0``).")
 logp1 = _unary(np.log1p, "``log(x + 1)`` (torch ``log1p``).")
-sqrt = _unary(np.sqrt, "Square root.")
+sqrt = _sfpu_program("sqrt", "Square root (NaN below 0 and at ``-0``).")
 square = _unary(np.square, "``x * x``.")
-recip = _unary(np.reciprocal, "``1 / x``.")
+recip = _sfpu_program("recip", "``1 / x`` (``recip(NaN)`` is a signed 0, as the SFPU's).")
 tan = _unary(np.tan, "Tangent.")
-tanh = _unary(np.tanh, "Hyperbolic tangent.")
 atan = _unary(np.arctan, "Arctangent.")
 atanh = _unary(np.arctanh, "Hyperbolic arctangent.")
 sin = _unary(np.sin, "Sine.")
@@ -181,23 +197,21 @@ def exp(
 ) -> np.ndarray:
     """``e**x``, or ``e**(scale * x)`` when ``scale`` is given (spec v0.20).
 
-    The hardware flags do not change the value here: ``approx`` selects the SFPU's
-    fast approximation, whose error the virtual device does not model (the result is
-    the exact float32 exponential, within the approximation's tolerance);
-    ``skip_clamp_check`` only matters for the approximation's inputs below ~-88.5,
-    where the exact result is already 0; ``iterations`` is the SFPU lane count.
-    ``scale`` multiplies ``x`` in float32 before the exponential, as the compiler's
-    canonicalisation of ``exp(c * x)`` does.
+    The value is the SFPU's precise exp with a float32 DST (``sfpu_algorithms.exp_fp32``),
+    as compiled kernels compute it.  The hardware flags do not change it: compiled
+    TT-Lang lowers ``exp`` to the precise ``exp_tile`` whatever ``approx`` says, so the
+    interpreter does too (the approximate program is ``math_approx_mode`` of C++ and
+    kernel-API kernels); ``skip_clamp_check`` only matters for the approximation's inputs
+    below ~-88.5; ``iterations`` is the SFPU lane count.  ``scale`` multiplies ``x`` in
+    float32 before the exponential, as the compiler's canonicalisation of ``exp(c * x)``
+    does.
     """
     if scale is not None:
         x = x * F32(scale)
-    return np.exp(x)
+    return sfpu_value("exp", x, approx=False, fp32_dest=True)
 
 
-@kernel
-def rsqrt(x: np.ndarray) -> np.ndarray:
-    """``1 / sqrt(x)``."""
-    return F32(1.0) / np.sqrt(x)
+rsqrt = _sfpu_program("rsqrt", "``1 / sqrt(x)`` (NaN below 0 and at ``-0``).")
 
 
 @kernel
@@ -278,10 +292,8 @@ def gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * wide * (1.0 + erf(wide * np.sqrt(0.5)))
 
 
-@kernel
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """``1 / (1 + exp(-x))``."""
-    return F32(1.0) / (F32(1.0) + np.exp(-x))
+sigmoid = _sfpu_program("sigmoid", "``1 / (1 + exp(-x))``.")
+tanh = _sfpu_program("tanh", "Hyperbolic tangent.")
 
 
 @kernel

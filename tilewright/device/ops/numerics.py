@@ -8,8 +8,10 @@ the running compute kernel's (from its ``ComputeConfig``).  The FPU's multiplies
 :func:`fpu_product`, the one definition of the mantissa slicing; the native runtime's C++
 (``native/runtime/compute.cpp``, ``fpu_product``) implements the same algorithm step for
 step and ``tests/native/test_fidelity_matrix.py`` proves the bits equal.  DST precision
-(``fp32_dest_acc_en``) is applied by the kernel API on every DST write; ``math_approx_mode``
-is carried but read by no op yet (docs/device.md, "Fidelity and DST precision").
+(``fp32_dest_acc_en``) is applied by the kernel API on every DST write; it and
+``math_approx_mode`` select the SFPU's programs of exp, recip, sqrt, rsqrt, log, sigmoid
+and tanh (``sfpu_algorithms``, read by ``tile_ops.SfpuOp.apply``; docs/device.md, "SFPU
+algorithms").
 """
 
 from __future__ import annotations

@@ -149,7 +149,8 @@ class SfpuForm:
         ir: the kernel IR's name of the SFPU op (``optable.SFPU``; ``raw.sfpu(name)``);
             ``SAME`` is the op's name, None: not in the IR (kernel API only).
         ulps: the most float32 ulps the native runtime's C++ may differ from the numpy
-            implementation (0: bit for bit; transcendental functions are evaluated in
+            implementation (0: bit for bit, as for the ops with an SFPU program of their
+            own, ``sfpu_algorithms``; the other transcendental functions are evaluated in
             double there and rounded once, numpy's float32 loops are within ~2.5 ulps).
         init: the init function, when it is not ``<stem>_tile_init``.
     """

@@ -37,6 +37,7 @@ from tilewright.errors import KernelError
 from . import elementwise as ew
 from .numerics import DEFAULT_MATH, MathConfig, fpu_product
 from .registry import REGISTRY, TRANSCENDENTAL
+from .sfpu_algorithms import ALGORITHMS, sfpu_value
 from .spec import SAME, OpSpec, ParamKind
 from .special import erf
 
@@ -90,8 +91,18 @@ class SfpuOp:
     def function(self) -> str:
         return f"{self.name}_tile"
 
+    @property
+    def program(self) -> bool:
+        """The SFPU runs its own program for this op (``sfpu_algorithms.ALGORITHMS``): the
+        value depends on ``math_approx_mode`` and ``fp32_dest_acc_en``."""
+        return self.name in ALGORITHMS
+
     def apply(self, x: np.ndarray, *params: Any, config: MathConfig = DEFAULT_MATH) -> np.ndarray:
         """The op on one DST tile (``config``: the kernel's numerics, see ``numerics``)."""
+        if self.program:
+            return sfpu_value(
+                self.name, x, approx=config.math_approx_mode, fp32_dest=config.fp32_dest_acc_en
+            )
         with np.errstate(all="ignore"):
             return np.asarray(self.impl(x, *params), dtype=F32)
 

@@ -10,7 +10,9 @@
 // pairwise summation, and tile matmuls call the same BLAS sgemm numpy uses.  The FPU
 // multiplies (matmul, eltwise mul, reduce SUM / AVG) slice their operands by the math
 // fidelity as device/ops/numerics.py fpu_product does, operation for operation (fpu_product
-// below; the masks are generated from that module into twrt_fidelity.h).
+// below; the masks are generated from that module into twrt_fidelity.h).  exp, recip, sqrt,
+// rsqrt, log, sigmoid and tanh run the SFPU's own programs, selected by math_approx_mode and the
+// DST precision (sfpu_math.h, the twin of device/ops/sfpu_algorithms.py).
 #include <cinttypes>
 #include <cmath>
 
@@ -20,6 +22,7 @@
 #include "twrt_format_table.h"
 #include "twrt_formats.h"
 #include "twrt_sfpu_ops.h"
+#include "sfpu_math.h"
 
 namespace twrt {
 
@@ -575,20 +578,26 @@ double poly_erf(double x) {
     return std::copysign(result, x);
 }
 
-float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2, bool* unknown) {
+// The SFPU's mode: the kernel's math_approx_mode and its DST precision (fp32_dest_acc_en).
+struct SfpuMode {
+    bool approx, fp32;
+};
+
+float sfpu_apply(int32_t op, float x, uint32_t p0, uint32_t p1, uint32_t p2, SfpuMode mode, bool* unknown) {
     switch (op) {
-        case TW_SFPU_exp: return d1(std::exp, x);
-        case TW_SFPU_log: return d1(std::log, x);
-        case TW_SFPU_sqrt: return std::sqrt(x);
-        case TW_SFPU_rsqrt: return 1.0f / std::sqrt(x);
-        case TW_SFPU_recip: return 1.0f / x;
+        // The SFPU's own programs (sfpu_math.h; device/ops/sfpu_algorithms.py ALGORITHMS).
+        case TW_SFPU_exp: return sfpu::exp(x, mode.approx, mode.fp32);
+        case TW_SFPU_log: return sfpu::log(x, mode.approx, mode.fp32);
+        case TW_SFPU_sqrt: return sfpu::sqrt(x, mode.approx, mode.fp32);
+        case TW_SFPU_rsqrt: return sfpu::rsqrt(x, mode.approx, mode.fp32);
+        case TW_SFPU_recip: return sfpu::recip(x, mode.approx, mode.fp32);
+        case TW_SFPU_sigmoid: return sfpu::sigmoid(x, mode.approx, mode.fp32);
+        case TW_SFPU_tanh: return sfpu::tanh(x, mode.approx, mode.fp32);
         case TW_SFPU_relu: return np_max(x, 0.0f);
         case TW_SFPU_gelu: {
             double w = double(x);
             return float(0.5 * w * (1.0 + poly_erf(w * std::sqrt(0.5))));
         }
-        case TW_SFPU_sigmoid: return 1.0f / (1.0f + d1(std::exp, -x));
-        case TW_SFPU_tanh: return d1(std::tanh, x);
         case TW_SFPU_sin: return d1(std::sin, x);
         case TW_SFPU_cos: return d1(std::cos, x);
         case TW_SFPU_tan: return d1(std::tan, x);
@@ -668,7 +677,8 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
         write_dst(r, idst, d, loc);
     } else {
         bool unknown = op < 0 || op >= TW_SFPU_COUNT;
-        for (int i = 0; i < kTile && !unknown; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2, &unknown);
+        const SfpuMode mode{r->approx != 0, r->fp32_dest_acc != 0};
+        for (int i = 0; i < kTile && !unknown; ++i) out[i] = sfpu_apply(op, d[i], p0, p1, p2, mode, &unknown);
         if (unknown)
             fail(r, ERR_KERNEL, loc, "SFPU op %d (%s) has no implementation in the native runtime (compute.cpp)", op,
                  op >= 0 && op < TW_SFPU_COUNT ? kSfpuNames[op] : "?");

@@ -126,14 +126,18 @@ def _doc(rule: EltwiseRule, signature: inspect.Signature) -> str:
 
 
 def _run_unary(
-    rule: EltwiseRule, input_tensor: Any, memory_config: Any, output_tensor: Any
+    rule: EltwiseRule,
+    input_tensor: Any,
+    memory_config: Any,
+    output_tensor: Any,
+    approx: bool = False,
 ) -> Tensor:
     op = rule.qualified_name
     x = tensor_arg(op, "input_tensor", input_tensor)
     operands = {"input_tensor": x}
     common_device(op, _placed(operands, output_tensor, op))
     integer = integer_mode(op, operands, rule.dtypes)
-    result = rule.compute(integer, read(x, integer))
+    result = rule.compute(integer, read(x, integer), approx=approx)
     return store(op, result, x, memory_config=memory_config, output_tensor=output_tensor)
 
 
@@ -144,7 +148,8 @@ def _unary(name: str) -> Operation:
         input_tensor: Any, *, memory_config: Any = None, output_tensor: Any = None, **options: Any
     ) -> Tensor:
         _check_options(rule, options)
-        return _run_unary(rule, input_tensor, memory_config, output_tensor)
+        approx = rule.approx is not None and bool(options.get(rule.approx, False))
+        return _run_unary(rule, input_tensor, memory_config, output_tensor, approx)
 
     signature = inspect.Signature(
         [

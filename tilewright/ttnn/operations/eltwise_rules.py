@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from tilewright.device.ops import OpParamError, OpSpec, get_op
+from tilewright.device.ops.sfpu_algorithms import sfpu_value
 from tilewright.lazy import torch
 from tilewright.ttnn.operations.io import ALL_DTYPES, FLOAT_DTYPES
 from tilewright.ttnn.types import DataType
@@ -58,7 +59,10 @@ class EltwiseRule:
         golden: torch reference (float32 convention) when ``block_op`` is None.
         int_impl: int64 numpy implementation; None = float dtypes only.
         options: ttnn keyword flags accepted, with defaults, that do not change values
-            on the virtual device (``fast_and_approximate_mode`` ...).
+            on the virtual device (``fast_and_approximate_mode`` ...), except ``approx``.
+        approx: the option (of ``options``) that, when true, runs the SFPU's approximate
+            program of the op (``device/ops/sfpu_algorithms``), as ttnn passes it to
+            ``<op>_tile<approx>``; None: no option changes the value.
     """
 
     name: str
@@ -70,6 +74,7 @@ class EltwiseRule:
     golden: Callable[..., Any] | None = None
     int_impl: Callable[..., np.ndarray] | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    approx: str | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -101,8 +106,13 @@ class EltwiseRule:
         golden = spec.torch_golden
         return functools.partial(golden, **dict(self.params)) if self.params else golden
 
-    def compute(self, integer: bool, *operands: Any) -> np.ndarray:
-        """Apply the operation to numpy operands (float32 or int64 arrays, or numbers)."""
+    def compute(self, integer: bool, *operands: Any, approx: bool = False) -> np.ndarray:
+        """Apply the operation to numpy operands (float32 or int64 arrays, or numbers);
+        ``approx``: the SFPU's approximate program (float operands, ``self.approx`` set)."""
+        if approx and not integer:
+            spec = self.spec
+            assert spec is not None and spec.sfpu is not None, self.name
+            return sfpu_value(spec.sfpu.stem, operands[0], approx=True, fp32_dest=True)
         fn = self.int_impl if integer else self.float_impl()
         assert fn is not None, self.name  # io.integer_mode rejected integer operands already
         with np.errstate(all="ignore"):
@@ -174,7 +184,7 @@ def _b(name: str, block_op: str | None, doc: str, **extra: Any) -> EltwiseRule:
 
 _TABLE: tuple[EltwiseRule, ...] = (
     # unary math
-    _u("exp", "exp", "Natural exponential.", options=(_FAST,)),
+    _u("exp", "exp", "Natural exponential.", options=(_FAST,), approx=_FAST[0]),
     _u("log", "log", "Natural logarithm.", options=(_FAST,)),
     _u("sqrt", "sqrt", "Square root.", options=(_FAST,)),
     _u("rsqrt", "rsqrt", "1 / sqrt(x).", options=(_FAST,)),
@@ -188,7 +198,7 @@ _TABLE: tuple[EltwiseRule, ...] = (
     _u("sin", "sin", "Sine."),
     _u("cos", "cos", "Cosine."),
     _u("tan", "tan", "Tangent."),
-    _u("tanh", "tanh", "Hyperbolic tangent.", options=(_FAST,)),
+    _u("tanh", "tanh", "Hyperbolic tangent.", options=(_FAST,), approx=_FAST[0]),
     # activations
     _u("relu", "relu", "max(x, 0).", int_impl=_relu_int),
     _u("relu6", "relu_max", "min(max(x, 0), 6).", params=(("upper_limit", 6.0),)),
