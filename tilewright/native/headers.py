@@ -372,6 +372,17 @@ def kernel_lib_ops_header() -> str:
     for name, op in SFPU_OPS.items():
         cls = _camel(name)
         kinds = op.params
+        if op.template:  # Typecast<IN, OUT>: the parameters are template arguments, as the call's
+            names = ", ".join(f"auto P{i}" for i in range(len(kinds)))
+            targs = ", ".join(f"P{i}" for i in range(len(kinds)))
+            lines += [
+                f"template <{names}, auto... Flags> struct {cls} : detail::SfpuUnary<Flags...> {{",
+                f"    void init(::tw::Loc loc) const {{ ckernel::{op.init}(0, 0, loc); }}",
+                f"    void call(uint32_t d, ::tw::Loc loc) const "
+                f"{{ ckernel::{op.function}<{targs}>(d, loc); }}",
+                "};",
+            ]
+            continue
         args = ", ".join(f"uint32_t p{i} = 0" for i in range(len(kinds)))
         fields = " ".join(f"uint32_t p{i};" for i in range(len(kinds)))
         call = ", ".join([*(f"{_C_KIND[k]}(p{i})" for i, k in enumerate(kinds))] or ["0, 0, 0"])
