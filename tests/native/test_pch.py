@@ -1,0 +1,239 @@
+"""The precompiled kernel prelude (native/pch.py): built once, used, invalidated, repaired,
+safe under concurrent builders."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tilewright import native
+from tilewright.native import build as nbuild
+from tilewright.native import pch, toolchain
+from tilewright.native.cachefs import file_hash
+from tilewright.native.kernels import kernel_source
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL_API_DIRS = (
+    ROOT / "tilewright" / "native" / "include",
+    ROOT / "tilewright" / "compiler" / "backend" / "include",
+)
+
+pytestmark = pytest.mark.skipif(
+    not pch.is_gcc(native.OPTIONS.resolved_compiler()), reason="PCH lookup is GCC's"
+)
+
+
+def compute_source(value: int) -> str:
+    """A compute kernel's translation unit (``value`` makes each one a new object)."""
+    body = f"namespace NAMESPACE {{ void MAIN {{ volatile int x = {value}; (void)x; }} }}"
+    return kernel_source(None, "compute", text=body)
+
+
+def build(source: str, cache: Path):
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache))
+    return native.build_shared_object(source, options=opts, prelude=pch.KERNEL_STD)
+
+
+def new_process() -> None:
+    """Forget what this process verified: only the on-disk cache is left."""
+    nbuild._VERIFIED.clear()
+    pch._VERIFIED.clear()
+
+
+@pytest.fixture
+def header_builds(monkeypatch):
+    """The PCH compiles run from now on (their commands)."""
+    runs: list[list[str]] = []
+    real = toolchain.run_compiler
+
+    def spy(command, cwd=None, timeout=None):
+        if "c++-header" in command:
+            runs.append(command)
+        return real(command, cwd, timeout)
+
+    monkeypatch.setattr(toolchain, "run_compiler", spy)
+    return runs
+
+
+def pch_file(cache: Path) -> Path:
+    (found,) = (cache / "pch").glob(f"*/{pch.KERNEL_STD}.gch")
+    return found
+
+
+def used_pch(result, source: str, tmp_path: Path) -> str:
+    """The first file the compiler opens for ``result``'s command (``-H``): '! <gch>'
+    when it loads the PCH, the header itself when it parses it."""
+    src = tmp_path / "again.cpp"
+    src.write_text(source)
+    cmd = list(result.command)
+    flags = [f for f in cmd[1 : cmd.index("-MMD")] if f != "-shared"]
+    proc = subprocess.run(
+        [cmd[0], *flags, "-H", "-fsyntax-only", str(src)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ, LC_ALL="C"),
+    )
+    return proc.stderr.splitlines()[0]
+
+
+def test_kernel_std_lists_every_standard_header_of_the_kernel_api():
+    listed = set(
+        re.findall(r"#include <([\w/.]+)>", (KERNEL_API_DIRS[0] / pch.KERNEL_STD).read_text())
+    )
+    used: dict[str, str] = {}
+    for root in KERNEL_API_DIRS:
+        for header in root.rglob("*.h"):
+            for name in re.findall(r"^\s*#include <([\w/.]+)>", header.read_text(), re.M):
+                used.setdefault(name, str(header.relative_to(root)))
+    missing = {name: where for name, where in used.items() if name not in listed}
+    assert not missing, (
+        f"standard headers the kernel API includes but {pch.KERNEL_STD} does not: {missing}"
+    )
+
+
+def test_pch_is_built_once_used_and_reused_by_a_new_process(tmp_path, header_builds):
+    cache = tmp_path / "cache"
+    first = build(compute_source(1), cache)
+    assert len(header_builds) == 1
+    gch = pch_file(cache)
+    manifest = json.loads((gch.parents[1] / "manifest.json").read_text())
+    assert manifest["sha256"] == file_hash(str(gch))
+    assert any(dep.endswith("/type_traits") for dep, _h in manifest["deps"])  # system headers too
+    assert used_pch(first, compute_source(1), tmp_path) == f"! {gch}"
+    build(compute_source(2), cache)  # another kernel, same process
+    new_process()
+    build(compute_source(3), cache)  # another kernel, a new process
+    assert len(header_builds) == 1
+    assert not list((cache / "pch").glob("build-*"))  # no temporary directory left
+
+
+def test_pch_and_objects_are_keyed_by_the_flags(tmp_path, header_builds):
+    cache = tmp_path / "cache"
+    a = build(compute_source(1), cache)
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache), opt_level="-O2")
+    b = native.build_shared_object(compute_source(1), options=opts, prelude=pch.KERNEL_STD)
+    assert len(header_builds) == 2 and a.key != b.key
+    assert used_pch(b, compute_source(1), tmp_path).startswith("! ")
+    assert len(list((cache / "pch").glob(f"*/{pch.KERNEL_STD}.gch"))) == 2
+
+
+@pytest.fixture
+def own_include_dir(tmp_path, monkeypatch):
+    """A copy of the kernel-API headers whose prelude the test may edit; the prelude
+    includes a second header (``tw_extra.h``) so a change to a header it reads shows."""
+    inc = tmp_path / "include"
+    shutil.copytree(toolchain.INCLUDE_DIR, inc)
+    prelude = inc / pch.KERNEL_STD
+    prelude.write_text(prelude.read_text() + '#include "tw_extra.h"\n')
+    (prelude.parent / "tw_extra.h").write_text("#pragma once\nconstexpr int tw_extra = 1;\n")
+    monkeypatch.setattr(pch, "INCLUDE_DIR", inc)
+    monkeypatch.setattr(nbuild, "INCLUDE_DIR", inc)
+    return prelude
+
+
+def test_an_edited_prelude_or_header_it_reads_rebuilds_the_pch(
+    tmp_path, own_include_dir, header_builds
+):
+    cache = tmp_path / "cache"
+    first = build(compute_source(1), cache)
+    assert len(header_builds) == 1
+    # A header the PCH was built from changes (as a library upgrade would): rebuilt in place.
+    (own_include_dir.parent / "tw_extra.h").write_text(
+        "#pragma once\nconstexpr int tw_extra = 2;\n"
+    )
+    new_process()
+    second = build(compute_source(2), cache)
+    assert len(header_builds) == 2
+    assert used_pch(second, compute_source(2), tmp_path) == f"! {pch_file(cache)}"
+    # The prelude itself changes: a new key, a new PCH and new objects.
+    own_include_dir.write_text(own_include_dir.read_text() + "#include <array>\n")
+    new_process()
+    third = build(compute_source(1), cache)
+    assert len(header_builds) == 3 and third.key != first.key and not third.cached
+    assert len(list((cache / "pch").glob(f"*/{pch.KERNEL_STD}.gch"))) == 2
+
+
+@pytest.mark.parametrize("damage", ["truncated", "bit flip", "no manifest", "bad manifest"])
+def test_a_damaged_pch_is_rebuilt_not_a_crash(tmp_path, header_builds, damage):
+    cache = tmp_path / "cache"
+    build(compute_source(1), cache)
+    gch = pch_file(cache)
+    manifest = gch.parents[1] / "manifest.json"
+    data = gch.read_bytes()
+    if damage == "truncated":  # a copy cut short, a full disk
+        gch.write_bytes(data[: len(data) // 2])
+    elif damage == "bit flip":
+        mid = len(data) // 2
+        gch.write_bytes(data[:mid] + bytes([data[mid] ^ 0x10]) + data[mid + 1 :])
+    elif damage == "no manifest":  # killed between the two renames
+        manifest.unlink()
+    else:
+        manifest.write_text('{"sha256": 3}')
+    new_process()
+    result = build(compute_source(2), cache)  # needs the PCH: rebuilt first
+    assert len(header_builds) == 2 and not result.cached
+    assert json.loads(manifest.read_text())["sha256"] == file_hash(str(gch))
+    assert used_pch(result, compute_source(2), tmp_path) == f"! {gch}"
+
+
+def test_threads_of_one_launch_build_the_pch_once(tmp_path, header_builds):
+    cache = tmp_path / "cache"
+    results: list = []
+    threads = [
+        threading.Thread(target=lambda v=v: results.append(build(compute_source(v), cache)))
+        for v in range(3)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3 and len(header_builds) == 1
+
+
+_BUILDER = """
+import dataclasses, sys
+from tilewright import native
+from tilewright.native import pch, runtime
+from tilewright.native.kernels import kernel_source
+runtime.library()  # the session's runtime (XDG_CACHE_HOME), not a new one
+opts = dataclasses.replace(native.OPTIONS, cache_dir=sys.argv[1])
+for v in range(int(sys.argv[2]), int(sys.argv[2]) + 2):
+    body = f"namespace NAMESPACE {{ void MAIN {{ volatile int x = {v}; (void)x; }} }}"
+    r = native.build_shared_object(kernel_source(None, "compute", text=body), options=opts,
+                                   prelude=pch.KERNEL_STD)
+    print(r.path)
+"""
+
+
+def test_concurrent_processes_share_one_cache(tmp_path, native_cache):
+    """Processes starting together on an empty cache each build the PCH (or find the
+    other's) and their kernels; every PCH they leave is whole and vouched for."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, XDG_CACHE_HOME=str(native_cache), PYTHONPATH=str(ROOT))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BUILDER, str(cache), str(10 * i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(3)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err for _out, err in outs]
+    assert all(len(out.split()) == 2 for out, _err in outs)
+    gch = pch_file(cache)
+    manifest = json.loads((gch.parents[1] / "manifest.json").read_text())
+    assert manifest["sha256"] == file_hash(str(gch))
+    assert not list((cache / "pch").glob("build-*"))
