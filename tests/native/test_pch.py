@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,16 +15,14 @@ from pathlib import Path
 import pytest
 
 from tilewright import native
+from tilewright.compiler.backend.build import SUPPORT_STD
 from tilewright.native import build as nbuild
 from tilewright.native import pch, toolchain
 from tilewright.native.cachefs import file_hash
 from tilewright.native.kernels import kernel_source
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNEL_API_DIRS = (
-    ROOT / "tilewright" / "native" / "include",
-    ROOT / "tilewright" / "compiler" / "backend" / "include",
-)
+KERNEL_API_DIRS = (pch.KERNEL_STD.root, SUPPORT_STD.root)
 
 pytestmark = pytest.mark.skipif(
     not pch.is_gcc(native.OPTIONS.resolved_compiler()), reason="PCH lookup is GCC's"
@@ -64,8 +61,8 @@ def header_builds(monkeypatch):
     return runs
 
 
-def pch_file(cache: Path) -> Path:
-    (found,) = (cache / "pch").glob(f"*/{pch.KERNEL_STD}.gch")
+def pch_file(cache: Path, prelude: pch.Prelude = pch.KERNEL_STD) -> Path:
+    (found,) = (cache / "pch").glob(f"*/{prelude.name}.gch")
     return found
 
 
@@ -86,18 +83,40 @@ def used_pch(result, source: str, tmp_path: Path) -> str:
     return proc.stderr.splitlines()[0]
 
 
-def test_kernel_std_lists_every_standard_header_of_the_kernel_api():
-    listed = set(
-        re.findall(r"#include <([\w/.]+)>", (KERNEL_API_DIRS[0] / pch.KERNEL_STD).read_text())
-    )
+def std_includes(path: Path) -> set[str]:
+    return set(re.findall(r"^\s*#include <([\w/.]+)>", path.read_text(), re.M))
+
+
+def api_std_includes(root: Path, skip: Path) -> dict[str, str]:
+    """Standard header -> a header under ``root`` that includes it."""
     used: dict[str, str] = {}
-    for root in KERNEL_API_DIRS:
-        for header in root.rglob("*.h"):
-            for name in re.findall(r"^\s*#include <([\w/.]+)>", header.read_text(), re.M):
+    for header in sorted(root.rglob("*.h")):
+        if header != skip:
+            for name in std_includes(header):
                 used.setdefault(name, str(header.relative_to(root)))
+    return used
+
+
+@pytest.mark.parametrize(
+    "prelude, roots",
+    [
+        (pch.KERNEL_STD, KERNEL_API_DIRS[:1]),
+        (SUPPORT_STD, KERNEL_API_DIRS),  # compiled kernels: the kernel API and support.h
+    ],
+    ids=["kernel_std", "support_std"],
+)
+def test_each_prelude_lists_exactly_the_standard_headers_its_kernels_include(prelude, roots):
+    used: dict[str, str] = {}
+    for root in roots:
+        used.update(api_std_includes(root, prelude.path))
+    used.pop("tilewright/kernel_std.h", None)
+    listed = std_includes(prelude.path)
     missing = {name: where for name, where in used.items() if name not in listed}
     assert not missing, (
-        f"standard headers the kernel API includes but {pch.KERNEL_STD} does not: {missing}"
+        f"included by the kernel API but not precompiled in {prelude.name}: {missing}"
+    )
+    assert listed <= set(used) | std_includes(pch.KERNEL_STD.path), (
+        f"{prelude.name} lists headers no kernel API header includes: {listed - set(used)}"
     )
 
 
@@ -124,43 +143,78 @@ def test_pch_and_objects_are_keyed_by_the_flags(tmp_path, header_builds):
     b = native.build_shared_object(compute_source(1), options=opts, prelude=pch.KERNEL_STD)
     assert len(header_builds) == 2 and a.key != b.key
     assert used_pch(b, compute_source(1), tmp_path).startswith("! ")
-    assert len(list((cache / "pch").glob(f"*/{pch.KERNEL_STD}.gch"))) == 2
+    assert len(list((cache / "pch").glob(f"*/{pch.KERNEL_STD.name}.gch"))) == 2
 
 
 @pytest.fixture
-def own_include_dir(tmp_path, monkeypatch):
-    """A copy of the kernel-API headers whose prelude the test may edit; the prelude
-    includes a second header (``tw_extra.h``) so a change to a header it reads shows."""
-    inc = tmp_path / "include"
-    shutil.copytree(toolchain.INCLUDE_DIR, inc)
-    prelude = inc / pch.KERNEL_STD
-    prelude.write_text(prelude.read_text() + '#include "tw_extra.h"\n')
-    (prelude.parent / "tw_extra.h").write_text("#pragma once\nconstexpr int tw_extra = 1;\n")
-    monkeypatch.setattr(pch, "INCLUDE_DIR", inc)
-    monkeypatch.setattr(nbuild, "INCLUDE_DIR", inc)
-    return prelude
+def own_prelude(tmp_path):
+    """A prelude of the test's own (a standard header and a header of its own, so that a
+    change to a header the PCH was built from shows)."""
+    root = tmp_path / "include"
+    (root / "tw_test").mkdir(parents=True)
+    (root / "tw_test" / "prelude.h").write_text(
+        '#pragma once\n#include <cstdint>\n#include "extra.h"\n'
+    )
+    (root / "tw_test" / "extra.h").write_text("#pragma once\nconstexpr int tw_extra = 1;\n")
+    return pch.Prelude(root, "tw_test/prelude.h")
+
+
+def own_source(prelude: pch.Prelude, value: int) -> str:
+    return (
+        f'{prelude.include_line}\n#include "tilewright/glue.h"\n'
+        "TW_EXPORT int32_t tw_entry(const int64_t*, int64_t* r) {\n"
+        f"    TW_ENTRY_BEGIN\n    *r = tw_extra + {value};\n    TW_ENTRY_END\n}}\n"
+    )
 
 
 def test_an_edited_prelude_or_header_it_reads_rebuilds_the_pch(
-    tmp_path, own_include_dir, header_builds
+    tmp_path, own_prelude, header_builds
 ):
     cache = tmp_path / "cache"
-    first = build(compute_source(1), cache)
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache))
+
+    def build_own(value: int):
+        return native.build_shared_object(
+            own_source(own_prelude, value),
+            include_paths=[own_prelude.root],
+            options=opts,
+            prelude=own_prelude,
+        )
+
+    first = build_own(1)
     assert len(header_builds) == 1
+    assert (
+        used_pch(first, own_source(own_prelude, 1), tmp_path) == f"! {pch_file(cache, own_prelude)}"
+    )
     # A header the PCH was built from changes (as a library upgrade would): rebuilt in place.
-    (own_include_dir.parent / "tw_extra.h").write_text(
+    (own_prelude.root / "tw_test" / "extra.h").write_text(
         "#pragma once\nconstexpr int tw_extra = 2;\n"
     )
     new_process()
-    second = build(compute_source(2), cache)
+    second = build_own(2)
     assert len(header_builds) == 2
-    assert used_pch(second, compute_source(2), tmp_path) == f"! {pch_file(cache)}"
+    assert (
+        used_pch(second, own_source(own_prelude, 2), tmp_path)
+        == f"! {pch_file(cache, own_prelude)}"
+    )
     # The prelude itself changes: a new key, a new PCH and new objects.
-    own_include_dir.write_text(own_include_dir.read_text() + "#include <array>\n")
+    own_prelude.path.write_text(own_prelude.path.read_text() + "#include <cstddef>\n")
     new_process()
-    third = build(compute_source(1), cache)
+    third = build_own(1)
     assert len(header_builds) == 3 and third.key != first.key and not third.cached
-    assert len(list((cache / "pch").glob(f"*/{pch.KERNEL_STD}.gch"))) == 2
+    assert len(list((cache / "pch").glob(f"*/{own_prelude.name}.gch"))) == 2
+
+
+def test_compiled_kernels_use_their_own_prelude(tmp_path, header_builds):
+    """A kernel compiled from TT-Lang starts with ttlang/support_std.h (charconv, cmath)."""
+    text = kernel_source(None, "data_movement", text="void kernel_main() {}", prelude=SUPPORT_STD)
+    assert text.splitlines()[0] == SUPPORT_STD.include_line
+    cache = tmp_path / "cache"
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache))
+    result = native.build_shared_object(
+        text, include_paths=[SUPPORT_STD.root], options=opts, prelude=SUPPORT_STD
+    )
+    assert used_pch(result, text, tmp_path) == f"! {pch_file(cache, SUPPORT_STD)}"
 
 
 @pytest.mark.parametrize("damage", ["truncated", "bit flip", "no manifest", "bad manifest"])

@@ -186,12 +186,13 @@ def build_shared_object(
     what: str = "native code",
     loc: SourceLoc | None = None,
     options: BuildOptions | None = None,
-    prelude: str | None = None,
+    prelude: pch.Prelude | None = None,
 ) -> BuildResult:
     """Compile ``source`` into a shared object (or reuse the cached one); return its path.
 
-    ``prelude``: a header under ``INCLUDE_DIR`` that ``source`` includes before anything
-    else (``pch.KERNEL_STD`` for kernels), precompiled once per compiler and flag set."""
+    ``prelude``: the header ``source`` includes before anything else (``pch.KERNEL_STD``
+    for kernels; its root must be on the include path), precompiled once per compiler and
+    flag set (:mod:`.pch`)."""
     opts = options or toolchain.OPTIONS
     start = time.perf_counter()
     compiler = opts.resolved_compiler()

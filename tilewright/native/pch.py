@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from tilewright.errors import NativeBuildError
@@ -47,10 +48,28 @@ from tilewright.native.cachefs import (
 )
 from tilewright.native.toolchain import INCLUDE_DIR, compiler_identity
 
-__all__ = ["KERNEL_STD", "pch_flags", "search_dir", "ensure", "is_gcc"]
+__all__ = ["Prelude", "KERNEL_STD", "pch_flags", "search_dir", "ensure", "is_gcc"]
 
-KERNEL_STD = "tilewright/kernel_std.h"
-"""The header every kernel translation unit includes first (precompiled)."""
+
+@dataclass(frozen=True, slots=True)
+class Prelude:
+    """A header a translation unit includes before anything else, precompiled: ``name`` as
+    the ``#include`` spells it, found under ``root`` (an include directory of the build)."""
+
+    root: Path
+    name: str
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.name
+
+    @property
+    def include_line(self) -> str:
+        return f'#include "{self.name}"'
+
+
+KERNEL_STD = Prelude(INCLUDE_DIR, "tilewright/kernel_std.h")
+"""The standard headers of the kernel API: the first include of every C++ kernel."""
 
 _MAX_MANIFEST = 1 << 20
 _LOCKS: dict[Path, threading.Lock] = {}
@@ -72,31 +91,31 @@ def pch_flags(flags: list[str]) -> list[str]:
     return [f for f in flags if f != "-shared" and not f.startswith(("-Wl,", "-I"))]
 
 
-def search_dir(header: str, compiler: str, flags: list[str], cache: Path) -> Path | None:
-    """The include directory holding ``header``'s PCH for these flags (not built here:
+def search_dir(prelude: Prelude, compiler: str, flags: list[str], cache: Path) -> Path | None:
+    """The include directory holding the prelude's PCH for these flags (not built here:
     see :func:`ensure`); None when the compiler cannot use one."""
     if not is_gcc(compiler):
         return None
-    text = file_hash(str(INCLUDE_DIR / header))
+    text = file_hash(str(prelude.path))
     if text is None:
-        raise NativeBuildError(f"the kernel prelude header {INCLUDE_DIR / header} is missing")
+        raise NativeBuildError(f"the kernel prelude header {prelude.path} is missing")
     key = hashlib.sha256(
-        "\0".join([compiler_identity(compiler), *pch_flags(flags), header, text]).encode()
+        "\0".join([compiler_identity(compiler), *pch_flags(flags), prelude.name, text]).encode()
     ).hexdigest()
     return cache / "pch" / key[:32]
 
 
-def ensure(header: str, compiler: str, flags: list[str], where: Path, timeout: float) -> None:
-    """Make ``where`` (from :func:`search_dir`) hold a verified PCH of ``header``: reuse
+def ensure(prelude: Prelude, compiler: str, flags: list[str], where: Path, timeout: float) -> None:
+    """Make ``where`` (from :func:`search_dir`) hold a verified PCH of ``prelude``: reuse
     it if it and every header it was built from are intact, else build it."""
     if _current(where):
         return
     with _lock(where):
         if _current(where):
             return
-        found = _lookup(where, header)
+        found = _lookup(where, prelude.name)
         if found is None:
-            found = _build(header, compiler, flags, where, timeout)
+            found = _build(prelude, compiler, flags, where, timeout)
         _VERIFIED[where] = found
 
 
@@ -138,7 +157,8 @@ def _lookup(where: Path, header: str) -> tuple[tuple[str, Signature | None], ...
     return tuple(files)
 
 
-def _build(header, compiler, flags, where: Path, timeout) -> tuple:
+def _build(prelude: Prelude, compiler, flags, where: Path, timeout) -> tuple:
+    header = prelude.name
     parent = where.parent
     make_dir(parent)
     try:
@@ -148,7 +168,7 @@ def _build(header, compiler, flags, where: Path, timeout) -> tuple:
     try:
         out = work / "out.gch"
         dep_file = work / "deps.d"
-        source = INCLUDE_DIR / header
+        source = prelude.path
         command = [
             compiler,
             *pch_flags(flags),
