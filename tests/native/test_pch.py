@@ -291,3 +291,22 @@ def test_concurrent_processes_share_one_cache(tmp_path, native_cache):
     manifest = json.loads((gch.parents[1] / "manifest.json").read_text())
     assert manifest["sha256"] == file_hash(str(gch))
     assert not list((cache / "pch").glob("build-*"))
+
+
+def test_a_compiler_other_than_gcc_builds_without_a_pch(tmp_path, header_builds):
+    """clang finds a ``.gch`` only for ``-include``: no PCH directory, the header parsed."""
+    fake = tmp_path / "clang++"
+    gxx = native.OPTIONS.resolved_compiler()
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = --version ]; then echo "clang version 16.0.6"; exit 0; fi\n'
+        f'exec {gxx} "$@"\n'
+    )
+    fake.chmod(0o755)
+    opts = dataclasses.replace(
+        native.OPTIONS, cache_dir=str(tmp_path / "cache"), compiler=str(fake)
+    )
+    result = native.build_shared_object(compute_source(1), options=opts, prelude=pch.KERNEL_STD)
+    assert not header_builds and not (tmp_path / "cache" / "pch").exists()
+    assert not any("/pch/" in flag for flag in result.command)
+    assert used_pch(result, compute_source(1), tmp_path).endswith(pch.KERNEL_STD.name)
