@@ -12,7 +12,10 @@ in a user cache directory (``BuildOptions.cache_dir``, else
   (``-MMD``: the user's headers and Tilewright's emulation headers, not the system
   ones, which the compiler version covers) with the SHA-256 of its contents;
 * a lookup reuses the object only if every listed header still has the recorded
-  contents, so editing an included header rebuilds (ccache's "direct mode").
+  contents, so editing an included header rebuilds (ccache's "direct mode");
+* a source that starts with a *prelude* (kernels: the standard headers of the kernel
+  API) is compiled with that header precompiled (:mod:`.pch`): its PCH directory, named
+  by the PCH's own key, is on the include path and so in the primary key.
 
 The cache is not trusted blindly (docs/robustness.md#build-cache):
 
