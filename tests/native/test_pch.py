@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -310,3 +311,27 @@ def test_a_compiler_other_than_gcc_builds_without_a_pch(tmp_path, header_builds)
     assert not header_builds and not (tmp_path / "cache" / "pch").exists()
     assert not any("/pch/" in flag for flag in result.command)
     assert used_pch(result, compute_source(1), tmp_path).endswith(pch.KERNEL_STD.name)
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs binutils' objdump")
+@pytest.mark.parametrize(
+    "prelude", [pch.KERNEL_STD, SUPPORT_STD], ids=["kernel_std", "support_std"]
+)
+def test_the_pch_leaves_the_machine_code_unchanged(tmp_path, prelude):
+    """The same kernel built with its prelude precompiled and parsed: the same instructions."""
+    kernel = ROOT / "tests" / "native" / "kernels" / "reader_unary.cpp"
+    text = kernel_source(str(kernel), "data_movement", (1, 2048), noc=1, prelude=prelude)
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=str(tmp_path / "cache"))
+    paths = [SUPPORT_STD.root, kernel.parent]
+    fast = native.build_shared_object(text, include_paths=paths, options=opts, prelude=prelude)
+    plain = native.build_shared_object(text, include_paths=paths, options=opts)
+    assert used_pch(fast, text, tmp_path).startswith("! ")
+    assert not any("/pch/" in flag for flag in plain.command)
+
+    def code(path: str) -> list[str]:
+        out = subprocess.run(
+            ["objdump", "-d", "-j", ".text", path], capture_output=True, text=True, check=True
+        ).stdout
+        return out.splitlines()[2:]  # after the line naming the file
+
+    assert code(fast.path) == code(plain.path) and len(code(fast.path)) > 20
