@@ -11,6 +11,7 @@ import pytest
 from tilewright import native
 from tilewright.errors import NativeBuildError, SourceLoc
 from tilewright.native import build as nbuild
+from tilewright.native.cachefs import parse_deps
 
 
 def source_including(header: str) -> str:
@@ -99,7 +100,7 @@ def test_missing_compiler_is_reported(monkeypatch):
 
 def test_dependency_file_parsing():
     text = "out.so: /a/src.cpp /inc/a.h \\\n /inc/b\\ c.h /inc/a.h\n"
-    assert nbuild._parse_deps(text, "/a/src.cpp") == ["/inc/a.h", "/inc/b c.h"]
+    assert parse_deps(text, "/a/src.cpp") == ["/inc/a.h", "/inc/b c.h"]
 
 
 def test_one_runtime_per_process_across_cache_directories(tmp_path, device):

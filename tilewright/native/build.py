@@ -12,7 +12,10 @@ in a user cache directory (``BuildOptions.cache_dir``, else
   (``-MMD``: the user's headers and Tilewright's emulation headers, not the system
   ones, which the compiler version covers) with the SHA-256 of its contents;
 * a lookup reuses the object only if every listed header still has the recorded
-  contents, so editing an included header rebuilds (ccache's "direct mode").
+  contents, so editing an included header rebuilds (ccache's "direct mode");
+* a source that starts with a *prelude* (kernels: the standard headers of the kernel
+  API) is compiled with that header precompiled (:mod:`.pch`): its PCH directory, named
+  by the PCH's own key, is on the include path and so in the primary key.
 
 The cache is not trusted blindly (docs/robustness.md#build-cache):
 
@@ -52,10 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tilewright.errors import NativeBuildError, SourceLoc
-from tilewright.native import toolchain
+from tilewright.native import pch, toolchain
 from tilewright.native.cachefs import (
     Signature,
     make_dir,
+    parse_deps,
     remove_stale_builds,
     unusable_cache,
 )
@@ -129,7 +133,8 @@ _UNSEEN = object()
 
 def _clean_once(cache: Path) -> None:
     """Once per process and cache directory: remove stale temporary build directories
-    (of objects, ``<bucket>/build-*``, and of the runtime library, ``runtime/twrt-*``)."""
+    (of objects, ``<bucket>/build-*``, of precompiled headers, ``pch/build-*``, and of the
+    runtime library, ``runtime/twrt-*``)."""
     key = str(cache)
     if key in _CLEANED:
         return
@@ -143,9 +148,17 @@ def _clean_once(cache: Path) -> None:
     remove_stale_builds(cache / "runtime", "twrt-")
 
 
-def _flags(opts: BuildOptions, include_paths) -> list[str]:
+def _code_flags(opts: BuildOptions) -> list[str]:
+    return [opts.opt_level, *BASE_FLAGS, *opts.extra_flags]
+
+
+def _flags(opts: BuildOptions, include_paths, pch_dir: Path | None = None) -> list[str]:
     runtime = library()
-    flags = [opts.opt_level, *BASE_FLAGS, *opts.extra_flags]
+    flags = _code_flags(opts)
+    # The precompiled prelude's directory first: GCC finds <dir>/<prelude>.gch there and,
+    # for a PCH it cannot use, goes on to the header itself in INCLUDE_DIR (native/pch.py).
+    if pch_dir is not None:
+        flags.append(f"-I{pch_dir}")
     # Tilewright's headers come first so their API names (api/dataflow/dataflow_api.h, ...)
     # win over a real tt-metal tree that may sit on a user include path; then the headers
     # generated for the runtime library every object links against (its path names its
@@ -176,17 +189,25 @@ def build_shared_object(
     what: str = "native code",
     loc: SourceLoc | None = None,
     options: BuildOptions | None = None,
+    prelude: pch.Prelude | None = None,
 ) -> BuildResult:
-    """Compile ``source`` into a shared object (or reuse the cached one); return its path."""
+    """Compile ``source`` into a shared object (or reuse the cached one); return its path.
+
+    ``prelude``: the header ``source`` includes before anything else (``pch.KERNEL_STD``
+    for kernels; its root must be on the include path), precompiled once per compiler and
+    flag set (:mod:`.pch`)."""
     opts = options or toolchain.OPTIONS
     start = time.perf_counter()
     compiler = opts.resolved_compiler()
-    flags = _flags(opts, [str(p) for p in include_paths])
+    cache = opts.resolved_cache_dir()
+    pch_dir = None
+    if prelude is not None:
+        pch_dir = pch.search_dir(prelude, compiler, _code_flags(opts), cache)
+    flags = _flags(opts, [str(p) for p in include_paths], pch_dir)
     link = _link_args()
     primary = hashlib.sha256(
         "\0".join([source, compiler_identity(compiler), *flags, *link]).encode()
     ).hexdigest()
-    cache = opts.resolved_cache_dir()
     key = (str(cache), primary)
     verified = _VERIFIED.get(key)
     if verified is not None and _unchanged(verified):
@@ -201,6 +222,8 @@ def build_shared_object(
         return BuildResult(found.path, primary, True, time.perf_counter() - start, (), str(cache))
     make_dir(bucket)
     _clean_once(cache)
+    if prelude is not None and pch_dir is not None:
+        pch.ensure(prelude, compiler, _code_flags(opts), pch_dir, opts.timeout)
     found, command = _compile(
         source, compiler, flags, link, bucket, primary, what, loc, opts, cache
     )
@@ -272,7 +295,7 @@ def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, op
             ) from None
         if proc.returncode != 0:
             raise _build_error(source, proc, what, loc, cache, primary, src)
-        deps = _parse_deps(dep_file.read_text() if dep_file.exists() else "", str(src))
+        deps = parse_deps(dep_file.read_text() if dep_file.exists() else "", str(src))
         records: list[list[str]] = [[d, _file_hash(d) or ""] for d in deps]
         full = hashlib.sha256(
             (primary + "".join(f"{d}\0{h}" for d, h in records)).encode()
@@ -293,18 +316,6 @@ def _compile(source, compiler, flags, link, bucket: Path, primary, what, loc, op
         return _Verified(str(final), tuple(files)), command
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _parse_deps(text: str, source_path: str) -> list[str]:
-    """Header paths from a make-style dependency file (``-MMD``)."""
-    body = text.replace("\\\n", " ")
-    _, _, rest = body.partition(":")
-    paths = []
-    for token in re.split(r"(?<!\\)\s+", rest.strip()):
-        token = token.replace("\\ ", " ")
-        if token and os.path.abspath(token) != os.path.abspath(source_path):
-            paths.append(os.path.abspath(token))
-    return sorted(set(paths))
 
 
 _UNDEFINED = re.compile(r"undefined reference to [`'‘](.+?)['’]")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import stat
 import time
@@ -28,6 +29,7 @@ __all__ = [
     "unusable_cache",
     "make_dir",
     "remove_stale_builds",
+    "parse_deps",
 ]
 
 STALE_SECONDS = 15 * 60
@@ -114,3 +116,15 @@ def remove_stale_builds(parent: Path, prefix: str, max_age: float = STALE_SECOND
             shutil.rmtree(entry.path, ignore_errors=True)
             removed += 1
     return removed
+
+
+def parse_deps(text: str, source_path: str) -> list[str]:
+    """Header paths from a make-style dependency file (``-MMD``)."""
+    body = text.replace("\\\n", " ")
+    _, _, rest = body.partition(":")
+    paths = []
+    for token in re.split(r"(?<!\\)\s+", rest.strip()):
+        token = token.replace("\\ ", " ")
+        if token and os.path.abspath(token) != os.path.abspath(source_path):
+            paths.append(os.path.abspath(token))
+    return sorted(set(paths))

@@ -20,8 +20,9 @@ from tilewright.kir.ir import Kernel
 from tilewright.kir.printer import print_kernel
 from tilewright.lang import state
 from tilewright.native.kernels import NativeKernel
+from tilewright.native.pch import Prelude
 
-__all__ = ["INCLUDE_DIR", "ir_key", "native_kernel", "CACHE"]
+__all__ = ["INCLUDE_DIR", "SUPPORT_STD", "ir_key", "native_kernel", "CACHE"]
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 """``ttlang/support.h``: what generated kernels include besides the tt-metal API."""
@@ -62,8 +63,15 @@ def _locations(kernel: Kernel) -> list[str]:
     return sorted(set(out))
 
 
+SUPPORT_STD = Prelude(INCLUDE_DIR, "ttlang/support_std.h")
+"""The standard headers of the kernel API and of ``ttlang/support.h`` (``<charconv>`` and
+``<cmath>`` are most of a compiled kernel's parse): compiled kernels start with it."""
+
+
 class CompiledKernel(NativeKernel):
     """A native kernel compiled from TT-Lang: it describes its waits in DFB terms."""
+
+    prelude = SUPPORT_STD
 
     def __init__(self, kernel: Kernel, key: str, source: str) -> None:
         super().__init__(
