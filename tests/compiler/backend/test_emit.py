@@ -6,22 +6,19 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from click.testing import CliRunner
 
+from tests.compiler.backend.strict_build import strict_build
 from tests.e2e.conftest import EXAMPLES
 from tilewright.cli.main import cli
 from tilewright.cli.runner import run_program
 from tilewright.compiler.backend import engine as backend
-from tilewright.compiler.backend.build import INCLUDE_DIR
 from tilewright.compiler.backend.emit import emit_kernel
 from tilewright.device import session
 from tilewright.native.kernels import kernel_source
-from tilewright.native.runtime import generated_dir
-from tilewright.native.toolchain import INCLUDE_DIR as API_DIR
 
 PROGRAMS = [
     "01_fused_eltwise.py",
@@ -59,12 +56,7 @@ def test_emitted_cpp_compiles_with_strict_warnings(tmp_path):
         name, k = item
         path = tmp_path / f"{name}.cpp"
         path.write_text(kernel_source(None, k.kind, k.compile_args, text=emit_kernel(k)))
-        cmd = [
-            "c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
-            "-isystem", str(API_DIR), "-isystem", str(generated_dir()), f"-I{INCLUDE_DIR}",
-            *(f"-I{p}" for p in k.include_paths), str(path),
-        ]  # fmt: skip
-        return name, subprocess.run(cmd, capture_output=True, text=True)
+        return name, strict_build(path, k.include_paths)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(check, kernels.items()))
