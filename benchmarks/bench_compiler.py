@@ -40,7 +40,10 @@ from tilewright import ttl, ttnn  # noqa: E402
 TILE = 32
 
 
-def eltwise_op(n: int, grid: int):
+def eltwise_op(n: int, grid: int, block: int = 1):
+    """``(a * b + c) * d`` in ``block`` x ``block``-tile blocks, spread over ``grid`` x ``grid``."""
+    if block != 1:
+        return _eltwise_blocks_op(n, grid, block)
     tiles = n // TILE
     per = tiles * tiles // (grid * grid)
 
@@ -89,6 +92,104 @@ def eltwise_op(n: int, grid: int):
                     ttl.copy(ob, y[r, col]).wait()
 
     return fused
+
+
+def _eltwise_blocks_op(n: int, grid: int, block: int):
+    """The tutorial shape (tt-lang's elementwise steps 2-4): tensor slices whose bounds come
+    from loop variables, ``a[r * B:(r + 1) * B, c * B:(c + 1) * B]``, one block per step."""
+    side = n // TILE // block
+    per = side * side // (grid * grid)
+    B = block
+
+    @ttl.operation(grid=(grid, grid))
+    def fused(a, b, c, d, y):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(B, B), block_count=2)
+        b_dfb = ttl.make_dataflow_buffer_like(b, shape=(B, B), block_count=2)
+        c_dfb = ttl.make_dataflow_buffer_like(c, shape=(B, B), block_count=2)
+        d_dfb = ttl.make_dataflow_buffer_like(d, shape=(B, B), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(B, B), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = t // side
+                col = t % side
+                with a_dfb.reserve() as ab, b_dfb.reserve() as bb:
+                    ttl.copy(a[r * B : (r + 1) * B, col * B : (col + 1) * B], ab).wait()
+                    ttl.copy(b[r * B : (r + 1) * B, col * B : (col + 1) * B], bb).wait()
+                with c_dfb.reserve() as cb, d_dfb.reserve() as db:
+                    ttl.copy(c[r * B : (r + 1) * B, col * B : (col + 1) * B], cb).wait()
+                    ttl.copy(d[r * B : (r + 1) * B, col * B : (col + 1) * B], db).wait()
+
+        @ttl.compute()
+        def compute():
+            for _ in range(per):
+                with (
+                    a_dfb.wait() as x,
+                    b_dfb.wait() as w,
+                    c_dfb.wait() as z,
+                    d_dfb.wait() as v,
+                    y_dfb.reserve() as o,
+                ):
+                    o.store((x * w + z) * v)
+
+        @ttl.datamovement()
+        def writer():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = t // side
+                col = t % side
+                with y_dfb.wait() as ob:
+                    ttl.copy(ob, y[r * B : (r + 1) * B, col * B : (col + 1) * B]).wait()
+
+    return fused
+
+
+def broadcast_op(n: int, grid: int, block: int):
+    """``y = a * broadcast(s)``: ``s`` is one tile column (n x 32), its column 0 broadcast
+    over every column of ``a`` (tt-lang's broadcast tutorial: ``ttl.block.broadcast(..., dims=[-1])``
+    of a (B, 1)-tile block to (B, B))."""
+    side = n // TILE // block
+    per = side * side // (grid * grid)
+    B = block
+
+    @ttl.operation(grid=(grid, grid))
+    def scaled(a, s, y):
+        a_dfb = ttl.make_dataflow_buffer_like(a, shape=(B, B), block_count=2)
+        s_dfb = ttl.make_dataflow_buffer_like(s, shape=(B, 1), block_count=2)
+        y_dfb = ttl.make_dataflow_buffer_like(y, shape=(B, B), block_count=2)
+
+        @ttl.datamovement()
+        def reader():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = t // side
+                col = t % side
+                with a_dfb.reserve() as ab, s_dfb.reserve() as sb:
+                    ttl.copy(a[r * B : (r + 1) * B, col * B : (col + 1) * B], ab).wait()
+                    ttl.copy(s[r * B : (r + 1) * B, 0:1], sb).wait()
+
+        @ttl.compute()
+        def compute():
+            for _ in range(per):
+                with a_dfb.wait() as x, s_dfb.wait() as sv, y_dfb.reserve() as o:
+                    o.store(x * ttl.block.broadcast(sv, dims=[-1], shape=(B, B)))
+
+        @ttl.datamovement()
+        def writer():
+            node = ttl.node(dims=1)
+            for i in range(per):
+                t = node * per + i
+                r = t // side
+                col = t % side
+                with y_dfb.wait() as ob:
+                    ttl.copy(ob, y[r * B : (r + 1) * B, col * B : (col + 1) * B]).wait()
+
+    return scaled
 
 
 def matmul_op(n: int, block: int, grid: int):
@@ -241,6 +342,144 @@ def numpy_blocks(n: int, block: int) -> float:
         return statistics.median(_timed(run, 3))
 
 
+# The tutorial shapes (issue 21): each compiled (``--engine native``; the first call must
+# compile, asserted), warm (median of ``--repeat`` calls) and cold (the first call in a
+# fresh build cache, in its own process), beside the numpy floor for the same math on
+# whole tensors (float32, one BLAS thread).
+# name -> (operation builder, tensor shapes, numpy floor of the same math)
+TUTORIAL: dict[str, tuple] = {
+    **{
+        f"eltwise_2048_{b}x{b}_{g}x{g}": (
+            lambda b=b, g=g: eltwise_op(2048, g, b),
+            [(2048, 2048)] * 5,
+            lambda a, b, c, d, y: (a * b + c) * d,
+        )
+        for b in (2, 4)
+        for g in (1, 8)
+    },
+    "matmul_2048_4x4_8x8": (
+        lambda: matmul_op(2048, 4, 8),
+        [(2048, 2048)] * 3,
+        lambda a, b, y: a @ b,
+    ),
+    "broadcast_2048_4x4_8x8": (
+        lambda: broadcast_op(2048, 8, 4),
+        [(2048, 2048), (2048, TILE), (2048, 2048)],
+        lambda a, s, y: a * s[:, :1],
+    ),
+}
+
+
+def _compiled_call(op, tensors) -> float:
+    """The first call's wall time, asserting it compiled (never interpreted)."""
+    from tilewright.compiler.backend import engine as backend
+    from tilewright.device import session
+
+    assert session.OPTIONS.engine == "native", session.OPTIONS.engine
+    compiled: list[str] = []
+    backend.COMPILE_OBSERVERS.append(lambda record, c, p: compiled.append(record.name))
+    try:
+        first = _timed(lambda: op(*tensors), 1)[0]
+    finally:
+        backend.COMPILE_OBSERVERS.pop()
+    assert compiled, f"{op.__name__} did not compile"
+    return first
+
+
+def _tutorial_tensors(device, torch, shapes):
+    return [
+        ttnn.from_torch(
+            torch.rand(*shape),
+            dtype=ttnn.bfloat16,
+            layout=ttnn.TILE_LAYOUT,
+            device=device,
+            memory_config=ttnn.DRAM_MEMORY_CONFIG,
+        )
+        for shape in shapes
+    ]
+
+
+def numpy_floor_ms(shapes, math, repeats: int) -> float:
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.random(shape, dtype=np.float32) for shape in shapes]
+    with threadpool_limits(1):
+        return statistics.median(_timed(lambda: math(*arrays), repeats)) * 1e3
+
+
+def tutorial_warm(device, torch, name: str, repeats: int) -> dict:
+    build, shapes, math = TUTORIAL[name]
+    _engine("native")
+    op = build()
+    tensors = _tutorial_tensors(device, torch, shapes)
+    first = _compiled_call(op, tensors)
+    runs = [_in_native(lambda: op(*tensors)) for _ in range(repeats)]
+    warm = statistics.median(t for t, _ in runs)
+    floor = numpy_floor_ms(shapes, math, max(repeats, 3))
+    return {
+        "engine": "native",
+        "compiled": True,
+        "repeats": repeats,
+        "first_call_s": round(first, 3),
+        "warm_ms": round(warm * 1e3, 1),
+        "native_ms": round(statistics.median(n for _, n in runs) * 1e3, 1),
+        "host_ms": round(statistics.median(t - n for t, n in runs) * 1e3, 1),
+        "numpy_ms": round(floor, 2),
+        "ratio_to_numpy": round(warm * 1e3 / floor, 1),
+    }
+
+
+def tutorial_cold_child(name: str) -> None:
+    """(child, in a fresh build cache) the first call of case ``name``, compiled."""
+    import torch
+
+    from tilewright.native.runtime import library
+
+    library()  # the runtime library is built once per cache; not part of an operation's build
+    _engine("native")
+    device = ttnn.open_device(device_id=0)
+    try:
+        build, shapes, _ = TUTORIAL[name]
+        op = build()
+        tensors = _tutorial_tensors(device, torch, shapes)
+        print(json.dumps({"cold_s": _compiled_call(op, tensors)}))
+    finally:
+        ttnn.close_device(device)
+
+
+def tutorial_cold_seconds(name: str, repeats: int) -> float:
+    runs = []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as cache:
+            out = subprocess.run(
+                [sys.executable, __file__, "--cold-child", name],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, XDG_CACHE_HOME=cache),
+                check=True,
+            )
+            runs.append(json.loads(out.stdout.strip().splitlines()[-1])["cold_s"])
+    return round(statistics.median(runs), 3)
+
+
+def tutorial(names, repeats: int, cold_repeats: int) -> dict:
+    import torch
+
+    device = ttnn.open_device(device_id=0)
+    results: dict[str, dict] = {}
+    try:
+        for name in names:
+            results[name] = tutorial_warm(device, torch, name, repeats)
+    finally:
+        ttnn.close_device(device)
+    for name in names:
+        results[name]["cold_s"] = tutorial_cold_seconds(name, cold_repeats)
+        results[name]["cold_repeats"] = cold_repeats
+    return results
+
+
 COLD = """
 import sys, time
 sys.path.insert(0, {root!r})
@@ -301,7 +540,28 @@ def run_seconds(engine: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip slow interpreter timings")
+    parser.add_argument(
+        "--tutorial",
+        nargs="*",
+        metavar="CASE",
+        help=f"only the tutorial shapes (all, or the CASEs named): {', '.join(TUTORIAL)}",
+    )
+    parser.add_argument("--repeat", type=int, default=11, help="warm calls per tutorial case")
+    parser.add_argument(
+        "--cold-repeat", type=int, default=3, help="fresh-cache processes per tutorial case"
+    )
+    parser.add_argument("--cold-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cold_child:
+        tutorial_cold_child(args.cold_child)
+        return
+    if args.tutorial is not None:
+        unknown = [n for n in args.tutorial if n not in TUTORIAL]
+        if unknown:
+            parser.error(f"unknown tutorial case(s) {unknown}; known: {list(TUTORIAL)}")
+        names = args.tutorial or list(TUTORIAL)
+        print(json.dumps({"tutorial": tutorial(names, args.repeat, args.cold_repeat)}, indent=2))
+        return
     import torch
 
     device = ttnn.open_device(device_id=0)
@@ -333,6 +593,7 @@ def main() -> None:
         ttnn.close_device(device)
     results["cold_build_s"] = cold_build_seconds()
     results["run_s"] = {"auto": run_seconds("auto"), "python": run_seconds("python")}
+    results["tutorial"] = tutorial(list(TUTORIAL), args.repeat, args.cold_repeat)
     print(json.dumps(results, indent=2))
 
 

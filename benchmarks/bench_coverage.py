@@ -1,17 +1,11 @@
 """Compiler coverage (issue 21): the share of the repo's TT-Lang operations that compile.
 
-Prints one JSON object.  It measures coverage, not time.  Every program below runs
-once, in its own process, under ``--engine auto`` with the analysis of
-``tilewright explain --coverage`` (each kernel lowered on its own, so one refused
-kernel does not hide another's reason):
-
-* ``examples/`` (every ``*.py``, ``errors/`` and ``07_extern_reader/program.py``);
-* ``/work/shared/examples/`` when present (the acceptance originals; absent on users'
-  machines, then ``shared_examples`` says so and they are skipped);
-* ``tests/compiler/programs/`` and ``tests/ttlang_compiler/programs/``;
-* the end-to-end test programs: the files ``tests/e2e`` runs (examples above) and the
-  programs with a TT-Lang operation its tests write inline (``prog.write_text("...")``),
-  extracted with ``ast``.
+Prints one JSON object.  It measures coverage, not time.  Every program of the
+corpus (``tests/corpus.py``: ``examples/``, ``/work/shared/examples/`` when present, the
+compiler's test programs and the end-to-end test programs; the same list
+``tests/compiler/backend/test_emit_all.py`` emits) runs once, in its own process, under
+``--engine auto`` with the analysis of ``tilewright explain --coverage`` (each kernel
+lowered on its own, so one refused kernel does not hide another's reason).
 
 Per program: its exit status and, per distinct operation outcome, compiled or
 interpreted, the reason (``message`` and ``where``, file:line) and each kernel's verdict.
@@ -25,7 +19,6 @@ counted by message; the file:line examples are kept).
 from __future__ import annotations
 
 import argparse
-import ast
 import collections
 import json
 import os
@@ -35,50 +28,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path("/work/shared/examples")
+sys.path.insert(0, str(ROOT))
 TIMEOUT_S = 600
 
-
-def programs(scratch: Path) -> tuple[list[tuple[str, Path]], str]:
-    """(group, path) of every program, and the note on the shared examples."""
-    out: list[tuple[str, Path]] = []
-
-    def example_tree(group: str, root: Path) -> None:
-        for path in sorted(root.rglob("*.py")):
-            if path.parent.name == "07_extern_reader" and path.name != "program.py":
-                continue
-            out.append((group, path))
-
-    example_tree("examples", ROOT / "examples")
-    if SHARED.is_dir():
-        example_tree("shared_examples", SHARED)
-        note = f"run from {SHARED}"
-    else:
-        note = f"skipped: {SHARED} is absent (it is not on users' machines)"
-    for sub in ("tests/compiler/programs", "tests/ttlang_compiler/programs"):
-        out += [(sub, p) for p in sorted((ROOT / sub).glob("*.py"))]
-    out += [("tests/e2e", p) for p in inline_e2e_programs(scratch)]
-    return out, note
-
-
-def inline_e2e_programs(scratch: Path) -> list[Path]:
-    """The programs tests/e2e writes with ``<path>.write_text("<constant>")``."""
-    found: list[Path] = []
-    for test in sorted((ROOT / "tests" / "e2e").glob("test_*.py")):
-        for node in ast.walk(ast.parse(test.read_text(), str(test))):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "write_text"
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)
-                and "@ttl.operation" in node.args[0].value
-            ):
-                path = scratch / f"{test.stem}_line{node.lineno}.py"
-                path.write_text(node.args[0].value)
-                found.append(path)
-    return found
+from tests import corpus  # noqa: E402  (the program list, shared with tests/compiler/backend/test_emit_all.py)
 
 
 def run_one(program: str) -> dict:
@@ -93,10 +46,9 @@ def run_one(program: str) -> dict:
     return {"status": status, "operations": explain.coverage_records(calls, base)}
 
 
-def measure(group: str, path: Path, scratch: Path) -> dict:
-    rel = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-    if path.is_relative_to(scratch):
-        rel = f"tests/e2e inline: {path.name}"
+def measure(program: corpus.Program, scratch: Path) -> dict:
+    group, rel = program.group, program.name
+    path = program.materialise(scratch)
     proc = subprocess.run(
         [sys.executable, __file__, "--one", str(path)],
         capture_output=True,
@@ -166,8 +118,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="tw-coverage-") as tmp:
         scratch = Path(tmp)
-        listed, note = programs(scratch)
-        results = [measure(group, path, scratch) for group, path in listed]
+        listed, note = corpus.listing()
+        results = [measure(program, scratch) for program in listed]
     print(
         json.dumps(
             {"shared_examples": note, **summarise(results), "per_program": results}, indent=1

@@ -6,7 +6,8 @@ Prints one JSON object.  Cases (issue 4):
   on 1 node and on an 8x8 grid;
 * matmul ``C = A @ B`` at 1024^3 bf16 with 1x1 and 4x4 blocks on an 8x8 grid.
 
-For each: wall time of the operation call (median of ``--repeat`` runs), tile-ops/s
+For each: the engine (``--engine``, default ``auto``) and whether the operation
+compiled, wall time of the operation call (median of ``--repeat`` runs), tile-ops/s
 (tiles produced per second, counting each tile of each block expression), the number
 of synchronisation points (DFB reserve/wait/push/pop and transfer waits) and the wall
 time per synchronisation point.  Every case runs in its own process, which reports
@@ -142,11 +143,16 @@ def make_matmul(grid, block):
     return mm, {"sync_points": sync, "tile_ops": out_blocks * k_steps * B * B * B}
 
 
-def run_case(kind, grid, block, repeat):
+def run_case(kind, grid, block, repeat, engine="auto"):
     import torch
 
     from tilewright import ttnn
+    from tilewright.compiler.backend import engine as backend
+    from tilewright.device import session
 
+    session.OPTIONS.engine = engine
+    compiled: list[str] = []  # operations that compiled (under auto, the rest ran interpreted)
+    backend.COMPILE_OBSERVERS.append(lambda record, c, p: compiled.append(record.name))
     device = ttnn.open_device(device_id=0)
     try:
         kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
@@ -165,12 +171,16 @@ def run_case(kind, grid, block, repeat):
         return {
             "case": f"{kind} {'2048x2048' if kind == 'eltwise' else '1024^3'} block {block}x{block} "
             f"grid {grid[0]}x{grid[1]}",
+            "engine": engine,
+            "compiled": bool(compiled),
+            "repeats": repeat,
             "wall_s": round(wall, 4),
             "tile_ops_per_s": round(counts["tile_ops"] / wall),
             "sync_points": counts["sync_points"],
             "us_per_sync_point": round(wall / counts["sync_points"] * 1e6, 2),
         }
     finally:
+        backend.COMPILE_OBSERVERS.pop()
         ttnn.close_device(device)
 
 
@@ -184,7 +194,7 @@ CASES = [
 ]
 
 
-def run_case_in_child(kind: str, grid, block: int, repeat: int) -> dict:
+def run_case_in_child(kind: str, grid, block: int, repeat: int, engine: str) -> dict:
     """One case in a fresh process, so its peak RSS and start-up are its own."""
     cmd = [
         sys.executable,
@@ -196,18 +206,20 @@ def run_case_in_child(kind: str, grid, block: int, repeat: int) -> dict:
         str(block),
         "--repeat",
         str(repeat),
+        "--engine",
+        engine,
     ]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
 
-def child(kind: str, gx: int, gy: int, block: int, repeat: int) -> None:
+def child(kind: str, gx: int, gy: int, block: int, repeat: int, engine: str) -> None:
     t = time.perf_counter()
     from tilewright import ttl, ttnn  # noqa: F401  (start-up: imports + device)
 
     ttnn.close_device(ttnn.open_device(device_id=0))
     startup = time.perf_counter() - t
-    result = run_case(kind, (gx, gy), block, repeat)
+    result = run_case(kind, (gx, gy), block, repeat, engine)
     result["startup_s"] = round(startup, 3)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(json.dumps(result))
@@ -218,15 +230,23 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--quick", action="store_true", help="only the 4x4-block cases")
     p.add_argument(
+        "--engine",
+        choices=("auto", "python", "native"),
+        default="auto",
+        help="the engine (recorded per case, with whether the operation compiled)",
+    )
+    p.add_argument(
         "--child", nargs=4, metavar=("KIND", "GX", "GY", "BLOCK"), help=argparse.SUPPRESS
     )
     args = p.parse_args()
     if args.child:
         kind, gx, gy, block = args.child
-        child(kind, int(gx), int(gy), int(block), args.repeat)
+        child(kind, int(gx), int(gy), int(block), args.repeat, args.engine)
         return
     results = [
-        run_case_in_child(k, g, b, args.repeat) for k, g, b in CASES if not args.quick or b == 4
+        run_case_in_child(k, g, b, args.repeat, args.engine)
+        for k, g, b in CASES
+        if not args.quick or b == 4
     ]
     out = {
         "benchmark": "ttl",

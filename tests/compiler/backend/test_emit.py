@@ -6,22 +6,17 @@ import contextlib
 import io
 import json
 import os
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from click.testing import CliRunner
 
+from tests.compiler.backend.strict_build import strict_build_kernel
 from tests.e2e.conftest import EXAMPLES
 from tilewright.cli.main import cli
 from tilewright.cli.runner import run_program
 from tilewright.compiler.backend import engine as backend
-from tilewright.compiler.backend.build import INCLUDE_DIR
-from tilewright.compiler.backend.emit import emit_kernel
 from tilewright.device import session
-from tilewright.native.kernels import kernel_source
-from tilewright.native.runtime import generated_dir
-from tilewright.native.toolchain import INCLUDE_DIR as API_DIR
 
 PROGRAMS = [
     "01_fused_eltwise.py",
@@ -50,26 +45,13 @@ def _compiled_kernels(programs: list[str]) -> list:
     return kernels
 
 
-def strict_build(tmp_path, name: str, k) -> subprocess.CompletedProcess:
-    """Check one kernel's emitted C++ with -Wall -Wextra -Werror (the tt-metal API headers
-    are system headers: only the generated code is held to the warnings)."""
-    path = tmp_path / f"{name}.cpp"
-    path.write_text(kernel_source(None, k.kind, k.compile_args, text=emit_kernel(k)))
-    cmd = [
-        "c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
-        "-isystem", str(API_DIR), "-isystem", str(generated_dir()), f"-I{INCLUDE_DIR}",
-        *(f"-I{p}" for p in k.include_paths), str(path),
-    ]  # fmt: skip
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 def test_emitted_cpp_compiles_with_strict_warnings(tmp_path):
     """Every shared example's kernels build with -Wall -Wextra -Werror."""
     kernels = {k.name + str(i): k for i, k in enumerate(_compiled_kernels(PROGRAMS))}
 
     def check(item):
         name, k = item
-        return name, strict_build(tmp_path, name, k)
+        return name, strict_build_kernel(tmp_path, name, k)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(check, kernels.items()))

@@ -13,7 +13,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from tests.compiler.backend.test_emit import strict_build
+from tests.compiler.backend.strict_build import strict_build_kernel
 from tests.compiler.helpers import load, program, write
 from tilewright.cli.main import cli
 from tilewright.cli.runner import run_program
@@ -256,7 +256,7 @@ def test_staged_kernels_build_with_strict_warnings(tmp_path):
     assert "staging" in [cb.role for cb in reader.cbs]
     failed = {}
     for k in kernels:
-        built = strict_build(tmp_path, k.name, k)
+        built = strict_build_kernel(tmp_path, k.name, k)
         if built.returncode:
             failed[k.name] = built.stderr
     assert not failed, failed

@@ -7,12 +7,11 @@ compiled code cannot print the same is a NotCompilableError naming it at its lin
 
 from __future__ import annotations
 
-import subprocess
 import textwrap
 
 import pytest
 
-from tests.compiler.backend.test_emit import API_DIR, INCLUDE_DIR, generated_dir
+from tests.compiler.backend.strict_build import strict_build
 from tests.compiler.helpers import line_of, load, program, write
 from tilewright.compiler.backend import engine as backend
 from tilewright.compiler.backend.emit import emit_kernel
@@ -231,10 +230,5 @@ def test_emitted_print_is_a_dprint_that_builds_with_strict_warnings(tmp_path, ca
     for i, k in enumerate(kernels):
         path = tmp_path / f"k{i}.cpp"
         path.write_text(kernel_source(None, k.kind, k.compile_args, text=emit_kernel(k)))
-        cmd = [
-            "c++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
-            "-isystem", str(API_DIR), "-isystem", str(generated_dir()), f"-I{INCLUDE_DIR}",
-            *(f"-I{p}" for p in k.include_paths), str(path),
-        ]  # fmt: skip
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = strict_build(path, k.include_paths)
         assert r.returncode == 0, r.stderr

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.compiler.backend.test_emit import strict_build
+from tests.compiler.backend.strict_build import strict_build_kernel
 from tests.compiler.helpers import load, program, write
 from tilewright.compiler.backend import engine as backend
 
@@ -100,5 +100,5 @@ def test_typecast_is_tt_metals_template_call_and_builds_strictly(tmp_path):
 
     text = emit_kernel(compute)
     assert "typecast_tile_init<0u, 5u>();" in text and "typecast_tile<0u, 5u>(" in text
-    built = strict_build(tmp_path, "compute", compute)
+    built = strict_build_kernel(tmp_path, "compute", compute)
     assert built.returncode == 0, built.stderr

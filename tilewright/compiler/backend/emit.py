@@ -39,7 +39,7 @@ from tilewright.kir.scalar import CPP_TYPE, INTRINSICS, OPERATORS, float_literal
 
 __all__ = ["emit_kernel", "cpp_expr", "CPP_TYPE", "EMITTER_VERSION"]
 
-EMITTER_VERSION = "4"
+EMITTER_VERSION = "5"
 """Part of the build-cache key: bump when the same IR must give different C++."""
 
 
