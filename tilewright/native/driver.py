@@ -222,7 +222,18 @@ class Driver(NativeDriver):
         engine = self.engine
         if engine is None:  # pragma: no cover
             return KernelError("a native kernel failed outside a launch")
-        return run_error(self.rt, self._handle(index), engine.runs[index])
+        run = engine.runs[index]
+        # A compiled kernel that failed inside an external call reports it as a Python
+        # kernel's hosted call does: named by the call, at the call's line.
+        current = getattr(run.fn, "current_extern_call", None)
+        call = current(run) if current is not None else None
+        if call is None:
+            return run_error(self.rt, self._handle(index), run)
+        title, loc = call
+        exc = run_error(self.rt, self._handle(index), run, title)
+        if isinstance(exc, TilewrightError) and exc.loc is None:
+            exc.loc = loc
+        return exc
 
     def describe_wait(self, run: KernelRun) -> tuple[str, SourceLoc | None]:
         return describe_native_wait(run)

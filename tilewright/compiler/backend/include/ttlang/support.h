@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <type_traits>
 
 #include "tilewright/runtime.h"
@@ -257,6 +258,23 @@ struct DFBDescriptor {
 /** A TT-Lang rule's diagnostic: the message carries the rule id to the driver, which
     reports it as the error's rule (`{rule:id}` in front, errors.tag_rule). */
 #define TTLANG_FAIL_RULE(cls, rule, message) TTLANG_FAIL(cls, "{rule:" rule "}" message)
+
+/** An external call's checks, as the interpreter makes them (lang/extern/checks.py): BEGIN
+ *  before it (its declared DFB contract is then checked action by action), CATCH after its
+ *  `try` block (a C++ exception that escapes it is reported at the call), END after it
+ *  (every declared action happened; `result`: the call's result, for dispatch conditions).
+ *  `contract` indexes the kernel's contract notes. */
+#define TTLANG_EXTERN_BEGIN(contract) twrt_extern_call(0, (contract), 0, TW_HERE)
+#define TTLANG_EXTERN_END(contract, result) \
+    twrt_extern_call(1, (contract), static_cast<int64_t>(result), TW_HERE)
+#define TTLANG_EXTERN_CATCH(contract)                                                     \
+    catch (const std::exception& ttlang_exc_) {                                           \
+        twrt_extern_call(2, (contract), reinterpret_cast<intptr_t>(ttlang_exc_.what()), TW_HERE); \
+    }                                                                                     \
+    catch (...) {                                                                         \
+        twrt_extern_call(2, (contract), reinterpret_cast<intptr_t>("a non-standard C++ exception"), \
+                         TW_HERE);                                                        \
+    }
 
 /** The same with printf-style run-time numbers in the message. */
 #define TTLANG_FAILF_RULE(cls, rule, format, ...) \
