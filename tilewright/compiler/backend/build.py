@@ -69,6 +69,8 @@ class CompiledKernel(NativeKernel):
     """A native kernel compiled from TT-Lang: it describes its waits in DFB terms."""
 
     def __init__(self, kernel: Kernel, key: str, source: str) -> None:
+        if kernel.contracts:  # this build announces its external calls (ttlang/support.h)
+            source = f"#define TTLANG_CHECK_EXTERN_CONTRACTS 1\n{source}"
         super().__init__(
             source=source, include_paths=(str(INCLUDE_DIR), *kernel.include_paths), name=kernel.name
         )

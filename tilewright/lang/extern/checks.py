@@ -57,7 +57,11 @@ class CallChecks:
 
     __slots__ = ("site", "run", "monitor", "inspected_shared")
 
-    def __init__(self, site, run, variant, dfbs: Sequence, setup) -> None:
+    def __init__(self, site, run, variant, dfbs: Sequence, setup, *, guarded: bool = True) -> None:
+        """``guarded``: the DFBs' shared-index guards (C.7) see the call's actions -- in the
+        interpreter, whose own DFB actions feed them too; a compiled kernel's do not (the
+        index reuse it compiles is the allocator's compile-time proof), so neither do its
+        external calls'."""
         self.site = site
         self.run = run
         _check_capacities(site, variant, dfbs)
@@ -73,10 +77,12 @@ class CallChecks:
             opaque=frozenset(dfbs[i].index for i in variant.opaque),
             unknown=site.unknown_dfb_access,
             names=names,
-            effect_dfbs=tuple(dfbs[e.occurrence] for e in variant.effects),
+            effect_dfbs=tuple(dfbs[e.occurrence] for e in variant.effects) if guarded else (),
         )
         self.inspected_shared = tuple(
-            dfbs[i] for i in variant.inspected if getattr(dfbs[i], "share_guard", None) is not None
+            dfbs[i]
+            for i in variant.inspected
+            if guarded and getattr(dfbs[i], "share_guard", None) is not None
         )
 
     def begin(self) -> None:
@@ -153,7 +159,8 @@ def compiled_call(
     ``BEGIN``; ``value`` is the call's result at ``END`` (the condition's truth), ``text``
     the escaped exception's text at ``ESCAPED``."""
     per = launch_state()
-    key = (run, position, variant_key)
+    # composed copies of one call share its position: their DFBs tell them apart
+    key = (run, position, variant_key, tuple(dfb_positions))
     checks = per.bindings.get(key)
     if checks is None:
         setups = getattr(per.launch, "setups", None) or {}
@@ -167,7 +174,9 @@ def compiled_call(
                 rule="extern-unvalidated",
             )
         dfbs = [setup.dfbs[p] for p in dfb_positions]
-        checks = per.bindings[key] = CallChecks(site, run, site.variants[variant_key], dfbs, setup)
+        checks = per.bindings[key] = CallChecks(
+            site, run, site.variants[variant_key], dfbs, setup, guarded=False
+        )
     if phase == BEGIN:
         checks.begin()
         per.current[run] = (checks.site, int(run.state.clock))
