@@ -206,8 +206,14 @@ class Driver(NativeDriver):
             packed = self.rt.resume(self.cengine, index)
         else:  # isolated: tell the parent native kernels are running
             engine = self.engine
-            core = engine.runs[index].core.logical if engine is not None else None
-            CRASH.enter((NATIVE_KERNELS, core.x, core.y) if core is not None else None)
+            run = engine.runs[index] if engine is not None else None
+            core = run.core.logical if run is not None else None
+            # a compiled kernel resumed inside an external call: the parent names the call
+            inside = getattr(run.fn, "extern_call_token", None) if run is not None else None
+            token = inside(run) if inside is not None else None
+            if token is None and core is not None:
+                token = (NATIVE_KERNELS, core.x, core.y)
+            CRASH.enter(token)
             packed = self.rt.resume(self.cengine, index)
             CRASH.leave()
         return packed >> 32, packed & 0xFFFFFFFF

@@ -21,7 +21,7 @@ from tilewright.errors import NativeBuildError, SourceLoc
 from tilewright.kir.ir import Kernel
 from tilewright.kir.printer import print_kernel
 from tilewright.lang import state
-from tilewright.lang.extern.checks import compiled_call, current_call
+from tilewright.lang.extern.checks import compiled_call, current_call, current_site
 from tilewright.native.kernels import NativeKernel
 
 __all__ = ["INCLUDE_DIR", "ir_key", "native_kernel", "CACHE"]
@@ -110,6 +110,12 @@ class CompiledKernel(NativeKernel):
     def current_extern_call(self, run):
         """(title, location) of the external call ``run`` is inside, or None (fault reports)."""
         return current_call(run)
+
+    def extern_call_token(self, run):
+        """(site id, node x, node y) of the external call ``run`` is inside, or None (the
+        crash slot of ``--isolate``)."""
+        site = current_site(run)
+        return None if site is None else (site.id, run.core.logical.x, run.core.logical.y)
 
     def describe_wait(self, run, kind: int, obj: int, value: int, loc) -> str | None:
         """The interpreter's words for a blocked DFB acquisition (``DataflowBuffer.describe_wait``

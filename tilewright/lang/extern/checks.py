@@ -26,8 +26,9 @@ from collections.abc import Callable, Sequence
 from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
 from tilewright.lang import state
 from tilewright.lang.extern.contract import ContractMonitor
+from tilewright.native import isolate
 
-__all__ = ["CallChecks", "launch_state", "compiled_call", "current_call"]
+__all__ = ["CallChecks", "launch_state", "compiled_call", "current_call", "current_site"]
 
 
 class _LaunchState(threading.local):
@@ -177,6 +178,7 @@ def compiled_call(
         checks = per.bindings[key] = CallChecks(
             site, run, site.variants[variant_key], dfbs, setup, guarded=False
         )
+        isolate.announce(site)  # --isolate: the parent can name the call in a crash report
     if phase == BEGIN:
         checks.begin()
         per.current[run] = (checks.site, int(run.state.clock))
@@ -192,11 +194,16 @@ def compiled_call(
     return None
 
 
+def current_site(run):
+    """The call site a compiled kernel run is inside (between BEGIN and END), or None."""
+    current = _PER_THREAD.current.get(run) if _PER_THREAD.launch is state.CURRENT else None
+    return None if current is None else current[0]
+
+
 def current_call(run) -> tuple[str, SourceLoc] | None:
     """(title, line) of the external call a compiled kernel run is inside, if any: a fault,
     exit or interruption there is reported as the interpreter reports it, at the call."""
-    current = _PER_THREAD.current.get(run) if _PER_THREAD.launch is state.CURRENT else None
-    if current is None:
+    site = current_site(run)
+    if site is None:
         return None
-    site = current[0]
     return site.title, SourceLoc(site.loc.file, site.loc.line)
