@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from tilewright import ttl, ttnn
+from tilewright.device import session
 from tilewright.errors import DFBContractError, ExternCallError, KernelError, NativeBuildError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -673,7 +674,9 @@ def make_failing(header: str, fn: str, arg: int = 1):
     return failing
 
 
-def test_compile_error_reports_compiler_messages_and_generated_source(device):
+def test_compile_error_reports_compiler_messages_and_generated_source(device, monkeypatch):
+    # the interpreter's build of the call's glue (tests/extern/test_engines.py: every engine)
+    monkeypatch.setattr(session.OPTIONS, "engine", "python")
     with pytest.raises(NativeBuildError) as info:
         make_failing("broken.hpp", "broken")(to_dev(torch.zeros(32, 32), device))
     text = str(info.value)

@@ -29,6 +29,7 @@ from tilewright.kir.ir import (
     BinOp,
     Cast,
     Const,
+    ContractNote,
     Expr,
     Intrinsic,
     Op,
@@ -60,7 +61,7 @@ def test_every_tile_op_of_the_op_table_has_a_kernel_api_call():
 
 
 def test_extern_call_is_rejected_with_the_op_and_rule():
-    op = Op("extern.call", ("scale", (), (), (), "", "void"), loc=SourceLoc("raw.py", 7))
+    op = Op("extern.call", ("scale", (), (), (), "", "void", 0), loc=SourceLoc("raw.py", 7))
     with pytest.raises(KernelError) as info:
         run((op,), Env())
     err = info.value
@@ -187,8 +188,11 @@ def _collatz(n: Var, steps: Var) -> tuple[Op, ...]:
 
 def test_python_kernel_rejects_unsupported_ops_before_the_program_runs():
     b = Builder("k", KIND_COMPUTE, dst_tiles=4)
+    b.contracts = (
+        ContractNote((5, 5, 4, 20), None, (), "helper('h.hpp', 'helper')", "h.hpp", "raw.py"),
+    )
     b.loc = SourceLoc("raw.py", 5)
-    b.op("extern.call", "helper", (), (), (), "", "void")
+    b.op("extern.call", "helper", (), (), (), "", "void", 0)
     with pytest.raises(KernelError, match="'extern.call'"):
         python_kernel(b.kernel())
 

@@ -26,6 +26,7 @@ from tilewright.kir.ir import (
     AccessorDecl,
     CBDecl,
     Const,
+    ContractNote,
     Expr,
     Kernel,
     Op,
@@ -58,6 +59,7 @@ class Builder:
     accessors: tuple[AccessorDecl, ...] = ()
     args: tuple[str, ...] = ()
     dst_tiles: int = 0
+    contracts: tuple[ContractNote, ...] = ()  # the external calls' notes (extern.call)
     loc: SourceLoc | None = None
     _locals: dict[str, Var] = field(default_factory=dict)
     _stack: list[list[Op]] = field(default_factory=lambda: [[]])
@@ -115,5 +117,6 @@ class Builder:
                 locals=tuple(self._locals.values()),
                 body=tuple(self._stack[0]),
                 dst_tiles=self.dst_tiles,
+                contracts=self.contracts,
             )
         )

@@ -29,6 +29,7 @@ from tilewright.errors import SourceLoc
 
 __all__ = [
     "Ty",
+    "ContractNote",
     "Const",
     "Var",
     "Arg",
@@ -198,6 +199,23 @@ class WaitNote:
 
 
 @dataclass(frozen=True, slots=True)
+class ContractNote:
+    """An external call of the kernel (``extern.call``'s ``contract`` operand indexes the
+    kernel's notes): what the run time needs to check the call's declared DFB contract as
+    the interpreter checks it (``lang.extern.checks``) -- the call's source position (its
+    call site in the operation's plan), the variant key chosen for the kernel and the
+    declaration positions of its DFB dependency occurrences, in occurrence order; and, for
+    a build failure in the call's header, the call's title, header and file."""
+
+    position: tuple[int, int, int, int]  # (line, end line, column, end column)
+    variant: str | None
+    dfbs: tuple[int, ...]
+    title: str  # ttl.call_extern_func('reader.hpp', 'read_tiles')
+    header: str
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
 class SemNote:
     """At a semaphore wait on ``line`` (L1 ``addr``, ``value``): what the interpreter's
     deadlock report says about the same wait (``{node}`` is the waiting node)."""
@@ -250,6 +268,8 @@ class Kernel:
     """What the kernel holds at each DFB acquisition (deadlock reports, in the user's words)."""
     sem_waits: tuple[SemNote, ...] = ()
     """The language's words for the kernel's semaphore waits (pipe transfers)."""
+    contracts: tuple[ContractNote, ...] = ()
+    """The kernel's external calls, checked at run time against their declared contracts."""
     functions: tuple[Function, ...] = ()
     """``static inline`` functions the body calls (``raw.call``), emitted before the kernel."""
 

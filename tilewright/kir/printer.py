@@ -139,6 +139,12 @@ def print_kernel(kernel: Kernel, *, mark: Op | None = None, note: str = "") -> s
         )
     for n in kernel.sem_waits:
         out.append(f"  wait-note line {n.line} sem {n.addr:#x} value {n.value}: {n.text}")
+    for i, c in enumerate(kernel.contracts):
+        line, end_line, col, end_col = c.position
+        out.append(
+            f"  contract-note {i}: call at {line}:{col}-{end_line}:{end_col} "
+            f"variant {c.variant or '-'} dfbs {list(c.dfbs)}"
+        )
     for fn in kernel.functions:
         params = ", ".join([f"%{p.name} : {p.ty}" for p in fn.params] + list(fn.accessors))
         result = f" -> {fn.result.ty}" if fn.result is not None else ""

@@ -206,8 +206,14 @@ class Driver(NativeDriver):
             packed = self.rt.resume(self.cengine, index)
         else:  # isolated: tell the parent native kernels are running
             engine = self.engine
-            core = engine.runs[index].core.logical if engine is not None else None
-            CRASH.enter((NATIVE_KERNELS, core.x, core.y) if core is not None else None)
+            run = engine.runs[index] if engine is not None else None
+            core = run.core.logical if run is not None else None
+            # a compiled kernel resumed inside an external call: the parent names the call
+            inside = getattr(run.fn, "extern_call_token", None) if run is not None else None
+            token = inside(run) if inside is not None else None
+            if token is None and core is not None:
+                token = (NATIVE_KERNELS, core.x, core.y)
+            CRASH.enter(token)
             packed = self.rt.resume(self.cengine, index)
             CRASH.leave()
         return packed >> 32, packed & 0xFFFFFFFF
@@ -222,7 +228,18 @@ class Driver(NativeDriver):
         engine = self.engine
         if engine is None:  # pragma: no cover
             return KernelError("a native kernel failed outside a launch")
-        return run_error(self.rt, self._handle(index), engine.runs[index])
+        run = engine.runs[index]
+        # A compiled kernel that failed inside an external call reports it as a Python
+        # kernel's hosted call does: named by the call, at the call's line.
+        current = getattr(run.fn, "current_extern_call", None)
+        call = current(run) if current is not None else None
+        if call is None:
+            return run_error(self.rt, self._handle(index), run)
+        title, loc = call
+        exc = run_error(self.rt, self._handle(index), run, title)
+        if isinstance(exc, TilewrightError) and exc.loc is None:
+            exc.loc = loc
+        return exc
 
     def describe_wait(self, run: KernelRun) -> tuple[str, SourceLoc | None]:
         return describe_native_wait(run)

@@ -7,6 +7,9 @@ Python code runs on a fiber stack.  Handlers:
 
 * ``observe`` -- a CB protocol action of an external call, shown to the call's
   contract monitor before it happens;
+* ``extern_call`` -- a compiled kernel's external call begins (its kernel's
+  ``extern_call`` hook returns the call's contract observer), ends, or let a C++
+  exception escape (the hook checks the contract and raises);
 * ``dprint`` -- one DPRINT statement, printed with tt-metal's dprint-server prefix; a
   TT-Lang ``print`` compiled to DPRINT (its stream starts with ``TTLANG_PRINT()``, mode
   argument 1) is printed once, as the interpreter prints it: ``[<place> <kernel>] text``;
@@ -56,6 +59,24 @@ def _observe(run, args, tables: CallTables) -> int:
     observer = tables.observers.get(run.index)
     if observer is not None:
         observer(_KINDS[args[0]], int(args[1]), int(args[2]))
+    return 0
+
+
+def _extern_call(run, args, tables: CallTables) -> int:
+    """(phase, contract note, value): phase 0 before the call, 1 after it, 2 when a C++
+    exception escaped it (value: the address of its text)."""
+    hook = getattr(run.fn, "extern_call", None)
+    if hook is None:
+        raise KernelError(
+            f"native kernel {run.name} announced an external call, but it is not a compiled "
+            "TT-Lang kernel (only those have contract notes)"
+        )
+    phase, contract, value = int(args[0]), int(args[1]), int(args[2])
+    tables.observers.pop(run.index, None)
+    text = ctypes.string_at(value).decode("utf-8", "replace") if phase == 2 else None
+    observer = hook(run, phase, contract, value, text)
+    if observer is not None:
+        tables.observers[run.index] = observer
     return 0
 
 
@@ -227,6 +248,7 @@ def describe_native_wait(run: KernelRun) -> tuple[str, SourceLoc | None]:
 
 HANDLERS: dict[bytes, Callable] = {
     b"observe": _observe,
+    b"extern_call": _extern_call,
     b"dprint": _dprint,
     b"map_dram": _map_dram,
     b"accessor_describe": _accessor_describe,

@@ -101,10 +101,9 @@ def test_explain_ir_prints_each_kernel_and_the_reason_an_operation_is_interprete
         cli, ["explain", "--ir", str(EXAMPLES / "07_extern_reader/program.py")]
     )
     assert result.exit_code == 0, result.output
-    assert (
-        "kernel IR: interpreted" in result.output
-        and "dfb_effects contract is checked" in result.output
-    )
+    # external calls compile: each is an extern.call with the note of its declared contract
+    assert "kernel IR: interpreted" not in result.output
+    assert "extern.call" in result.output and "contract-note 0: call at" in result.output
 
 
 @pytest.mark.parametrize("engine", ["python", "native"])

@@ -12,13 +12,16 @@ when the program launches (``NativeKernel.prepare_program``).
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from tilewright.compiler.backend.emit import EMITTER_VERSION, emit_kernel
 from tilewright.device.shared import WaitKind
+from tilewright.errors import NativeBuildError, SourceLoc
 from tilewright.kir.ir import Kernel
 from tilewright.kir.printer import print_kernel
 from tilewright.lang import state
+from tilewright.lang.extern.checks import compiled_call, current_call, current_site
 from tilewright.native.kernels import NativeKernel
 from tilewright.native.pch import Prelude
 
@@ -74,12 +77,53 @@ class CompiledKernel(NativeKernel):
     prelude = SUPPORT_STD
 
     def __init__(self, kernel: Kernel, key: str, source: str) -> None:
+        if kernel.contracts:  # this build announces its external calls (ttlang/support.h)
+            source = f"#define TTLANG_CHECK_EXTERN_CONTRACTS 1\n{source}"
         super().__init__(
             source=source, include_paths=(str(INCLUDE_DIR), *kernel.include_paths), name=kernel.name
         )
         self.ir_key = key
         self.waits = {(w.line, w.cb, w.pages): w for w in kernel.waits}
         self.sem_waits = {(n.line, n.addr, n.value): n for n in kernel.sem_waits}
+        self.contracts = kernel.contracts
+
+    def extern_call(self, run, phase: int, contract: int, value: int, text: str | None):
+        """An external call of this kernel begins, ends or let an exception escape on ``run``
+        (the ``extern_call`` request): the interpreter's checks of the call
+        (``lang.extern.checks``); at the beginning, the call's contract observer."""
+        note = self.contracts[contract]
+        return compiled_call(run, note.position, note.variant, note.dfbs, phase, value, text)
+
+    def library(self, config, seen=None):
+        """The loaded object (``NativeKernel.library``); a build that fails in the header of
+        one of the kernel's external calls is reported at that call, as the interpreter's
+        build of the call is."""
+        try:
+            return super().library(config, seen)
+        except NativeBuildError as exc:
+            note = _failing_call(self.contracts, exc)
+            if note is None or exc.loc is not None:
+                raise
+            line, _, col, _ = note.position
+            where = SourceLoc(note.file, line, col)
+            head, sep, rest = exc.message.partition(" failed")
+            located = NativeBuildError(
+                f"{head} (for {note.title} at {where}){sep}{rest}", loc=where, hint=exc.hint
+            )
+            located.compiler_output = exc.compiler_output
+            located.source = exc.source
+            located.undefined_symbols = exc.undefined_symbols
+            raise located from None
+
+    def current_extern_call(self, run):
+        """(title, location) of the external call ``run`` is inside, or None (fault reports)."""
+        return current_call(run)
+
+    def extern_call_token(self, run):
+        """(site id, node x, node y) of the external call ``run`` is inside, or None (the
+        crash slot of ``--isolate``)."""
+        site = current_site(run)
+        return None if site is None else (site.id, run.core.logical.x, run.core.logical.y)
 
     def describe_wait(self, run, kind: int, obj: int, value: int, loc) -> str | None:
         """The interpreter's words for a blocked DFB acquisition (``DataflowBuffer.describe_wait``
@@ -102,6 +146,17 @@ class CompiledKernel(NativeKernel):
             return None
         text = setup.dfbs[note.dfb].describe_wait((verb, value))
         return "\n".join([text, *(f"    {h}" for h in note.holds)])
+
+
+def _failing_call(notes, exc: NativeBuildError):
+    """The external call whose header the compiler's messages point into (a link error: the
+    kernel's only external header's call), or None."""
+    for note in notes:
+        if f"{os.sep}{os.path.basename(note.header)}:" in exc.compiler_output:
+            return note
+    if exc.undefined_symbols and len({n.header for n in notes}) == 1:
+        return notes[0]
+    return None
 
 
 def native_kernel(kernel: Kernel) -> NativeKernel:

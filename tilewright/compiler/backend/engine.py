@@ -10,10 +10,11 @@ choice to one operation call, and tells the observers (``tilewright explain --ir
 ``tilewright emit``) what it compiled or left interpreted.
 
 ``auto`` never runs an engine that checks less: a compiled kernel checks every TT-Lang
-rule the interpreter checks (``lang.rules``, as ``fail`` ops), and a rule the compiled
-engine cannot check -- the exceptions of docs/compiler.md, "Rules on every engine", and
-external calls' declared contracts -- makes the operation not compilable, so ``auto``
-falls back to the interpreter, which checks everything.
+rule the interpreter checks (``lang.rules``, as ``fail`` ops; external calls' declared
+contracts with the interpreter's own checks, ``lang.extern.checks``), and a rule the
+compiled engine cannot check -- the exceptions of docs/compiler.md, "Rules on every
+engine" -- makes the operation not compilable, so ``auto`` falls back to the
+interpreter, which checks everything.
 """
 
 from __future__ import annotations

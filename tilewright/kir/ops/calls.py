@@ -2,7 +2,10 @@
 functions (``raw.call``: raw IR functions of ``ttl.raw``, one per call-site specialisation).
 
 ``extern.call`` has no Python form -- it calls C++ -- so its interpreter rule rejects it,
-naming the op and the rule, before anything runs.  ``raw.call`` runs the function's body
+naming the op and the rule, before anything runs.  Its C++ announces the call to the run
+time before and after it (``TTLANG_EXTERN_BEGIN`` / ``_CATCH`` / ``_END``, with the index
+of the kernel's contract note), which checks the call's declared DFB contract as the
+interpreter does.  ``raw.call`` runs the function's body
 with an environment of its own (parameters and locals) on the caller's circular buffers,
 accessors and runtime arguments, as the C++ function does; its DFB actions are the
 function's, in place.
@@ -32,17 +35,21 @@ def _run_extern(op: Op, rt: Runner) -> OpFn:
 
 
 def _cpp_extern(w: Writer, depth: int, op: Op) -> None:
-    callee, template, args, types, result, rtype = op.args
+    callee, template, args, types, result, rtype, contract = op.args
     targs = f"<{', '.join(seq(template))}>" if template else ""
     values = [
         str(x) if t == "accessor" else f"static_cast<{t}>({w.expr(x)})"
         for x, t in zip(seq(args), seq(types))
     ]
     call = f"{callee}{targs}({', '.join(values)})"
+    w.line(depth, f"TTLANG_EXTERN_BEGIN({contract});")
+    w.line(depth, "try {")
     if result:
-        w.line(depth, f"{result} = static_cast<int64_t>(static_cast<{rtype}>({call}));")
+        w.line(depth + 1, f"{result} = static_cast<int64_t>(static_cast<{rtype}>({call}));")
     else:
-        w.line(depth, f"{call};")
+        w.line(depth + 1, f"{call};")
+    w.line(depth, f"}} TTLANG_EXTERN_CATCH({contract})")
+    w.line(depth, f"TTLANG_EXTERN_END({contract}, {result or 0});")
 
 
 def _check_extern(v: Checker, op: Op) -> None:
@@ -51,6 +58,9 @@ def _check_extern(v: Checker, op: Op) -> None:
         raise v.fail(f"result local %{result} is not declared")
     if len(seq(op.args[2])) != len(seq(op.args[3])):
         raise v.fail("extern.call has one C++ type per argument")
+    contract = op.args[6]
+    if not isinstance(contract, int) or not 0 <= contract < len(v.kernel.contracts):
+        raise v.fail(f"contract {op.args[6]} is not one of the kernel's contract notes")
 
 
 # -- raw.call -----------------------------------------------------------------------------------
@@ -118,11 +128,12 @@ ROWS = (
         "extern.call",
         operands(
             "callee:str", "template:str*", "args:arg*", "types:str*", "result:str",
-            "result_type:str",
+            "result_type:str", "contract:int",
         ),
         _run_extern, _cpp_extern, check=_check_extern,
         doc="callee<template...>(args...): each argument an expression cast to its C++ type, or "
-        "an accessor (type 'accessor'); the result ('' or a local) keeps result_type's value",
+        "an accessor (type 'accessor'); the result ('' or a local) keeps result_type's value; "
+        "contract: the kernel's note of the call, whose declared DFB contract the run time checks",
     ),
     OpDef(
         "raw.call", operands("function:str", "args:ex*", "accessors:str*", "result:str"),

@@ -11,9 +11,9 @@ evaluation is the fast path: marshal the scalar arguments into a preallocated
 monitor attached, and return the scalar result.
 
 Bindings are per launch: a new launch (``lang.state.CURRENT``) drops
-them, as it drops the bridge's accessor handles.  Dispatch conditions are checked
-here too: every evaluation of one ``DispatchCondition`` on a node in one dispatch
-must give the same truth value.
+them, as it drops the bridge's accessor handles.  What is checked around each call
+(capacities, the contract, escaped C++ exceptions, dispatch conditions) is
+:mod:`.checks`, which the compiled engine runs too.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import ctypes
 import math
 import struct
-import threading
 
 import numpy as np
 
@@ -33,11 +32,11 @@ from tilewright.device.kernel_api.accessor import (
     TensorAccessorArgs,
     tensor_accessor_args,
 )
-from tilewright.errors import DFBContractError, ExternCallError, KernelError, SourceLoc
+from tilewright.errors import ExternCallError, SourceLoc
 from tilewright.lang import state
 from tilewright.lang.dfb import DataflowBuffer
 from tilewright.lang.extern import glue
-from tilewright.lang.extern.contract import ContractMonitor
+from tilewright.lang.extern.checks import CallChecks, launch_state
 from tilewright.lang.extern.types import DFBDescriptorArg, DFBIdArg, RawAddr, UInt32
 from tilewright.lang.selectors import LogicalKernel, kernel_of
 from tilewright.native import bridge, isolate
@@ -47,16 +46,6 @@ from tilewright.ttnn.tensor import Tensor
 __all__ = ["call", "Binding", "build_site"]
 
 
-class _LaunchBindings(threading.local):
-    """Bindings and branch conditions of the launch running on this thread."""
-
-    def __init__(self) -> None:
-        self.launch: object = None
-        self.bindings: dict = {}
-        self.conditions: dict = {}
-
-
-_PER_THREAD = _LaunchBindings()
 _LIBS: dict = {}
 
 _I32 = (-(1 << 31), (1 << 31) - 1)
@@ -75,10 +64,8 @@ def call(frame, func_args, template_args, dfb_dependencies, site_id=None):
     """Evaluate the external call at ``frame``'s current call instruction on the running kernel
     (``site_id``: the call site composition named, else found by source position)."""
     run = ACTIVE.run
-    launch = state.CURRENT
-    per = _PER_THREAD
-    if per.launch is not launch:
-        per.launch, per.bindings, per.conditions = launch, {}, {}
+    per = launch_state()
+    launch = per.launch
     key = (run, frame.f_code, frame.f_lasti)
     binding = per.bindings.get(key)
     if binding is None:
@@ -149,7 +136,7 @@ class Binding:
         "scalars",
         "fixed",
         "monitor",
-        "inspected_shared",
+        "checks",
         "token",
         "signature",
         "state_args",
@@ -180,31 +167,15 @@ class Binding:
                 loc=site.loc,
             )
         dfbs = self._occurrence_dfbs(variant, args, template_args or [], dfb_dependencies or [])
-        self._check_capacities(variant, dfbs)
+        # the capacities are checked before anything is built (first of the call's checks)
+        self.checks = CallChecks(site, run, variant, dfbs, launch.setups.get(run.core.index))
+        self.monitor = self.checks.monitor
         template_texts = self._template_texts(template_args or [])
         self.state_args = (args, template_texts, dfbs)
         self.signature = self._initial_signature(variant, args)
         # (position, slot, object) of the arguments fixed at binding; set by _build
         self.fixed: tuple[tuple[int, int, object], ...] = ()
         self._build()
-        setup = launch.setups.get(run.core.index)
-        names = {d.index: d.name for d in getattr(setup, "dfbs", ()) if d.index is not None}
-        names.update((d.index, d.name) for d in dfbs)
-        expected = tuple((e.kind, dfbs[e.occurrence].index, e.tiles) for e in variant.effects)
-        self.monitor = ContractMonitor(
-            site,
-            run,
-            expected,
-            tracked=frozenset(dfbs[e.occurrence].index for e in variant.effects),
-            inspected=frozenset(dfbs[i].index for i in variant.inspected),
-            opaque=frozenset(dfbs[i].index for i in variant.opaque),
-            unknown=site.unknown_dfb_access,
-            names=names,
-            effect_dfbs=tuple(dfbs[e.occurrence] for e in variant.effects),
-        )
-        self.inspected_shared = tuple(
-            dfbs[i] for i in variant.inspected if getattr(dfbs[i], "share_guard", None) is not None
-        )
         self.token = (site.id, run.core.logical.x, run.core.logical.y)
         self.native = bridge.prepare(
             self.lib, observer=self.monitor.observe, token=self.token, title=self.site.title
@@ -248,21 +219,6 @@ class Binding:
                 raise self._error(f"DFB '{occ.dfb}' has no physical index")
             out.append(obj)
         return out
-
-    def _check_capacities(self, variant, dfbs) -> None:
-        seen = set()
-        for e in variant.effects:
-            key = (e.occurrence, e.tiles)
-            if key in seen:
-                continue
-            seen.add(key)
-            dfb = dfbs[e.occurrence]
-            if e.tiles > dfb.capacity_tiles:
-                raise self._error(
-                    f"ttl.DFBEffect.{e.kind}({dfb.name}, tiles={e.tiles}) exceeds the capacity of DFB "
-                    f"'{dfb.name}' ({dfb.capacity_tiles} tiles: {dfb.block_count} blocks of "
-                    f"{dfb.block_pages} tiles)"
-                )
 
     def _template_texts(self, template_args) -> list[str]:
         texts = []
@@ -478,10 +434,8 @@ class Binding:
                     f"func_args element {self.site.variants[self.variant_key].func_args[pos].source} "
                     "names a different tensor than when the call was first bound"
                 )
-        for dfb in self.inspected_shared:  # an inspection touches the shared index (C.7)
-            dfb.share_guard.check_access(dfb, f"DFBAccess.inspect({dfb.name}) in {self.site.title}")
-        monitor = self.monitor
-        monitor.start()
+        checks = self.checks
+        checks.begin()
         tracer = state.TRACER
         if tracer is None:
             rc = bridge.invoke(self.native, argv, self.result_ref)
@@ -489,20 +443,13 @@ class Binding:
             start = self.run.clock
             rc = bridge.invoke(self.native, argv, self.result_ref)
             tracer.span(self.run, f"extern {self.site.callee}", start, self.run.clock)
-        monitor.finish()
         if rc == 2:
-            raise self._error(
-                f"a C++ exception escaped the external function: "
-                f"{self.lib.last_error().decode('utf-8', 'replace')}",
-                cls=KernelError,
-                rule="extern-cpp-exception",
-            )
-        site = self.site
-        if site.result_type is None:
+            checks.end(self.lib.last_error().decode("utf-8", "replace"), None)
+        if self.site.result_type is None:
+            checks.end(None, None)
             return None
         value = self.result.value
-        if site.condition is not None:
-            self._record_condition(value)
+        checks.end(None, value)
         return value
 
     def _marshal(self, pos: int, v) -> int:
@@ -546,26 +493,6 @@ class Binding:
             self.lib, observer=self.monitor.observe, token=self.token, title=self.site.title
         )
         return v
-
-    def _record_condition(self, value: int) -> None:
-        site = self.site
-        key = (site.condition, self.run.core.index)
-        truth = bool(value)
-        conditions = _PER_THREAD.conditions
-        prev = conditions.get(key)
-        if prev is None:
-            conditions[key] = (truth, site, self.run.label)
-            return
-        if prev[0] != truth:
-            first, first_label = prev[1], prev[2]
-            raise DFBContractError(
-                f"DispatchCondition '{site.condition_name}' disagrees within one dispatch on "
-                f"{self.run.place}: {first.title} at {first.loc} ({first_label}) returned {prev[0]}, but "
-                f"{site.title} at {site.loc} ({self.run.label}) returned {truth}; every evaluation of one "
-                "DispatchCondition on a node must give the same truth value",
-                loc=site.loc,
-                rule="dispatch-condition",
-            )
 
 
 def load_source(source: str, site) -> bridge.NativeLibrary:

@@ -196,6 +196,18 @@ TW_EXPORT uint32_t twrt_compile_time_arg(int32_t index, tw::Loc loc) {
 // A kernel that opened none (a sharded CB pushed without a reserve) is held to the buffer's
 // occupancy only.
 
+// A compiled kernel announces each external call (phase 0) and its end (1, or 2: a C++
+// exception escaped): Python checks the call's declared contract there (lang/extern/checks.py,
+// the interpreter's checks), and in between this run shows it every CB protocol action, as a
+// hosted external call of a Python kernel does (twrt_run_observe).
+TW_EXPORT void twrt_extern_call(int32_t phase, int32_t contract, int64_t value, tw::Loc loc) {
+    Run* r = cur();
+    r->observed = 0;
+    const int64_t args[3] = {phase, contract, value};
+    request(r, "extern_call", 3, args, loc);
+    r->observed = phase == 0;
+}
+
 TW_EXPORT void twrt_cb_reserve_back(int32_t cb, int32_t n, tw::Loc loc) {
     Run* r = cur();
     tw_CBState* c = cb_of(r, cb, loc);

@@ -121,6 +121,7 @@ def lower_kernel(
         noc=noc,
         waits=tuple(n for n in lw.extra.get("waits", {}).values() if n is not None),
         sem_waits=tuple(lw.extra.get("sem_notes", {}).values()),
+        contracts=tuple(lw.extra.get("contracts", ())),
         headers=tuple(lw.extra.get("headers", {})),
         include_paths=tuple(lw.extra.get("include_paths", {})),
         descriptors=tuple(sorted(lw.extra.get("descriptors", set()))),

@@ -11,10 +11,14 @@ value needs it), ``ttl.uint32`` values as ``uint32_t``, DFBs as their physical i
 base tensors as the kernel's ``TensorAccessor``, ``ttl.raw_addr(t)`` as the buffer
 address.  A scalar result becomes a local.
 
-The compiled engine runs the C++ as the hardware does: the declared ``dfb_effects``
-are trusted (the interpreter checks them as the call runs).  A call whose declared
-effects leave a DFB transaction open, or that touches a DFB the kernel holds blocks
-of, is not compiled.
+The compiled engine checks the call as the interpreter does: the emitted C++ announces
+the call to the run time before and after it, with the index of the kernel's
+:class:`~tilewright.kir.ir.ContractNote` (the call's source position, variant key and
+dependency DFBs), and ``lang.extern.checks`` -- the interpreter's checks -- checks the
+capacities, the declared DFB contract action by action, escaped C++ exceptions and
+dispatch conditions.  A call whose declared effects leave a DFB transaction open, or
+that touches a DFB the kernel holds blocks of, is not compiled (the lowering follows
+DFB blocks across a call only for balanced effects).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from tilewright.compiler.backend.lower.values import (
     TensorRef,
     Value,
 )
-from tilewright.kir.ir import Arg, Const, Ty
+from tilewright.kir.ir import Arg, Const, ContractNote, Ty
 from tilewright.lang.extern import surface
 from tilewright.lang.selectors import LogicalKernel, kernel_of
 
@@ -96,16 +100,6 @@ def _func_arg_nodes(lw, node: ast.Call, variant_key) -> list[ast.expr]:
 
 def extern_call(lw, node: ast.Call) -> Value:
     site = _site(lw, node)
-    if lw.world.options.get("engine") == "auto":
-        # The interpreter checks the call's declared contract as the C++ runs; under auto
-        # an operation with external calls keeps that check (--engine native compiles it).
-        err = lw.fail(
-            f"{site.title}: external calls run interpreted under --engine auto, where their "
-            "dfb_effects contract is checked (--engine native compiles them)",
-            node,
-        )
-        err.quiet = True
-        raise err
     kind = lw.kin.kind
     if site.kernel_kinds is not None and kind not in site.kernel_kinds:
         raise lw.fail(f"{site.title} selects {', '.join(sorted(site.kernel_kinds))} kernels", node)
@@ -187,15 +181,71 @@ def extern_call(lw, node: ast.Call) -> Value:
     for p in site.include_paths:
         paths.setdefault(os.path.abspath(p), None)
     lw.extra.setdefault("descriptors", set()).update(descriptors)
+    contracts: list = lw.extra.setdefault("contracts", [])
+    note = ContractNote(
+        (node.lineno, node.end_lineno or node.lineno, node.col_offset, node.end_col_offset or 0),
+        variant_key,
+        _occurrence_dfbs(lw, node, variant, arg_nodes),
+        site.title,
+        site.header,
+        site.loc.file,
+    )
+    if note not in contracts:
+        contracts.append(note)
     result = ""
     rtype = ""
     if site.result_type is not None:
         var = lw.temp("result", Ty.I64)
         result, rtype = var.name, site.result_type.cpp_type
-    lw.emit("extern.call", site.callee, tuple(texts), tuple(args), tuple(types), result, rtype)
+    lw.emit(
+        "extern.call",
+        site.callee,
+        tuple(texts),
+        tuple(args),
+        tuple(types),
+        result,
+        rtype,
+        contracts.index(note),
+    )
     if result:
         return Scalar(lw.locals[result])
     return Static(None)
+
+
+def _occurrence_dfbs(lw, node: ast.Call, variant, arg_nodes: list[ast.expr]) -> tuple[int, ...]:
+    """Declaration positions of the call's DFB dependency occurrences, in occurrence order
+    (func_args DFBs, template_args descriptors, dfb_dependencies), as the interpreter's
+    binding resolves them at run time."""
+    lists: dict[str, list[ast.expr]] = {"func_args": arg_nodes}
+    out: list[int] = []
+    for occ in variant.occurrences:
+        if occ.where not in lists:
+            lists[occ.where] = _list_elements(lw, node, occ.where)
+        elts = lists[occ.where]
+        expr = elts[occ.position] if occ.position < len(elts) else None
+        if occ.where == "template_args" and isinstance(expr, ast.Call) and len(expr.args) == 1:
+            expr = expr.args[0]  # ttl.dfb_descriptor(dfb)
+        value = lw.expr(expr) if expr is not None else None
+        if not isinstance(value, DFBRef):
+            raise lw.fail(
+                f"{occ.where}[{occ.position}] ('{occ.dfb}'), a DFB the compiler cannot resolve",
+                node,
+            )
+        out.append(value.dfb.position)
+    return tuple(out)
+
+
+def _list_elements(lw, node: ast.Call, keyword: str) -> list[ast.expr]:
+    """The elements of a keyword's list literal (a starred element leaves the positions
+    unknown to the compiler)."""
+    value = _keyword(node, keyword)
+    if value is None:
+        return []
+    if not isinstance(value, (ast.List, ast.Tuple)) or any(
+        isinstance(e, ast.Starred) for e in value.elts
+    ):
+        raise lw.fail(f"{keyword} that is not a list literal of plain elements", node)
+    return list(value.elts)
 
 
 def _scalar(lw, value: Value, node: ast.AST, source: str, real: bool = False):
@@ -222,7 +272,8 @@ def raw_addr_tensor(lw, node: ast.expr):
 
 
 def _check_effects(lw, site, variant, node: ast.AST) -> None:
-    """Declared effects must close every transaction they open; no held DFB is touched."""
+    """Declared effects must close every transaction they open; no DFB the kernel holds
+    blocks of may be acted on (inspecting it is fine)."""
     names = [o.dfb for o in variant.occurrences]
     balance: dict[str, dict[str, int]] = {}
     for e in variant.effects:
@@ -236,7 +287,10 @@ def _check_effects(lw, site, variant, node: ast.AST) -> None:
                 node,
             )
     held = {h.dfb.name for h in lw.tracker.held.values()}
-    touched = set(names) & held
+    # An inspected DFB keeps its protocol state (the run-time monitor stops the call before
+    # any action on it), so the blocks the kernel holds of it stay as they are.
+    acting = variant.effect_occurrences | set(variant.opaque)
+    touched = {names[i] for i in acting} & held
     if touched or (site.unknown_dfb_access and held):
         raise lw.fail(
             f"{site.title} runs while the kernel holds blocks of DFB(s) it may use "

@@ -44,6 +44,11 @@ inline uint32_t addr_of(T* p) {
 
 /** Call the Python implementation of kernel-API function `name` (rare calls only). */
 TW_RT int64_t twrt_request(const char* name, int32_t argc, const int64_t* argv, tw::Loc loc);
+/** A compiled kernel's external call (reference C.6): phase 0 before it (Python starts its
+ *  contract monitor; the run then reports its CB protocol actions), 1 after it (the monitor
+ *  checks the whole contract happened; `value` is the result), 2 when a C++ exception
+ *  escaped it (`value`: a pointer to its text).  `contract` indexes the kernel's notes. */
+TW_RT void twrt_extern_call(int32_t phase, int32_t contract, int64_t value, tw::Loc loc);
 /** Report a kernel error of class `cls` (TW_ERR_KERNEL, TW_ERR_DFB, TW_ERR_NOC, ...: twrt_errors.h). */
 TW_RT [[noreturn]] void twrt_fail(int32_t cls, const char* message, tw::Loc loc);
 /** tilewright run --trace: the running kernel's modelled clock, and a trace span `name` from

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <type_traits>
 
 #include "tilewright/runtime.h"
@@ -261,3 +262,31 @@ struct DFBDescriptor {
 /** The same with printf-style run-time numbers in the message. */
 #define TTLANG_FAILF_RULE(cls, rule, format, ...) \
     TTLANG_FAILF(cls, "{rule:" rule "}" format __VA_OPT__(, ) __VA_ARGS__)
+
+/** An external call's checks, as the interpreter makes them (lang/extern/checks.py): BEGIN
+ *  before it (its declared DFB contract is then checked action by action), CATCH after its
+ *  `try` block (a C++ exception that escapes it is reported at the call), END after it
+ *  (every declared action happened; `result`: the call's result, for dispatch conditions).
+ *  `contract` indexes the kernel's contract notes, which only the compiled engine's build of
+ *  the kernel has (it defines TTLANG_CHECK_EXTERN_CONTRACTS); the kernel as `tilewright emit`
+ *  writes it -- for tt-metal, or a generic_op rerun -- calls the function unchecked. */
+#ifdef TTLANG_CHECK_EXTERN_CONTRACTS
+#define TTLANG_EXTERN_BEGIN(contract) twrt_extern_call(0, (contract), 0, TW_HERE)
+#define TTLANG_EXTERN_END(contract, result) \
+    twrt_extern_call(1, (contract), static_cast<int64_t>(result), TW_HERE)
+#define TTLANG_EXTERN_CATCH(contract)                                                             \
+    catch (const std::exception& ttlang_exc_) {                                                   \
+        twrt_extern_call(2, (contract), reinterpret_cast<intptr_t>(ttlang_exc_.what()), TW_HERE); \
+    }                                                                                             \
+    catch (...) {                                                                                 \
+        twrt_extern_call(2, (contract), reinterpret_cast<intptr_t>("a non-standard C++ exception"), \
+                         TW_HERE);                                                                \
+    }
+#else
+#define TTLANG_EXTERN_BEGIN(contract) ((void)0)
+#define TTLANG_EXTERN_END(contract, result) ((void)0)
+#define TTLANG_EXTERN_CATCH(contract) \
+    catch (...) {                     \
+        throw;                        \
+    }
+#endif
