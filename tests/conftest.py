@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from tilewright.device import session
+
+# The signal tests send Ctrl-C / SIGTERM / SIGHUP to the programs they start.  A shell that
+# starts the suite in the background without job control (`cmd &` in a script, `nohup`) makes
+# it ignore SIGINT / SIGQUIT (and nohup SIGHUP), and an ignored disposition survives exec:
+# every child would ignore the signal and those tests would time out.  Undo that here, so
+# children start with the default dispositions as from a terminal.
+for _sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+    if signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
 
 
 @pytest.fixture(autouse=True)
