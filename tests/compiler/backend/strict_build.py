@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from tilewright.compiler.backend.build import INCLUDE_DIR
+from tilewright.device.ops.numerics import FIDELITY_NAMES
 from tilewright.native import toolchain
 from tilewright.native.kernels import kernel_source
 from tilewright.native.runtime import generated_dir
@@ -18,7 +19,7 @@ __all__ = ["STRICT", "strict_build", "strict_build_emitted", "strict_build_kerne
 
 STRICT = ("-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", "-Werror")
 
-_FIDELITY = {"LoFi": 0, "HiFi2": 2, "HiFi3": 3, "HiFi4": 4}
+_FIDELITY = {name: value for value, name in FIDELITY_NAMES.items()}  # numerics: one list
 
 
 def strict_build(unit: Path, include_paths=()) -> subprocess.CompletedProcess:
