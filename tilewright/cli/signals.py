@@ -8,7 +8,7 @@ kernel was (docs/robustness.md, *Livelocks, the watchdog and Ctrl-C*): the signa
 C-level handler writes to a wake-up pipe (``signal.set_wakeup_fd``; Python's own handler
 would wait for the main thread's next bytecode, which a native kernel in a loop never
 reaches); a helper thread reads it, kills the running compilers
-(``native.toolchain.stop_compilers``) and sends the process SIGINT (when SIGINT has Python's
+(``native.toolchain.stop_compilers``) and sends the main thread SIGINT (when SIGINT has Python's
 default handler; otherwise the Python-level handler raises the interrupt, which reaches
 Python code only).  The run then ends as an
 interrupted one, says "terminated (SIGTERM)" and exits with 143; the caller still writes
@@ -67,7 +67,11 @@ def _watch(read_fd: int) -> None:
             _TERMINATED.set()
             toolchain.stop_compilers()
             if _ctrl_c_is_default():
-                os.kill(os.getpid(), signal.SIGINT)
+                # To the main thread, not the process: a process-directed signal may land on
+                # this thread (the kernel skips a thread whose SIGTERM is still pending), and
+                # then the main thread's blocking read (an --isolate parent reading its
+                # child's pipe) is never interrupted and the run hangs.
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
 @contextmanager
