@@ -335,3 +335,48 @@ def test_the_pch_leaves_the_machine_code_unchanged(tmp_path, prelude):
         return out.splitlines()[2:]  # after the line naming the file
 
     assert code(fast.path) == code(plain.path) and len(code(fast.path)) > 20
+
+
+def test_two_builders_finishing_together_leave_one_pch_with_its_own_manifest(tmp_path):
+    """The PCH and its manifest go into place as one directory: a second builder finding
+    the first's whole PCH keeps it (before, each replaced the two files one by one, and
+    one's PCH could end up beside the other's manifest)."""
+    cache = tmp_path / "cache"
+    build(compute_source(1), cache)
+    gch = pch_file(cache)
+    where = gch.parents[1]
+    first = file_hash(str(gch))
+    staged = tmp_path / "staged"
+    (staged / gch.relative_to(where)).parent.mkdir(parents=True)
+    (staged / gch.relative_to(where)).write_bytes(b"another build of the same header")
+    (staged / "manifest.json").write_text('{"sha256": "0", "deps": []}')
+    files = pch._install(staged, where, pch.KERNEL_STD.name, [])
+    assert files[0][0] == str(gch) and file_hash(str(gch)) == first
+    assert json.loads((where / "manifest.json").read_text())["sha256"] == first
+
+
+def test_a_damaged_pch_in_the_way_is_moved_aside_for_the_new_one(tmp_path):
+    cache = tmp_path / "cache"
+    build(compute_source(1), cache)
+    gch = pch_file(cache)
+    where = gch.parents[1]
+    gch.write_bytes(gch.read_bytes()[:1000])  # truncated: no manifest vouches for it now
+    new_process()
+    build(compute_source(2), cache)
+    manifest = json.loads((where / "manifest.json").read_text())
+    assert manifest["sha256"] == file_hash(str(gch)) and gch.stat().st_size > 1000
+    assert not [p for p in (cache / "pch").iterdir() if p.name.startswith("build-")]
+
+
+def test_prepare_builds_the_prelude_so_the_first_kernel_build_only_compiles_itself(
+    tmp_path, header_builds
+):
+    cache = tmp_path / "cache"
+    opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache))
+    nbuild.prepare((pch.KERNEL_STD, SUPPORT_STD), opts)
+    assert len(header_builds) == 2
+    assert pch_file(cache).is_file() and pch_file(cache, SUPPORT_STD).is_file()
+    result = build(compute_source(3), cache)
+    assert len(header_builds) == 2 and not result.cached
+    nbuild.prepare((pch.KERNEL_STD,), opts)  # built: nothing to do
+    assert len(header_builds) == 2

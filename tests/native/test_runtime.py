@@ -180,3 +180,22 @@ def test_bf16_rounding_matches_python_on_every_upper_half(rt):
             m = x[chunk : chunk + 1024].reshape(32, 32)
             py = encode_block(m, DataFormat.Float16_b, TILE_32x32)
             assert np.array_equal(c_encode(rt, DataFormat.Float16_b, m)[:2048], py)
+
+
+def test_a_runtime_source_that_does_not_compile_fails_the_build_naming_it(tmp_path, monkeypatch):
+    """The runtime's sources compile side by side (one compiler per source): a failing one
+    is a NativeBuildError with the compiler's message, and no build is left behind."""
+    import shutil
+
+    from tilewright.errors import NativeBuildError
+    from tilewright.native import runtime, toolchain
+
+    sources = tmp_path / "runtime"
+    shutil.copytree(SOURCE_DIR, sources)
+    (sources / "perf.cpp").write_text((sources / "perf.cpp").read_text() + "\nint broken = ;\n")
+    monkeypatch.setattr(runtime, "SOURCE_DIR", sources)
+    cache = tmp_path / "cache"
+    with pytest.raises(NativeBuildError, match="building the native runtime failed") as info:
+        runtime._build(toolchain.OPTIONS.resolved_compiler(), cache)
+    assert "perf.cpp" in str(info.value) and "broken" in str(info.value)
+    assert not list((cache / "runtime").iterdir())

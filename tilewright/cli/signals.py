@@ -71,7 +71,9 @@ def _watch(read_fd: int) -> None:
                 # this thread (the kernel skips a thread whose SIGTERM is still pending), and
                 # then the main thread's blocking read (an --isolate parent reading its
                 # child's pipe) is never interrupted and the run hangs.
-                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                main = threading.main_thread().ident
+                assert main is not None  # the main thread is running: it is started
+                signal.pthread_kill(main, signal.SIGINT)
 
 
 @contextmanager

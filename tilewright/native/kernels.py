@@ -26,8 +26,8 @@ Every core of the kernel's range then runs it as a fiber of the native runtime
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 from tilewright.device.cb import kernel_cb_table
@@ -266,16 +266,7 @@ class NativeKernel:
             else:
                 todo[key] = (e, c)
         if len(todo) > 1:
-            with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-                try:
-                    list(pool.map(lambda ec: ec[0].library(ec[1]), todo.values()))
-                except KeyboardInterrupt:  # the compilers run in their own process groups:
-                    toolchain.stop_compilers()  # end them, or the pool waits for each
-                    raise
-                except Exception as exc:  # noqa: BLE001 - re-raised here, whatever it is
-                    # without the worker's frames: their innermost non-Tilewright one is
-                    # concurrent/futures/thread.py, which diagnostics took for the user's line
-                    raise exc.with_traceback(None) from None
+            toolchain.in_parallel(partial(e.library, c) for e, c in todo.values())
         for key, (e, c) in todo.items():
             current[key] = e.library(c).entry  # built above (in parallel) or now
         driver = driver_for(device.engine)

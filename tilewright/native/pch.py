@@ -15,10 +15,10 @@ built with other ``-O``/``-f``/``-g`` flags) and the header's text, so it is kno
 without building.  The manifest records the PCH's SHA-256 and every header it was built
 from (``-MD``: the system headers too) with theirs; a process uses the PCH only after
 checking both once (then by ``stat``), and rebuilds a damaged, truncated or stale one.
-Builds happen in a temporary directory (``<cache>/pch/build-*``) and are renamed into
-place, the PCH before its manifest, so concurrent builders (threads of one launch, or
-other processes) each leave a complete PCH and a reader never sees a partial one; within
-a process one lock per key makes the threads of a launch build it once.
+Builds happen in a temporary directory (``<cache>/pch/build-*``) whose PCH and manifest
+are renamed into place as one directory, so concurrent builders (threads of one launch,
+or other processes) leave one complete, vouched-for PCH and a reader never sees a partial
+one; within a process one lock per key makes the threads of a launch build it once.
 
 Compilers other than GCC look a ``.gch`` up only for ``-include`` (clang): for them
 :func:`search_dir` is None and kernels parse the header as before (docs/cpp-kernels.md).
@@ -26,6 +26,7 @@ Compilers other than GCC look a ``.gch`` up only for ``-include`` (clang): for t
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -48,7 +49,7 @@ from tilewright.native.cachefs import (
 )
 from tilewright.native.toolchain import INCLUDE_DIR, compiler_identity
 
-__all__ = ["Prelude", "KERNEL_STD", "pch_flags", "search_dir", "ensure", "is_gcc"]
+__all__ = ["Prelude", "KERNEL_STD", "pch_flags", "search_dir", "ensure", "unbuilt", "is_gcc"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +120,49 @@ def ensure(prelude: Prelude, compiler: str, flags: list[str], where: Path, timeo
         _VERIFIED[where] = found
 
 
+def unbuilt(where: Path) -> bool:
+    """Whether ``where`` certainly needs a build (no manifest yet): one ``stat``, so a
+    build can start it early (``build.prepare``) without verifying a PCH it will reuse."""
+    return where not in _VERIFIED and not (where / "manifest.json").exists()
+
+
 def _current(where: Path) -> bool:
     files = _VERIFIED.get(where)
     return files is not None and all(signature(p) == sig for p, sig in files)
+
+
+def _install(staged: Path, where: Path, header: str, records: list) -> tuple:
+    """Put a built PCH and its manifest in place together: their directory renamed to
+    ``where`` (atomic).  Replaced one file at a time, two concurrent builders could leave
+    one's PCH with the other's manifest (two builds of a header differ byte for byte),
+    which every reader then rebuilt.  Where another builder's whole PCH is already in
+    place it is used (and ours discarded with the build directory); a damaged one is moved
+    aside first."""
+    for _attempt in range(3):
+        try:
+            os.rename(staged, where)  # fails if ``where`` exists and is not empty
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise unusable_cache(where, exc) from None
+            found = _lookup(where, header)
+            if found is not None:
+                return found
+            _discard(where)
+            continue
+        gch = where / f"{header}.gch"
+        return ((str(gch), signature(str(gch))), *((d, signature(d)) for d, _h in records))
+    raise NativeBuildError(f"cannot put the precompiled header in place at {where}")
+
+
+def _discard(where: Path) -> None:
+    """Move a damaged PCH directory aside (a process using it keeps its open files), then
+    remove it; what is left is stale-build debris (``build-*``) later builds remove."""
+    aside = where.with_name(f"build-damaged-{os.getpid()}-{where.name}")
+    try:
+        os.rename(where, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _lock(where: Path) -> threading.Lock:
@@ -200,17 +241,13 @@ def _build(prelude: Prelude, compiler, flags, where: Path, timeout) -> tuple:
         deps = parse_deps(dep_file.read_text() if dep_file.exists() else "", str(source))
         records = [[d, file_hash(d) or ""] for d in deps]
         manifest = {"sha256": file_hash(str(out)), "deps": records, "header": header}
-        gch = where / f"{header}.gch"
-        tmp_manifest = work / "manifest.json"
+        staged = work / "staged"
         try:
-            make_dir(gch.parent)
-            tmp_manifest.write_text(json.dumps(manifest))
-            # The PCH first, then its manifest: a build killed between the two leaves a
-            # PCH no manifest vouches for (rebuilt, and replaced, next time).
-            os.replace(out, gch)
-            os.replace(tmp_manifest, where / "manifest.json")
+            make_dir((staged / f"{header}.gch").parent)
+            os.replace(out, staged / f"{header}.gch")
+            (staged / "manifest.json").write_text(json.dumps(manifest))
         except OSError as exc:
-            raise unusable_cache(where, exc) from None
-        return ((str(gch), signature(str(gch))), *((d, signature(d)) for d, _h in records))
+            raise unusable_cache(work, exc) from None
+        return _install(staged, where, header, records)
     finally:
         shutil.rmtree(work, ignore_errors=True)

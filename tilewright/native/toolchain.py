@@ -12,6 +12,8 @@ import shutil
 import signal
 import subprocess
 import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,6 +28,7 @@ __all__ = [
     "compiler_identity",
     "run_compiler",
     "stop_compilers",
+    "in_parallel",
 ]
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
@@ -167,3 +170,22 @@ def run_compiler(
         with _COMPILERS_LOCK:
             _COMPILERS.discard(proc)
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
+def in_parallel(jobs: Iterable[Callable[[], object]]) -> list:
+    """Run build jobs (each runs its compilers through :func:`run_compiler`) on a thread per
+    CPU core; their results in order.  The first failure is raised without the worker's
+    frames: their innermost one outside Tilewright is concurrent/futures/thread.py, which
+    diagnostics would take for the user's line.  On Ctrl-C the compilers are killed (they
+    run in their own process groups, and the pool would otherwise wait for each)."""
+    jobs = list(jobs)
+    if len(jobs) <= 1:
+        return [job() for job in jobs]
+    with ThreadPoolExecutor(max_workers=min(len(jobs), os.cpu_count() or 2)) as pool:
+        try:
+            return list(pool.map(lambda job: job(), jobs))
+        except KeyboardInterrupt:
+            stop_compilers()
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised here, whatever it is
+            raise exc.with_traceback(None) from None

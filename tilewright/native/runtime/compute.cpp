@@ -29,6 +29,7 @@ namespace twrt {
 namespace {
 
 constexpr int kTile = 1024;
+constexpr int kBlock = 16 * kTile;  // the most tiles DST holds: a matmul block's operands
 
 using Sgemm = void (*)(int, int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
                        float, float*, int64_t);
@@ -149,26 +150,57 @@ void transpose(const float* in, float* out) {
         for (int j = 0; j < 32; ++j) out[j * 32 + i] = in[i * 32 + j];
 }
 
-// C = A @ B for 32x32 row-major tiles, as numpy's matmul computes it.
-void tile_matmul(const float* a, const float* b, float* c) {
+// C (m x n, row stride ldc) = A (m x 32, rows contiguous) @ B (32 x n, row stride ldb): the
+// 32x32 tiles of C as numpy's matmul of each pair of tiles computes them.  Every element is
+// one length-32 dot product; BLAS computes it in the same order whatever m and n are
+// (checked once per process, batch_is_exact), so one call serves a whole block of tiles.
+void gemm_k32(int m, int n, const float* a, const float* b, int ldb, float* c, int ldc) {
     if (g_sgemm != nullptr) {
         if (g_sgemm_ilp64)
-            reinterpret_cast<Sgemm>(g_sgemm)(101, 111, 111, 32, 32, 32, 1.0f, a, 32, b, 32, 0.0f, c, 32);
+            reinterpret_cast<Sgemm>(g_sgemm)(101, 111, 111, m, n, 32, 1.0f, a, 32, b, ldb, 0.0f, c, ldc);
         else
-            reinterpret_cast<Sgemm32>(g_sgemm)(101, 111, 111, 32, 32, 32, 1.0f, a, 32, b, 32, 0.0f, c, 32);
+            reinterpret_cast<Sgemm32>(g_sgemm)(101, 111, 111, m, n, 32, 1.0f, a, 32, b, ldb, 0.0f, c, ldc);
         return;
     }
-    for (int i = 0; i < 32; ++i) {
-        for (int j = 0; j < 32; ++j) {
+    for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < n; ++j) {
             double s = 0;
-            for (int k = 0; k < 32; ++k) s += double(a[i * 32 + k]) * double(b[k * 32 + j]);
-            c[i * 32 + j] = float(s);
+            for (int k = 0; k < 32; ++k) s += double(a[i * 32 + k]) * double(b[k * ldb + j]);
+            c[i * ldc + j] = float(s);
         }
     }
 }
 
+void tile_matmul(const float* a, const float* b, float* c) { gemm_k32(32, 32, a, b, 32, c, 32); }
+
 // The tile matmul as fpu_product's product: SrcB (in0) @ SrcA (in1).
 constexpr auto kMatmul = [](const float* b, const float* a, float* c) { tile_matmul(b, a, c); };
+
+// Whether one gemm_k32 of a block gives the bits of its tiles' products one at a time:
+// true of OpenBLAS's kernels (each element's dot product runs over k in order), checked here
+// once per BLAS on a pseudo-random 4x4-tile block so another BLAS cannot change a result.
+bool g_batch_exact = false;
+
+bool batch_is_exact() {
+    constexpr int n = 4;
+    static float a[n * kTile], b[n * kTile], whole[n * n * kTile], one[kTile];
+    uint32_t x = 12345u;
+    auto next = [&x] {
+        x = x * 1664525u + 1013904223u;
+        return float(int32_t(x >> 8) - (1 << 23)) * 0x1p-20f;
+    };
+    for (float& v : a) v = next();
+    for (float& v : b) v = next();
+    gemm_k32(n * 32, n * 32, a, b, n * 32, whole, n * 32);
+    for (int row = 0; row < n; ++row)
+        for (int col = 0; col < n; ++col) {
+            gemm_k32(32, 32, a + row * kTile, b + col * 32, n * 32, one, 32);
+            for (int i = 0; i < 32; ++i)
+                if (std::memcmp(one + i * 32, whole + (row * 32 + i) * n * 32 + col * 32, 32 * sizeof(float)) != 0)
+                    return false;
+        }
+    return true;
+}
 
 // numpy's float32 pairwise summation (n elements, stride in floats).
 float pairwise_sum(const float* a, int n, int stride) {
@@ -213,6 +245,10 @@ void fidelity_slices(const float* x, int n, uint32_t hi_mask, uint32_t full_mask
     }
 }
 
+// The sliced operands of fpu_product, sized for a matmul block's (kBlock floats each): one
+// set per thread for every instantiation (fpu_product does not yield to another fiber).
+thread_local float g_fidelity_scratch[7][kBlock];
+
 // product(b, a, out) at the fidelity: HiFi4 P(B, A); LoFi P(B_hi, A_hi); HiFi2 P(B_hi, A_full);
 // HiFi3 P(B_full, A_full) - P(B_lo, A_lo).  nb / na: elements of B / A, nout of the product.
 template <class Product>
@@ -225,7 +261,9 @@ void fpu_product(Run* r, const float* b, int nb, const float* a, int na, int nou
     }
     if (fid != TW_FIDELITY_LOFI && fid != TW_FIDELITY_HIFI2 && fid != TW_FIDELITY_HIFI3)
         fail(r, ERR_KERNEL, loc, "math_fidelity %d is not a MathFidelity " TW_FIDELITY_CHOICES, fid);
-    float ah[kTile], af[kTile], al[kTile], bh[kTile], bf[kTile], bl[kTile];
+    float* ah = g_fidelity_scratch[0];
+    float *af = g_fidelity_scratch[1], *al = g_fidelity_scratch[2], *bh = g_fidelity_scratch[3];
+    float *bf = g_fidelity_scratch[4], *bl = g_fidelity_scratch[5], *low = g_fidelity_scratch[6];
     fidelity_slices(a, na, kSlice_a_hi, kSlice_a_full, ah, af, al);
     fidelity_slices(b, nb, kSlice_b_hi, kSlice_b_full, bh, bf, bl);
     if (fid == TW_FIDELITY_LOFI) {
@@ -233,7 +271,6 @@ void fpu_product(Run* r, const float* b, int nb, const float* a, int na, int nou
     } else if (fid == TW_FIDELITY_HIFI2) {
         product(bh, af, out);
     } else {
-        float low[kTile];
         product(bf, af, out);
         product(bl, al, low);
         for (int i = 0; i < nout; ++i) out[i] = out[i] - low[i];
@@ -282,7 +319,10 @@ using namespace twrt;
 TW_EXPORT void twrt_set_sgemm(void* fn, int32_t ilp64) {
     g_sgemm = fn;
     g_sgemm_ilp64 = ilp64;
+    g_batch_exact = batch_is_exact();
 }
+
+TW_EXPORT int32_t twrt_matmul_batched(void) { return g_batch_exact ? 1 : 0; }
 
 TW_EXPORT void twrt_dst_acquire(tw::Loc loc) {
     Run* r = compute_run(loc);
@@ -442,30 +482,52 @@ TW_EXPORT void twrt_matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
 TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32_t t1, uint32_t idst,
                                  uint32_t transpose_b, uint32_t ct, uint32_t rt, uint32_t kt, tw::Loc loc) {
     Run* r = compute_run(loc);
-    char what[96];
-    fmt_matmul_block_what(what, sizeof what, int32_t(ct), int32_t(rt), int32_t(kt));
-    if (int32_t(ct) < 1 || int32_t(rt) < 1 || int32_t(kt) < 1) fail_matmul_block_dims(r, loc, what);
+    char what[96];  // formatted for an error only (a warm matmul makes 10^5 of these calls)
+    auto describe = [&] {
+        fmt_matmul_block_what(what, sizeof what, int32_t(ct), int32_t(rt), int32_t(kt));
+        return what;
+    };
+    if (int32_t(ct) < 1 || int32_t(rt) < 1 || int32_t(kt) < 1) fail_matmul_block_dims(r, loc, describe());
     int cap = dst_capacity(r);
     uint32_t n = ct * rt;
     if (int32_t(idst) < 0 || uint64_t(idst) + n > uint64_t(cap))
-        fail_dst_block_range(r, loc, what, int32_t(idst), int64_t(int32_t(idst)) + n - 1, cap, r->fp32_dest_acc,
-                             r->dst_full_sync);
+        fail_dst_block_range(r, loc, describe(), int32_t(idst), int64_t(int32_t(idst)) + n - 1, cap,
+                             r->fp32_dest_acc, r->dst_full_sync);
     if (r->mm_block_set && (r->mm_transpose != (transpose_b != 0) || uint32_t(r->mm_ct) != ct ||
                             uint32_t(r->mm_rt) != rt))
-        fail_matmul_block_config(r, loc, what, transpose_b ? 1 : 0, r->mm_ct, r->mm_rt, r->mm_transpose);
-    static thread_local float btiles[16 * kTile];
-    float tmp[kTile], a[kTile], p[kTile], out[kTile];
+        fail_matmul_block_config(r, loc, describe(), transpose_b ? 1 : 0, r->mm_ct, r->mm_rt, r->mm_transpose);
+    // A's column of rt tiles stacked ((rt*32) x 32) and B's row of ct tiles side by side
+    // (32 x (ct*32)): their product is the block's rt x ct tile products at once, one BLAS
+    // call (when exact, batch_is_exact) instead of rt*ct; the fidelity slices are per element.
+    static thread_local float a_col[kBlock], b_row[kBlock], prod[kBlock];
+    float tmp[kTile], bt[kTile], out[kTile];
+    const int ldb = int(ct) * 32;
     for (uint32_t c = 0; c < ct; ++c) {
-        unpack(r, int32_t(cb1), t1 + c, transpose_b ? tmp : btiles + c * kTile, loc);
-        if (transpose_b) transpose(tmp, btiles + c * kTile);
+        unpack(r, int32_t(cb1), t1 + c, tmp, loc);
+        if (transpose_b) transpose(tmp, bt);
+        const float* src = transpose_b ? bt : tmp;
+        for (int i = 0; i < 32; ++i) std::memcpy(b_row + i * ldb + c * 32, src + i * 32, 32 * sizeof(float));
     }
+    for (uint32_t row = 0; row < rt; ++row) unpack(r, int32_t(cb0), t0 + row * kt, a_col + row * kTile, loc);
+    const int m = int(rt) * 32;
+    auto block_product = [m, ldb, ct, rt](const float* sb, const float* sa, float* o) {
+        if (g_batch_exact) {
+            gemm_k32(m, ldb, sb, sa, ldb, o, ldb);
+            return;
+        }
+        for (uint32_t row = 0; row < rt; ++row)
+            for (uint32_t c = 0; c < ct; ++c)
+                gemm_k32(32, 32, sb + row * kTile, sa + c * 32, ldb, o + row * 32 * ldb + c * 32, ldb);
+    };
+    // MVMUL at the fidelity: in0 is SrcB, in1 SrcA
+    fpu_product(r, a_col, int(rt) * kTile, b_row, int(ct) * kTile, int(n) * kTile, block_product, prod, loc);
     for (uint32_t row = 0; row < rt; ++row) {
-        unpack(r, int32_t(cb0), t0 + row * kt, a, loc);
         for (uint32_t c = 0; c < ct; ++c) {
             uint32_t d = idst + row * ct + c;
-            fpu_product(r, a, kTile, btiles + c * kTile, kTile, kTile, kMatmul, p, loc);
             const float* dv = dst_tile(r, d);
-            for (int i = 0; i < kTile; ++i) out[i] = dv[i] + p[i];
+            const float* p = prod + row * 32 * ldb + c * 32;
+            for (int i = 0; i < 32; ++i)
+                for (int j = 0; j < 32; ++j) out[i * 32 + j] = dv[i * 32 + j] + p[i * ldb + j];
             write_dst(r, d, out, loc);
         }
     }
