@@ -30,6 +30,18 @@ def load(path: Path) -> dict:
     return ns
 
 
+def load_compiling(path: Path) -> tuple[dict, list[str]]:
+    """:func:`load`, and the names of the operations the back end compiled while it ran."""
+    from tilewright.compiler.backend import engine as backend
+
+    compiled: list[str] = []
+    backend.COMPILE_OBSERVERS.append(lambda r, c, p: compiled.append(r.name))
+    try:
+        return load(path), compiled
+    finally:
+        backend.COMPILE_OBSERVERS.pop()
+
+
 def line_of(path: Path, marker: str = "# <-") -> int:
     for i, text in enumerate(path.read_text().splitlines(), 1):
         if marker in text:

@@ -29,6 +29,7 @@ __all__ = [
     "unusable_cache",
     "make_dir",
     "remove_stale_builds",
+    "discard",
     "parse_deps",
 ]
 
@@ -94,6 +95,18 @@ def make_dir(path: Path, what: str = "the native build cache") -> None:
         raise unusable_cache(path, exc, what) from None
     if not path.is_dir():  # pragma: no cover - mkdir(exist_ok) raises for a file in the way
         raise unusable_cache(path, NotADirectoryError(20, "not a directory"), what)
+
+
+def discard(directory: Path, prefix: str) -> None:
+    """Move a damaged build directory aside as ``<prefix>damaged-<pid>-<name>`` (a process
+    using its files keeps them open or mapped), then remove it; what a failed removal
+    leaves is stale-build debris that :func:`remove_stale_builds` (same prefix) removes."""
+    aside = directory.with_name(f"{prefix}damaged-{os.getpid()}-{directory.name}")
+    try:
+        os.replace(directory, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def remove_stale_builds(parent: Path, prefix: str, max_age: float = STALE_SECONDS) -> int:

@@ -41,6 +41,7 @@ from tilewright.errors import NativeBuildError
 from tilewright.native import toolchain
 from tilewright.native.cachefs import (
     Signature,
+    discard,
     file_hash,
     make_dir,
     parse_deps,
@@ -147,22 +148,11 @@ def _install(staged: Path, where: Path, header: str, records: list) -> tuple:
             found = _lookup(where, header)
             if found is not None:
                 return found
-            _discard(where)
+            discard(where, "build-")
             continue
         gch = where / f"{header}.gch"
         return ((str(gch), signature(str(gch))), *((d, signature(d)) for d, _h in records))
     raise NativeBuildError(f"cannot put the precompiled header in place at {where}")
-
-
-def _discard(where: Path) -> None:
-    """Move a damaged PCH directory aside (a process using it keeps its open files), then
-    remove it; what is left is stale-build debris (``build-*``) later builds remove."""
-    aside = where.with_name(f"build-damaged-{os.getpid()}-{where.name}")
-    try:
-        os.rename(where, aside)
-    except OSError:
-        return
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 def _lock(where: Path) -> threading.Lock:

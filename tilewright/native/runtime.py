@@ -32,7 +32,13 @@ from tilewright.device.perf import costs
 from tilewright.device.shared import DeviceInfo, EngineHeader, RunSpec, c_header
 from tilewright.errors import NativeBuildError
 from tilewright.native import headers, toolchain
-from tilewright.native.cachefs import file_hash, make_dir, remove_stale_builds, unusable_cache
+from tilewright.native.cachefs import (
+    discard,
+    file_hash,
+    make_dir,
+    remove_stale_builds,
+    unusable_cache,
+)
 from tilewright.native.toolchain import compiler_identity, include_dir
 
 __all__ = ["Runtime", "library", "SFPU_OPS", "generated_dir"]
@@ -306,7 +312,7 @@ def _build(compiler: str, cache: Path) -> Path:
         )
         (work / stamp.name).write_text(file_hash(str(out)) or "")
         if directory.exists():  # a damaged copy: move it out of the way first
-            _discard(directory)
+            discard(directory, "twrt-")
         try:
             os.replace(work, directory)  # atomic: a concurrent build of the same key may win
         except OSError as exc:
@@ -336,17 +342,6 @@ def _intact(target: Path, stamp: Path) -> bool:
     except (OSError, ValueError):
         return False
     return bool(recorded) and file_hash(str(target)) == recorded
-
-
-def _discard(directory: Path) -> None:
-    """Rename a damaged build out of the way, then remove it (a process that has it
-    loaded keeps its mapping)."""
-    aside = directory.with_name(f"twrt-damaged-{os.getpid()}-{directory.name}")
-    try:
-        os.replace(directory, aside)
-    except OSError:
-        return
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 # -- numpy's sgemm ---------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.compiler.helpers import load, program, write
+from tests.compiler.helpers import load, load_compiling, program, write
 from tilewright.errors import NotCompilableError
 
 OP = """
@@ -59,8 +59,6 @@ result = ttnn.to_torch(out)
 
 
 def run(tmp_path, expr: str, engine: str, *, shape=(1, 2), oshape=None):
-    from tilewright.compiler.backend import engine as backend
-
     rows, cols = shape
     # a waited block must be read: the blocks the expression leaves out are read (and dropped)
     unused = (
@@ -76,12 +74,9 @@ def run(tmp_path, expr: str, engine: str, *, shape=(1, 2), oshape=None):
         engine=engine, unused=unused, rows=rows, cols=cols, expr=expr, oshape=(orows, ocols), orows=orows,
         ocols=ocols,
     )  # fmt: skip
-    compiled: list[str] = []
-    backend.COMPILE_OBSERVERS.append(lambda r, c, p: compiled.append(r.name))
-    try:
-        ns = load(write(tmp_path, program(OP.format(**fields), CALL.format(**fields))))
-    finally:
-        backend.COMPILE_OBSERVERS.pop()
+    ns, compiled = load_compiling(
+        write(tmp_path, program(OP.format(**fields), CALL.format(**fields)))
+    )
     return ns["result"], compiled
 
 

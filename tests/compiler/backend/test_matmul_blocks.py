@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.compiler.helpers import load, program, write
+from tests.compiler.helpers import load_compiling, program, write
 
 OP = """
 @ttl.operation(grid=(1, 1), options="--tw-engine={engine}", math_fidelity="{fidelity}",
@@ -49,15 +49,10 @@ result = ttnn.to_torch(out)
 
 
 def run(tmp_path, engine: str, fidelity: str, fp32: bool, m: int, k: int, n: int):
-    from tilewright.compiler.backend import engine as backend
-
     fields = dict(engine=engine, fidelity=fidelity, fp32=fp32, m=m, k=k, n=n)
-    compiled: list[str] = []
-    backend.COMPILE_OBSERVERS.append(lambda r, c, p: compiled.append(r.name))
-    try:
-        ns = load(write(tmp_path, program(OP.format(**fields), CALL.format(**fields))))
-    finally:
-        backend.COMPILE_OBSERVERS.pop()
+    ns, compiled = load_compiling(
+        write(tmp_path, program(OP.format(**fields), CALL.format(**fields)))
+    )
     return ns["result"], compiled
 
 
