@@ -93,6 +93,7 @@ class NocModel:
         p.dram_xy = ctypes.addressof(self._dram)
         p.tags, p.used = ctypes.addressof(self._tags), ctypes.addressof(self._used)
         self._epoch = 0
+        self._links: dict[tuple[int, tuple[int, int], tuple[int, int]], tuple[int, ...]] = {}
         self.size = (sx, sy)
         self.workers = self.plan.workers
         self.dram = self.plan.dram
@@ -112,6 +113,20 @@ class NocModel:
 
     def route(self, noc: int, src: tuple[int, int], dst: tuple[int, int], out: list) -> None:
         """Append the links of the route from ``src`` to ``dst`` on NoC ``noc`` to ``out``."""
+        out.extend(self.links(noc, src, dst))
+
+    def links(self, noc: int, src: tuple[int, int], dst: tuple[int, int]) -> tuple[int, ...]:
+        """The links of the route from ``src`` to ``dst`` on NoC ``noc``, in order: the
+        geometry's alone, so computed once per route (a page moved is a route looked up)."""
+        key = (noc, src, dst)
+        found = self._links.get(key)
+        if found is None:
+            out: list[int] = []
+            self._walk(noc, src, dst, out)
+            found = self._links[key] = tuple(out)
+        return found
+
+    def _walk(self, noc: int, src: tuple[int, int], dst: tuple[int, int], out: list) -> None:
         sx, sy = self.size
         x, y = src
         dx, dy = dst
@@ -207,8 +222,7 @@ class NocModel:
         """A unicast write of ``nbytes`` from ``src`` to ``dst`` (DRAM ``bank`` or -1) issued at
         ``now``: (the issuer's clock afterwards, when the last byte lands at ``dst``)."""
         p = self.state
-        links: list[int] = []
-        self.route(noc, src, dst, links)
+        links = self.links(noc, src, dst)
         back = self.hops(noc, dst, src)
         fwd = len(links)
         inj = Resource.niu(p, noc, src[0], src[1], 0)
@@ -248,8 +262,7 @@ class NocModel:
     ) -> int:
         """A read by ``req`` of ``nbytes`` at ``src`` (DRAM ``bank`` or -1): the issuer's clock."""
         p = self.state
-        links: list[int] = []
-        self.route(noc, src, req, links)
+        links = self.links(noc, src, req)
         ask = self.hops(noc, req, src) * p.hop
         inj = Resource.niu(p, noc, src[0], src[1], 0)
         ej = Resource.niu(p, noc, req[0], req[1], 1)
