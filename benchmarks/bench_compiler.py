@@ -468,7 +468,20 @@ def tutorial_cold_seconds(name: str, repeats: int) -> float:
     return round(statistics.median(runs), 3)
 
 
-def tutorial(names, repeats: int, cold_repeats: int) -> dict:
+def tutorial_interpreted(device, torch, name: str, repeats: int) -> float:
+    """Seconds of a warm call under ``--engine python`` (the interpreter; median)."""
+    build, shapes, _ = TUTORIAL[name]
+    _engine("python")
+    try:
+        op = build()
+        tensors = _tutorial_tensors(device, torch, shapes)
+        op(*tensors)
+        return round(statistics.median(_timed(lambda: op(*tensors), repeats)), 3)
+    finally:
+        _engine("native")
+
+
+def tutorial(names, repeats: int, cold_repeats: int, interpreted: int = 0) -> dict:
     import torch
 
     device = ttnn.open_device(device_id=0)
@@ -476,6 +489,8 @@ def tutorial(names, repeats: int, cold_repeats: int) -> dict:
     try:
         for name in names:
             results[name] = tutorial_warm(device, torch, name, repeats)
+            if interpreted:
+                results[name]["interp_s"] = tutorial_interpreted(device, torch, name, interpreted)
     finally:
         ttnn.close_device(device)
     for name in names:
@@ -555,6 +570,13 @@ def main() -> None:
     parser.add_argument(
         "--cold-repeat", type=int, default=3, help="fresh-cache processes per tutorial case"
     )
+    parser.add_argument(
+        "--interpreted",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N warm calls of each tutorial case under --engine python",
+    )
     parser.add_argument("--cold-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cold_child:
@@ -565,7 +587,8 @@ def main() -> None:
         if unknown:
             parser.error(f"unknown tutorial case(s) {unknown}; known: {list(TUTORIAL)}")
         names = args.tutorial or list(TUTORIAL)
-        print(json.dumps({"tutorial": tutorial(names, args.repeat, args.cold_repeat)}, indent=2))
+        results = tutorial(names, args.repeat, args.cold_repeat, args.interpreted)
+        print(json.dumps({"tutorial": results}, indent=2))
         return
     import torch
 
