@@ -111,22 +111,17 @@ class NocModel:
             return (dst[0] - src[0]) % sx + (dst[1] - src[1]) % sy
         return (src[0] - dst[0]) % sx + (src[1] - dst[1]) % sy
 
-    def route(self, noc: int, src: tuple[int, int], dst: tuple[int, int], out: list) -> None:
-        """Append the links of the route from ``src`` to ``dst`` on NoC ``noc`` to ``out``."""
-        out.extend(self.links(noc, src, dst))
-
     def links(self, noc: int, src: tuple[int, int], dst: tuple[int, int]) -> tuple[int, ...]:
         """The links of the route from ``src`` to ``dst`` on NoC ``noc``, in order: the
         geometry's alone, so computed once per route (a page moved is a route looked up)."""
         key = (noc, src, dst)
         found = self._links.get(key)
         if found is None:
-            out: list[int] = []
-            self._walk(noc, src, dst, out)
-            found = self._links[key] = tuple(out)
+            found = self._links[key] = self._route(noc, src, dst)
         return found
 
-    def _walk(self, noc: int, src: tuple[int, int], dst: tuple[int, int], out: list) -> None:
+    def _route(self, noc: int, src: tuple[int, int], dst: tuple[int, int]) -> tuple[int, ...]:
+        out: list[int] = []
         sx, sy = self.size
         x, y = src
         dx, dy = dst
@@ -145,6 +140,7 @@ class NocModel:
             while x != dx:
                 out.append(Resource.link(p, 1, x, y, 0))
                 x = (x - 1) % sx
+        return tuple(out)
 
     # -- the occupancy calendar ------------------------------------------------------------
 
@@ -304,10 +300,8 @@ class NocModel:
         p = self.state
         x0, y0, x1, y1 = rect
         entry = (x0, y0) if noc == 0 else (x1, y1)
-        trunk: list[int] = []
-        self.route(noc, src, entry, trunk)
         row_end = (x1, entry[1]) if noc == 0 else (x0, entry[1])
-        self.route(noc, entry, row_end, trunk)
+        trunk = self.links(noc, src, entry) + self.links(noc, entry, row_end)
         sx, sy = self.size
         span = (x1 - x0) % sx + (y1 - y0) % sy
         far = self.hops(noc, src, entry) + span

@@ -176,6 +176,15 @@ void tile_matmul(const float* a, const float* b, float* c) { gemm_k32(32, 32, a,
 // The tile matmul as fpu_product's product: SrcB (in0) @ SrcA (in1).
 constexpr auto kMatmul = [](const float* b, const float* a, float* c) { tile_matmul(b, a, c); };
 
+// A block's rt x ct tile products one tile pair at a time: A's column of tiles stacked
+// ((rt*32) x 32), B's row side by side (32 x (ct*32)), C as B's row width.
+void gemm_k32_by_tile(int rt, int ct, const float* a, const float* b, float* c) {
+    const int ld = ct * 32;
+    for (int row = 0; row < rt; ++row)
+        for (int col = 0; col < ct; ++col)
+            gemm_k32(32, 32, a + row * kTile, b + col * 32, ld, c + row * 32 * ld + col * 32, ld);
+}
+
 // Whether one gemm_k32 of a block gives the bits of its tiles' products one at a time:
 // true of OpenBLAS's kernels (each element's dot product runs over k in order), checked here
 // once per BLAS on a pseudo-random 4x4-tile block so another BLAS cannot change a result.
@@ -183,7 +192,7 @@ bool g_batch_exact = false;
 
 bool batch_is_exact() {
     constexpr int n = 4;
-    static float a[n * kTile], b[n * kTile], whole[n * n * kTile], one[kTile];
+    static float a[n * kTile], b[n * kTile], whole[n * n * kTile], by_tile[n * n * kTile];
     uint32_t x = 12345u;
     auto next = [&x] {
         x = x * 1664525u + 1013904223u;
@@ -192,14 +201,8 @@ bool batch_is_exact() {
     for (float& v : a) v = next();
     for (float& v : b) v = next();
     gemm_k32(n * 32, n * 32, a, b, n * 32, whole, n * 32);
-    for (int row = 0; row < n; ++row)
-        for (int col = 0; col < n; ++col) {
-            gemm_k32(32, 32, a + row * kTile, b + col * 32, n * 32, one, 32);
-            for (int i = 0; i < 32; ++i)
-                if (std::memcmp(one + i * 32, whole + (row * 32 + i) * n * 32 + col * 32, 32 * sizeof(float)) != 0)
-                    return false;
-        }
-    return true;
+    gemm_k32_by_tile(n, n, a, b, by_tile);
+    return std::memcmp(whole, by_tile, sizeof whole) == 0;
 }
 
 // numpy's float32 pairwise summation (n elements, stride in floats).
@@ -511,13 +514,8 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
     for (uint32_t row = 0; row < rt; ++row) unpack(r, int32_t(cb0), t0 + row * kt, a_col + row * kTile, loc);
     const int m = int(rt) * 32;
     auto block_product = [m, ldb, ct, rt](const float* sb, const float* sa, float* o) {
-        if (g_batch_exact) {
-            gemm_k32(m, ldb, sb, sa, ldb, o, ldb);
-            return;
-        }
-        for (uint32_t row = 0; row < rt; ++row)
-            for (uint32_t c = 0; c < ct; ++c)
-                gemm_k32(32, 32, sb + row * kTile, sa + c * 32, ldb, o + row * 32 * ldb + c * 32, ldb);
+        if (g_batch_exact) gemm_k32(m, ldb, sb, sa, ldb, o, ldb);
+        else gemm_k32_by_tile(int(rt), int(ct), sb, sa, o);
     };
     // MVMUL at the fidelity: in0 is SrcB, in1 SrcA
     fpu_product(r, a_col, int(rt) * kTile, b_row, int(ct) * kTile, int(n) * kTile, block_product, prod, loc);
