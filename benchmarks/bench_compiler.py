@@ -436,12 +436,11 @@ def tutorial_cold_child(name: str) -> None:
     """(child, in a fresh build cache) the first call of case ``name``, compiled."""
     import torch
 
-    from tilewright.compiler.backend.build import SUPPORT_STD
     from tilewright.native.build import prepare
 
     # the runtime library and the compiled kernels' PCH are built once per cache (the first
     # operation a machine runs): not part of an operation's build
-    prepare((SUPPORT_STD,))
+    prepare()
     _engine("native")
     device = ttnn.open_device(device_id=0)
     try:
@@ -502,9 +501,8 @@ def tutorial(names, repeats: int, cold_repeats: int, interpreted: int = 0) -> di
 COLD = """
 import sys, time
 sys.path.insert(0, {root!r})
-from tilewright.compiler.backend.build import SUPPORT_STD
 from tilewright.native.build import prepare
-prepare((SUPPORT_STD,))  # built once per cache (runtime library, PCH): not the operation's
+prepare()  # built once per cache (runtime library, PCH): not the operation's
 import torch
 from benchmarks.bench_compiler import eltwise_op, _tensors
 from tilewright import ttnn

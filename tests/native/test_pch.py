@@ -16,14 +16,15 @@ from pathlib import Path
 import pytest
 
 from tilewright import native
-from tilewright.compiler.backend.build import SUPPORT_STD
+from tilewright.compiler.backend.build import INCLUDE_DIR as SUPPORT_DIR
+from tilewright.compiler.backend.build import CompiledKernel
 from tilewright.native import build as nbuild
 from tilewright.native import pch, toolchain
 from tilewright.native.cachefs import file_hash
 from tilewright.native.kernels import kernel_source
 
 ROOT = Path(__file__).resolve().parents[2]
-KERNEL_API_DIRS = (pch.KERNEL_STD.root, SUPPORT_STD.root)
+KERNEL_API_DIRS = (pch.KERNEL_STD.root, SUPPORT_DIR)  # the kernel API, ttlang/support.h
 
 pytestmark = pytest.mark.skipif(
     not pch.is_gcc(native.OPTIONS.resolved_compiler()), reason="PCH lookup is GCC's"
@@ -98,17 +99,12 @@ def api_std_includes(root: Path, skip: Path) -> dict[str, str]:
     return used
 
 
-@pytest.mark.parametrize(
-    "prelude, roots",
-    [
-        (pch.KERNEL_STD, KERNEL_API_DIRS[:1]),
-        (SUPPORT_STD, KERNEL_API_DIRS),  # compiled kernels: the kernel API and support.h
-    ],
-    ids=["kernel_std", "support_std"],
-)
-def test_each_prelude_lists_exactly_the_standard_headers_its_kernels_include(prelude, roots):
+def test_the_prelude_lists_exactly_the_standard_headers_its_kernels_include():
+    """Every kernel -- C++ and compiled from TT-Lang (ttlang/support.h) -- finds all its
+    standard headers in the one precompiled prelude."""
+    prelude = pch.KERNEL_STD
     used: dict[str, str] = {}
-    for root in roots:
+    for root in KERNEL_API_DIRS:
         used.update(api_std_includes(root, prelude.path))
     used.pop("tilewright/kernel_std.h", None)
     listed = std_includes(prelude.path)
@@ -206,16 +202,20 @@ def test_an_edited_prelude_or_header_it_reads_rebuilds_the_pch(
     assert len(list((cache / "pch").glob(f"*/{own_prelude.name}.gch"))) == 2
 
 
-def test_compiled_kernels_use_their_own_prelude(tmp_path, header_builds):
-    """A kernel compiled from TT-Lang starts with ttlang/support_std.h (charconv, cmath)."""
-    text = kernel_source(None, "data_movement", text="void kernel_main() {}", prelude=SUPPORT_STD)
-    assert text.splitlines()[0] == SUPPORT_STD.include_line
+def test_compiled_kernels_load_the_kernel_api_prelude_precompiled(tmp_path, header_builds):
+    """A kernel compiled from TT-Lang starts with the kernel API's prelude, and
+    ttlang/support.h adds no standard header to parse (its float repr and divmod are in the
+    runtime): the PCH is used and is the only prelude built."""
+    assert CompiledKernel.prelude is pch.KERNEL_STD
+    body = '#include "ttlang/support.h"\nvoid kernel_main() { (void)ttlang::PyFloat(0.1); }'
+    text = kernel_source(None, "data_movement", text=body)
     cache = tmp_path / "cache"
     opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache))
     result = native.build_shared_object(
-        text, include_paths=[SUPPORT_STD.root], options=opts, prelude=SUPPORT_STD
+        text, include_paths=[SUPPORT_DIR], options=opts, prelude=pch.KERNEL_STD
     )
-    assert used_pch(result, text, tmp_path) == f"! {pch_file(cache, SUPPORT_STD)}"
+    assert used_pch(result, text, tmp_path) == f"! {pch_file(cache)}"
+    assert len(header_builds) == 1
 
 
 @pytest.mark.parametrize("damage", ["truncated", "bit flip", "no manifest", "bad manifest"])
@@ -314,15 +314,13 @@ def test_a_compiler_other_than_gcc_builds_without_a_pch(tmp_path, header_builds)
 
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="needs binutils' objdump")
-@pytest.mark.parametrize(
-    "prelude", [pch.KERNEL_STD, SUPPORT_STD], ids=["kernel_std", "support_std"]
-)
-def test_the_pch_leaves_the_machine_code_unchanged(tmp_path, prelude):
+def test_the_pch_leaves_the_machine_code_unchanged(tmp_path):
     """The same kernel built with its prelude precompiled and parsed: the same instructions."""
     kernel = ROOT / "tests" / "native" / "kernels" / "reader_unary.cpp"
+    prelude = pch.KERNEL_STD
     text = kernel_source(str(kernel), "data_movement", (1, 2048), noc=1, prelude=prelude)
     opts = dataclasses.replace(native.OPTIONS, cache_dir=str(tmp_path / "cache"))
-    paths = [SUPPORT_STD.root, kernel.parent]
+    paths = [SUPPORT_DIR, kernel.parent]
     fast = native.build_shared_object(text, include_paths=paths, options=opts, prelude=prelude)
     plain = native.build_shared_object(text, include_paths=paths, options=opts)
     assert used_pch(fast, text, tmp_path).startswith("! ")
@@ -373,10 +371,9 @@ def test_prepare_builds_the_prelude_so_the_first_kernel_build_only_compiles_itse
 ):
     cache = tmp_path / "cache"
     opts = dataclasses.replace(native.OPTIONS, cache_dir=str(cache))
-    nbuild.prepare((pch.KERNEL_STD, SUPPORT_STD), opts)
-    assert len(header_builds) == 2
-    assert pch_file(cache).is_file() and pch_file(cache, SUPPORT_STD).is_file()
+    nbuild.prepare((pch.KERNEL_STD,), opts)
+    assert len(header_builds) == 1 and pch_file(cache).is_file()
     result = build(compute_source(3), cache)
-    assert len(header_builds) == 2 and not result.cached
+    assert len(header_builds) == 1 and not result.cached
     nbuild.prepare((pch.KERNEL_STD,), opts)  # built: nothing to do
-    assert len(header_builds) == 2
+    assert len(header_builds) == 1

@@ -55,6 +55,7 @@ SOURCES = (
     "interrupt.cpp",
     "exits.cpp",
     "perf.cpp",
+    "scalars.cpp",
 )
 
 SFPU_OPS: tuple[str, ...] = tuple(_SFPU_TABLE)

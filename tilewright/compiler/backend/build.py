@@ -23,9 +23,8 @@ from tilewright.kir.printer import print_kernel
 from tilewright.lang import state
 from tilewright.lang.extern.checks import compiled_call, current_call, current_site
 from tilewright.native.kernels import NativeKernel
-from tilewright.native.pch import Prelude
 
-__all__ = ["INCLUDE_DIR", "SUPPORT_STD", "ir_key", "native_kernel", "CACHE"]
+__all__ = ["INCLUDE_DIR", "ir_key", "native_kernel", "CACHE"]
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 """``ttlang/support.h``: what generated kernels include besides the tt-metal API."""
@@ -66,15 +65,10 @@ def _locations(kernel: Kernel) -> list[str]:
     return sorted(set(out))
 
 
-SUPPORT_STD = Prelude(INCLUDE_DIR, "ttlang/support_std.h")
-"""The standard headers of the kernel API and of ``ttlang/support.h`` (``<charconv>`` and
-``<cmath>`` are most of a compiled kernel's parse): compiled kernels start with it."""
-
-
 class CompiledKernel(NativeKernel):
-    """A native kernel compiled from TT-Lang: it describes its waits in DFB terms."""
-
-    prelude = SUPPORT_STD
+    """A native kernel compiled from TT-Lang: it describes its waits in DFB terms.  Its prelude
+    is the kernel API's (``tilewright/kernel_std.h``): ``ttlang/support.h`` includes no other
+    standard header (Python's float repr and divmod are in the runtime, runtime/scalars.cpp)."""
 
     def __init__(self, kernel: Kernel, key: str, source: str) -> None:
         if kernel.contracts:  # this build announces its external calls (ttlang/support.h)

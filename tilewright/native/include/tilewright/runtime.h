@@ -59,6 +59,11 @@ TW_RT uint64_t twrt_trace_clock();
 TW_RT void twrt_trace_span(const char* name, uint64_t start, const char* key, const char* format, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** Compiled TT-Lang's float scalars (ttlang/support.h, runtime/scalars.cpp): Python's repr of
+ *  `v` into `out` (40 bytes), and Python's divmod of floats (b != 0). */
+TW_RT void twrt_float_repr(double v, char* out);
+TW_RT void twrt_float_divmod(double a, double b, double* q, double* r);
+
 // -- identity, arguments ----------------------------------------------------------------------
 
 TW_RT uint32_t twrt_my_noc_x(uint32_t noc);

@@ -9,8 +9,6 @@
 #pragma once
 
 #include <bit>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -25,46 +23,11 @@
 namespace ttlang {
 
 /** A print's run-time float (kir/ops/debug.py's %F slot): ttlang::PyFloat(v).s is the text
- *  Python's str / repr gives. */
-/** Python's repr (and str) of a float: the shortest round-trip digits (std::to_chars), in
- *  fixed notation when the decimal point falls in (-4, 16] of them, else d.ddde+XX, as
- *  CPython's float_repr (format_float_short, mode 'r'). */
+ *  Python's str / repr gives (twrt_float_repr: in the runtime, so kernels need no <charconv>). */
 struct PyFloat {
     char s[40];
-    explicit PyFloat(double v) {
-        if (std::isnan(v)) { std::strcpy(s, "nan"); return; }
-        char* o = s;
-        if (std::signbit(v)) { *o++ = '-'; v = -v; }
-        if (std::isinf(v)) { std::strcpy(o, "inf"); return; }
-        char sci[40];
-        auto r = std::to_chars(sci, sci + sizeof sci, v, std::chars_format::scientific);
-        *r.ptr = 0;
-        char digits[24]; int n = 0;
-        const char* p = sci;
-        for (; *p && *p != 'e'; ++p) if (*p != '.') digits[n++] = *p;
-        digits[n] = 0;
-        int exp = 0;
-        for (const char* q = p + 2; *q; ++q) exp = exp * 10 + (*q - '0');
-        int decpt = (p[1] == '-' ? -exp : exp) + 1;
-        if (decpt <= -4 || decpt > 16) {
-            *o++ = digits[0];
-            if (n > 1) { *o++ = '.'; std::memcpy(o, digits + 1, n - 1); o += n - 1; }
-            std::snprintf(o, 16, "e%+03d", decpt - 1);
-        } else if (decpt <= 0) {
-            *o++ = '0'; *o++ = '.';
-            for (int i = 0; i < -decpt; ++i) *o++ = '0';
-            std::memcpy(o, digits, n); o[n] = 0;
-        } else if (decpt >= n) {
-            std::memcpy(o, digits, n); o += n;
-            for (int i = n; i < decpt; ++i) *o++ = '0';
-            std::strcpy(o, ".0");
-        } else {
-            std::memcpy(o, digits, decpt); o += decpt; *o++ = '.';
-            std::memcpy(o, digits + decpt, n - decpt); o[n - decpt] = 0;
-        }
-    }
+    explicit PyFloat(double v) { twrt_float_repr(v, s); }
 };
-
 
 /** Signed arithmetic wraps (two's complement), as the IR defines it: computed in the
  *  unsigned type, where C++ defines the wrap-around, and converted back (defined since
@@ -147,27 +110,7 @@ constexpr T max(T a, T b) {
  *  floats (CPython's algorithm, in double).  A zero divisor is the interpreter's KernelError
  *  at the caller's line (integer division would trap); a divisor of -1 negates
  *  (INT64_MIN // -1 wraps to INT64_MIN instead of trapping). */
-inline void float_divmod(double a, double b, double* q, double* r) {
-    double m = std::fmod(a, b);
-    double d = (a - m) / b;
-    if (m != 0) {
-        if ((b < 0) != (m < 0)) {
-            m += b;
-            d -= 1.0;
-        }
-    } else {
-        m = std::copysign(0.0, b);
-    }
-    if (d != 0) {
-        double f = std::floor(d);
-        if (d - f > 0.5) f += 1.0;
-        d = f;
-    } else {
-        d = std::copysign(0.0, a / b);
-    }
-    *q = d;
-    *r = m;
-}
+inline void float_divmod(double a, double b, double* q, double* r) { twrt_float_divmod(a, b, q, r); }
 template <typename T>
 inline T floordiv(T a, T b, TW_LOC) {
     if (b == 0) twrt_fail(1, "floor division by zero in kernel code", loc);
