@@ -129,8 +129,20 @@ def c_decode(rt, fmt, data) -> np.ndarray:
     return out
 
 
+@pytest.fixture(params=[0, 1], ids=["baseline", "avx2"])
+def codec_copy(rt, request):
+    """Each copy of the runtime's tile codecs (formats.cpp: baseline x86-64 and AVX2, one
+    chosen per CPU at load time); the AVX2 one is skipped on a CPU without it."""
+    before = rt.test_codec_simd(-1)
+    if rt.test_codec_simd(request.param) != request.param:
+        rt.test_codec_simd(before)
+        pytest.skip("this CPU (or build) has no AVX2 copy of the codecs")
+    yield request.param
+    rt.test_codec_simd(before)
+
+
 @pytest.mark.parametrize("fmt", FLOAT_FORMATS, ids=lambda f: f.name)
-def test_float_codecs_are_bit_identical_to_python(rt, fmt):
+def test_float_codecs_are_bit_identical_to_python(rt, fmt, codec_copy):
     rng = np.random.default_rng(int(fmt))
     for _ in range(20):
         m = special_values(rng)
@@ -143,7 +155,7 @@ def test_float_codecs_are_bit_identical_to_python(rt, fmt):
 
 
 @pytest.mark.parametrize("fmt", INT_FORMATS, ids=lambda f: f.name)
-def test_integer_codecs_are_bit_identical_to_python(rt, fmt):
+def test_integer_codecs_are_bit_identical_to_python(rt, fmt, codec_copy):
     dtype = {
         DataFormat.Int32: np.int32,
         DataFormat.UInt32: np.uint32,

@@ -206,6 +206,7 @@ class Runtime:
             "twrt_sigint_arm": (None, [i32, ctypes.c_ulong]),
             "twrt_test_decode": (i32, [u32, vp, vp]),
             "twrt_test_encode": (i32, [u32, vp, vp]),
+            "twrt_test_codec_simd": (i32, [i32]),
         }
         self._fns: dict[str, Any] = {}
         for name, (restype, argtypes) in sig.items():

@@ -309,10 +309,17 @@ def test_reduce_and_broadcast_agree_with_goldens_on_any_block(block, tile, data)
     ndim = len(block)
     dims = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim))
     th, tw = tile
-    x = rand(*block[:-2], block[-2] * th, block[-1] * tw)
+    # the values from a drawn seed (not the module's RNG), so a failing example replays
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    x = rng.uniform(-2.0, 2.0, size=(*block[:-2], block[-2] * th, block[-1] * tw))
+    x = x.astype(np.float32)
+    # torch and numpy sum float32 in different orders: up to a few ulps of the sum of
+    # |x| apart (a sum that cancels to ~0 has a large relative error, so not rtol alone)
+    sum_atol = 1e-7 * float(np.abs(x).sum())
     for name in ("reduce_sum", "reduce_max"):
         got = get_op(name).impl(x, dims=dims, tile=tile)
-        np.testing.assert_allclose(got, golden(name, x, dims, tile=tile), rtol=1e-5, atol=1e-5)
+        atol = sum_atol if name == "reduce_sum" else 0.0
+        np.testing.assert_allclose(got, golden(name, x, dims, tile=tile), rtol=1e-5, atol=atol)
     reduced = get_op("reduce_max").impl(x, dims=dims, tile=tile)
     got = get_op("broadcast").impl(reduced, dims=dims, shape=tuple(block), tile=tile)
     want = golden("broadcast", reduced, dims, tuple(block), tile=tile)

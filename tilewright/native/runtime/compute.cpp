@@ -84,6 +84,21 @@ void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
     }
 }
 
+/** DST tile idst += the 32x32 tile at p (row stride ldp): write_dst of dst + p, in one pass
+ *  over the tile (a matmul block makes 10^5 of these a call). */
+void accumulate_dst(Run* r, uint32_t idst, const float* p, int ldp, tw::Loc loc) {
+    check_dst(r, idst, loc);
+    r->dst_dirty |= 1u << idst;
+    float* d = dst_tile(r, idst);
+    if (r->fp32_dest_acc) {
+        for (int i = 0; i < 32; ++i)
+            for (int j = 0; j < 32; ++j) d[i * 32 + j] = d[i * 32 + j] + p[i * ldp + j];
+    } else {
+        for (int i = 0; i < 32; ++i)
+            for (int j = 0; j < 32; ++j) d[i * 32 + j] = round_bf16(d[i * 32 + j] + p[i * ldp + j]);
+    }
+}
+
 /** The CB holds 32x32 tiles of a format with a tile codec, one per page (check_tile_page). */
 void check_tile_page(Run* r, int32_t cb, const tw_CBState* c, const char* what, tw::Loc loc) {
     if (c->tile_h != 32 || c->tile_w != 32) fail_tile_shape(r, loc, what, cb, c->tile_h, c->tile_w);
@@ -470,15 +485,13 @@ TW_EXPORT void twrt_matmul_tiles(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
                                  uint32_t transpose_b, tw::Loc loc) {
     Run* r = compute_run(loc);
     check_dst(r, idst, loc);
-    float a[kTile], b[kTile], bt[kTile], p[kTile], out[kTile];
+    float a[kTile], b[kTile], bt[kTile], p[kTile];
     unpack(r, int32_t(cb0), t0, a, loc);
     unpack(r, int32_t(cb1), t1, b, loc);
     if (transpose_b) transpose(b, bt);
     // MVMUL at the fidelity: in0 is SrcB, in1 (transposed first) SrcA
     fpu_product(r, a, kTile, transpose_b ? bt : b, kTile, kTile, kMatmul, p, loc);
-    const float* d = dst_tile(r, idst);
-    for (int i = 0; i < kTile; ++i) out[i] = d[i] + p[i];
-    write_dst(r, idst, out, loc);
+    accumulate_dst(r, idst, p, 32, loc);
     tile_matmul(r, cb_of(r, int32_t(cb0), loc)->page_size, cb_of(r, int32_t(cb1), loc)->page_size, 1);
 }
 
@@ -503,7 +516,7 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
     // (32 x (ct*32)): their product is the block's rt x ct tile products at once, one BLAS
     // call (when exact, batch_is_exact) instead of rt*ct; the fidelity slices are per element.
     static thread_local float a_col[kBlock], b_row[kBlock], prod[kBlock];
-    float tmp[kTile], bt[kTile], out[kTile];
+    float tmp[kTile], bt[kTile];
     const int ldb = int(ct) * 32;
     for (uint32_t c = 0; c < ct; ++c) {
         unpack(r, int32_t(cb1), t1 + c, tmp, loc);
@@ -519,16 +532,8 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
     };
     // MVMUL at the fidelity: in0 is SrcB, in1 SrcA
     fpu_product(r, a_col, int(rt) * kTile, b_row, int(ct) * kTile, int(n) * kTile, block_product, prod, loc);
-    for (uint32_t row = 0; row < rt; ++row) {
-        for (uint32_t c = 0; c < ct; ++c) {
-            uint32_t d = idst + row * ct + c;
-            const float* dv = dst_tile(r, d);
-            const float* p = prod + row * 32 * ldb + c * 32;
-            for (int i = 0; i < 32; ++i)
-                for (int j = 0; j < 32; ++j) out[i * 32 + j] = dv[i * 32 + j] + p[i * ldb + j];
-            write_dst(r, d, out, loc);
-        }
-    }
+    for (uint32_t row = 0; row < rt; ++row)
+        for (uint32_t c = 0; c < ct; ++c) accumulate_dst(r, idst + row * ct + c, prod + row * 32 * ldb + c * 32, ldb, loc);
     tile_matmul(r, uint64_t(rt) * cb_of(r, int32_t(cb0), loc)->page_size,
                 uint64_t(ct) * cb_of(r, int32_t(cb1), loc)->page_size, n);
 }

@@ -26,5 +26,7 @@ bool decode_tile(uint32_t fmt, const uint8_t* src, float* out);
 /** -1 on success, -2 unsupported format, else the device-order index of a value an integer
  *  format cannot hold. */
 int32_t encode_tile(uint32_t fmt, const float* values, uint8_t* dst);
+/** The codecs' copy in use: 1 AVX2, 0 baseline x86-64; want 0 / 1 selects, -1 asks. */
+int32_t codec_simd(int32_t want);
 
 }  // namespace twrt
