@@ -160,3 +160,79 @@ def test_one_core_streams_dram_at_the_single_core_ideal(model):
     rate = 96 * 8192 / model.barrier(pr, t, 0, True, False)
     ideal = model.arch.dram_core_rate[0] / model.arch.dram_core_rate[1]
     assert ideal * 0.9 <= rate <= ideal * 1.02
+
+
+# -- the occupancy calendar against its definition ---------------------------------------------
+
+
+def _reference_reserve(calendar: dict, epoch: int, items, t: int) -> int:
+    """NocModel.reserve as its docstring defines it, on a dict (resource, ring slot) ->
+    (launch, bucket index, cycles taken): the slow, obvious form of the same ring."""
+    from tilewright.device.perf.state import BUCKET_SHIFT, BUCKETS
+
+    size = 1 << BUCKET_SHIFT
+
+    def taken(res, k):
+        launch, index, used = calendar.get((res, k % BUCKETS), (None, None, 0))
+        return used if (launch, index) == (epoch, k) else None
+
+    s = t
+    for res, _ in items:  # the earliest time every resource has a free cycle
+        while True:
+            k = s // size
+            used = taken(res, k)
+            if used is None or k * size + used <= s:
+                break
+            if k * size + used < (k + 1) * size:
+                s = k * size + used
+                break
+            s = (k + 1) * size
+    end = s
+    for res, need in items:  # then need cycles of each, bucket by bucket
+        t = s
+        while need > 0:
+            k = t // size
+            used = taken(res, k) or 0
+            first = max(t, k * size + used)
+            calendar[(res, k % BUCKETS)] = (epoch, k, used)
+            if first >= (k + 1) * size:
+                t = (k + 1) * size
+                continue
+            n = min(need, (k + 1) * size - first)
+            calendar[(res, k % BUCKETS)] = (epoch, k, first + n - k * size)
+            need -= n
+            t = first + n
+        end = max(end, t)
+    return end
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_calendar_reserves_as_defined(model, seed):
+    """Random packets (shared resources, needs across buckets, times out of order, a
+    launch boundary): the model's reserve gives the ends and bucket contents of the
+    definition above."""
+    import random
+
+    from tilewright.device.perf.state import BUCKETS, EPOCH_SHIFT
+
+    rng = random.Random(seed)
+    pool = rng.sample(range(model.state.num_resources), 24)
+    calendar: dict = {}
+    for _launch in range(2):
+        model.reset()
+        epoch = model.state.epoch
+        clock = 0
+        for _ in range(1500):
+            clock += rng.randrange(0, 400)
+            t = max(0, clock - rng.randrange(0, 3000))  # kernels run out of time order
+            if rng.random() < 0.02:
+                t += rng.randrange(1 << 17)  # past the ring's window: buckets are reused
+            items = [(r, rng.randrange(1, 700)) for r in rng.sample(pool, rng.randrange(1, 16))]
+            want = _reference_reserve(calendar, epoch, items, t)
+            assert model.reserve(items, t) == want
+        for (res, slot), (launch_epoch, k, used) in calendar.items():
+            if launch_epoch != epoch:
+                continue
+            cell = res * BUCKETS + slot
+            assert model.tags[cell] == (epoch << EPOCH_SHIFT | (k + 1)), (res, slot)
+            assert model.used[cell] == used, (res, slot, k)
