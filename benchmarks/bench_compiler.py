@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -486,14 +487,35 @@ def tutorial_interpreted(device, torch, name: str, repeats: int) -> float:
 
 
 def tutorial_warm_child(name: str, repeats: int) -> None:
-    """(child) case ``name`` warm in this fresh process: :func:`tutorial_warm`'s dict."""
+    """(child) case ``name`` warm in this fresh process: :func:`tutorial_warm`'s dict and
+    the process's peak RSS."""
+    import resource
+
     import torch
 
     device = ttnn.open_device(device_id=0)
     try:
-        print(json.dumps(tutorial_warm(device, torch, name, repeats)))
+        result = tutorial_warm(device, torch, name, repeats)
     finally:
         ttnn.close_device(device)
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(result))
+
+
+def torch_rss_mb() -> float:
+    """Peak RSS of a process that only imports torch (torch's own share of a program)."""
+    snippet = "import resource, torch; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    out = subprocess.run(
+        [sys.executable, "-c", snippet], capture_output=True, text=True, check=True
+    )
+    return round(int(out.stdout.strip()) / 1024, 1)
+
+
+def payload_mb(name: str) -> float:
+    """The case's tensor payload: its float32 host tensors and their bf16 device copies."""
+    _, shapes, _ = TUTORIAL[name]
+    elements = sum(math.prod(shape) for shape in shapes)
+    return round(elements * (4 + 2) / 2**20, 1)
 
 
 _ACROSS = ("first_call_s", "warm_ms", "native_ms", "host_ms", "numpy_ms")
@@ -515,10 +537,17 @@ def tutorial_warm_processes(name: str, repeats: int, processes: int) -> dict:
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     result = dict(runs[0])
     for key in _ACROSS:
-        result[key] = round(statistics.median(r[key] for r in runs), 3 if key[-1] == "s" else 2)
+        result[key] = round(statistics.median(r[key] for r in runs), 3 if key.endswith("_s") else 2)
     result["ratio_to_numpy"] = round(result["warm_ms"] / result["numpy_ms"], 1)
     result["warm_ms_per_process"] = [r["warm_ms"] for r in runs]
     result["processes"] = processes
+    # RSS against the issue's bound: <= 1.5x (the tensor payload + torch's own)
+    result["peak_rss_mb"] = statistics.median(r["peak_rss_mb"] for r in runs)
+    result["payload_mb"] = payload_mb(name)
+    result["torch_rss_mb"] = torch_rss_mb()
+    result["rss_ratio"] = round(
+        result["peak_rss_mb"] / (result["payload_mb"] + result["torch_rss_mb"]), 2
+    )
     return result
 
 
