@@ -16,6 +16,7 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "floor_divmod.h"
 #include "twrt.h"
 #include "twrt_erf.h"
 #include "twrt_fidelity.h"
@@ -759,26 +760,10 @@ TW_EXPORT void twrt_sfpu(int32_t op, uint32_t idst, uint32_t p0, uint32_t p1, ui
 // of blocks are the interpreter's np.mod / np.floor_divide bit for bit.
 namespace {
 float np_divmod(float a, float b, bool want_mod) {
-    float mod = std::fmod(a, b);
-    if (b == 0.0f) return want_mod ? mod : a / b;
-    float div = (a - mod) / b;
-    if (mod != 0.0f) {
-        if ((b < 0.0f) != (mod < 0.0f)) {
-            mod += b;
-            div -= 1.0f;
-        }
-    } else {
-        mod = std::copysign(0.0f, b);
-    }
-    if (want_mod) return mod;
-    float floordiv;
-    if (div != 0.0f) {
-        floordiv = std::floor(div);
-        if (div - floordiv > 0.5f) floordiv += 1.0f;
-    } else {
-        floordiv = std::copysign(0.0f, a / b);
-    }
-    return floordiv;
+    if (b == 0.0f) return want_mod ? std::fmod(a, b) : a / b;  // numpy: NaN, +-inf or NaN
+    float div, mod;
+    floor_divmod(a, b, &div, &mod);
+    return want_mod ? mod : div;
 }
 }  // namespace
 

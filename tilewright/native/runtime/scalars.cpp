@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "floor_divmod.h"
 #include "twrt.h"
 
 /** Python's repr (and str) of a float: the shortest round-trip digits (std::to_chars), in
@@ -51,24 +52,4 @@ TW_EXPORT void twrt_float_repr(double v, char* s) {
 /** Python's float divmod (CPython's float_divmod): the quotient floored, the remainder's
  *  sign following the divisor, signed zeros as CPython gives them.  b != 0 (the caller
  *  raises the interpreter's error first). */
-TW_EXPORT void twrt_float_divmod(double a, double b, double* q, double* r) {
-    double m = std::fmod(a, b);
-    double d = (a - m) / b;
-    if (m != 0) {
-        if ((b < 0) != (m < 0)) {
-            m += b;
-            d -= 1.0;
-        }
-    } else {
-        m = std::copysign(0.0, b);
-    }
-    if (d != 0) {
-        double f = std::floor(d);
-        if (d - f > 0.5) f += 1.0;
-        d = f;
-    } else {
-        d = std::copysign(0.0, a / b);
-    }
-    *q = d;
-    *r = m;
-}
+TW_EXPORT void twrt_float_divmod(double a, double b, double* q, double* r) { twrt::floor_divmod(a, b, q, r); }
