@@ -190,6 +190,8 @@ class NocModel:
         end = s
         bucket_end = start + _BUCKET
         for res, need in items:
+            if need <= 0:  # a zero-byte packet takes no cycles (and tags no bucket)
+                continue
             # the first bucket (s's), then any further ones bucket by bucket
             slot = res * BUCKETS + off
             if tags[slot] != tag:

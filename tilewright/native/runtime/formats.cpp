@@ -230,10 +230,10 @@ namespace {
     }
 }
 
-// Integer packing: the value must be finite, integral and in range (plain.py's policy);
-// returns the device-order index of the first value that is not, or -1.
 }  // namespace
 
+// Integer packing: the value must be finite, integral and in range (plain.py's policy);
+// returns the device-order index of the first value that is not, or -1.
 template <typename T>
 static int32_t encode_ints(const float* values, uint8_t* dst, double lo, double hi) {
     for (int i = 0; i < 1024; ++i) {
