@@ -521,11 +521,12 @@ def payload_mb(name: str) -> float:
 _ACROSS = ("first_call_s", "warm_ms", "native_ms", "host_ms", "numpy_ms")
 
 
-def tutorial_warm_processes(name: str, repeats: int, processes: int) -> dict:
+def tutorial_warm_processes(name: str, repeats: int, processes: int, torch_rss: float) -> dict:
     """Case ``name`` warm in ``processes`` fresh processes, one after another: each field
     the median of the processes' medians.  A warm call's time varies from one process to
     the next by more than within one (10-20% on a 2-core VM: where the host placed the
-    device's memory), and a user's program is one process."""
+    device's memory), and a user's program is one process.  ``torch_rss``: torch's own
+    peak RSS (:func:`torch_rss_mb`), the other half of the RSS bound's base."""
     runs = []
     for _ in range(processes):
         out = subprocess.run(
@@ -544,7 +545,7 @@ def tutorial_warm_processes(name: str, repeats: int, processes: int) -> dict:
     # RSS against the issue's bound: <= 1.5x (the tensor payload + torch's own)
     result["peak_rss_mb"] = statistics.median(r["peak_rss_mb"] for r in runs)
     result["payload_mb"] = payload_mb(name)
-    result["torch_rss_mb"] = torch_rss_mb()
+    result["torch_rss_mb"] = torch_rss
     result["rss_ratio"] = round(
         result["peak_rss_mb"] / (result["payload_mb"] + result["torch_rss_mb"]), 2
     )
@@ -558,8 +559,9 @@ def tutorial(
 
     results: dict[str, dict] = {}
     if processes > 1:
+        torch_rss = torch_rss_mb()
         for name in names:
-            results[name] = tutorial_warm_processes(name, repeats, processes)
+            results[name] = tutorial_warm_processes(name, repeats, processes, torch_rss)
     if processes <= 1 or interpreted:
         device = ttnn.open_device(device_id=0)
         try:

@@ -152,70 +152,43 @@ class NocModel:
         (each bucket's ``used`` cycles are taken from its start), then ``need`` cycles of
         each taken from there, bucket by bucket; the packet ends when the last is taken.
         The same steps as the native runtime's ``reserve`` (runtime/perf.cpp), written
-        for the interpreter: one function with local names, the arithmetic of the bucket
-        at the start time done once rather than per resource (a packet meets about 14
-        resources, most of them free there).  The Python engine reserves once per page
-        it moves, and this leads an interpreted elementwise call's profile (a quarter of
-        it): as two methods per step it was 15-20% slower, with the per-resource
-        arithmetic 6-7%.
-        ``tests/device/perf/test_noc.py`` checks it against the calendar's definition."""
+        for the interpreter: one function with local names, the bucket arithmetic done
+        once per bucket visited rather than once per resource and step (a packet meets
+        about 14 resources, most of them free at its start).  The Python engine reserves
+        once per page it moves, and this leads an interpreted elementwise call's profile
+        (a quarter of it): as two methods per step it was 15-20% slower, with the
+        arithmetic per resource 6-10%.  ``tests/device/perf/test_noc.py`` checks it
+        against the calendar's definition."""
         tags, used, epoch = self.tags, self.used, self._epoch
+        # The bucket under the time being looked at -- its index k, ring offset, tag and
+        # first cycle -- is carried along and stepped to the next bucket, not recomputed
+        # per resource: most resources are free at s (one look each).
         s = t
-        # The bucket of s, its slot offset and tag, recomputed only when s moves: most
-        # resources are free at s (one look each).
         k = s >> BUCKET_SHIFT
         off, tag, start = k % BUCKETS, epoch | (k + 1), k << BUCKET_SHIFT
         for res, _ in items:
-            slot = res * BUCKETS + off
-            if tags[slot] != tag:
-                continue
-            busy = start + used[slot]
-            if busy <= s:
-                continue
-            while True:  # s is inside a busy stretch of res: walk its buckets
-                nxt = (k + 1) << BUCKET_SHIFT
+            base = res * BUCKETS
+            while True:
+                slot = base + off
+                if tags[slot] != tag:
+                    break
+                busy = start + used[slot]
+                if busy <= s:
+                    break
+                nxt = start + _BUCKET
                 if busy < nxt:
                     s = busy
                     break
                 s = nxt
-                k = s >> BUCKET_SHIFT
-                slot = res * BUCKETS + k % BUCKETS
-                if tags[slot] != epoch | (k + 1):
-                    break
-                busy = (k << BUCKET_SHIFT) + used[slot]
-                if busy <= s:
-                    break
-            k = s >> BUCKET_SHIFT
-            off, tag, start = k % BUCKETS, epoch | (k + 1), k << BUCKET_SHIFT
+                k += 1
+                off, tag, start = k % BUCKETS, epoch | (k + 1), nxt
         end = s
-        bucket_end = start + _BUCKET
         for res, need in items:
-            if need <= 0:  # a zero-byte packet takes no cycles (and tags no bucket)
-                continue
-            # the first bucket (s's), then any further ones bucket by bucket
-            slot = res * BUCKETS + off
-            if tags[slot] != tag:
-                tags[slot] = tag
-                first = s
-            else:
-                free = start + used[slot]
-                first = s if s > free else free
-            if first < bucket_end:
-                take = bucket_end - first
-                if need <= take:
-                    used[slot] = first + need - start
-                    t = first + need
-                    if t > end:
-                        end = t
-                    continue
-                used[slot] = _BUCKET
-                need -= take
-            t = bucket_end  # (a bucket just tagged is empty: first < bucket_end there)
+            base = res * BUCKETS
+            t = s
+            kk, koff, ktag, kstart = k, off, tag, start
             while need > 0:
-                kk = t >> BUCKET_SHIFT
-                slot = res * BUCKETS + kk % BUCKETS
-                ktag = epoch | (kk + 1)
-                kstart = kk << BUCKET_SHIFT
+                slot = base + koff
                 if tags[slot] != ktag:
                     tags[slot] = ktag
                     used[slot] = 0
@@ -224,15 +197,18 @@ class NocModel:
                     free = kstart + used[slot]
                 kend = kstart + _BUCKET
                 first = t if t > free else free
-                if first >= kend:
-                    t = kend
-                    continue
-                take = kend - first
-                if need < take:
-                    take = need
-                used[slot] = first + take - kstart
-                need -= take
-                t = first + take
+                if first < kend:
+                    take = kend - first
+                    if need < take:
+                        take = need
+                    used[slot] = first + take - kstart
+                    need -= take
+                    t = first + take
+                    if need == 0:
+                        break
+                t = kend  # on to the next bucket
+                kk += 1
+                koff, ktag, kstart = kk % BUCKETS, epoch | (kk + 1), kend
             if t > end:
                 end = t
         return end

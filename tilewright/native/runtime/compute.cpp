@@ -74,10 +74,15 @@ void clear_dst(Run* r) {
     r->dst_dirty = 0;
 }
 
-void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
+/** DST tile idst, checked and marked written (clear_dst zeroes it at the next acquire). */
+float* dst_for_write(Run* r, uint32_t idst, tw::Loc loc) {
     check_dst(r, idst, loc);
     r->dst_dirty |= 1u << idst;
-    float* d = dst_tile(r, idst);
+    return dst_tile(r, idst);
+}
+
+void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
+    float* d = dst_for_write(r, idst, loc);
     if (r->fp32_dest_acc) {
         if (d != values) std::memcpy(d, values, kTile * 4);
     } else {
@@ -88,9 +93,7 @@ void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
 /** DST tile idst += the 32x32 tile at p (row stride ldp): write_dst of dst + p, in one pass
  *  over the tile (a matmul block makes 10^5 of these a call). */
 void accumulate_dst(Run* r, uint32_t idst, const float* p, int ldp, tw::Loc loc) {
-    check_dst(r, idst, loc);
-    r->dst_dirty |= 1u << idst;
-    float* d = dst_tile(r, idst);
+    float* d = dst_for_write(r, idst, loc);
     if (r->fp32_dest_acc) {
         for (int i = 0; i < 32; ++i)
             for (int j = 0; j < 32; ++j) d[i * 32 + j] = d[i * 32 + j] + p[i * ldp + j];
