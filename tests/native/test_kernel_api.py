@@ -45,6 +45,7 @@ from tilewright.device.kernel_api import (
     noc_async_read_shard,
     pack_reconfig_l1_acc,
     pack_tile,
+    pack_tile_block,
     pack_untilize_block,
     pack_untilize_dest,
     pack_untilize_init,
@@ -72,7 +73,7 @@ from tilewright.native.kernels import NativeKernel
 
 CPP = Path(__file__).resolve().parent / "cpp"
 BF16, FP32, BFP8 = DataFormat.Float16_b, DataFormat.Float32, DataFormat.Bfp8_b
-PAGE = {BF16: 2048, FP32: 4096, BFP8: 1088}
+PAGE = {BF16: 2048, FP32: 4096, BFP8: 1088, DataFormat.Float16: 2048}
 CORE = ttnn.CoreCoord(0, 0)
 
 
@@ -367,6 +368,64 @@ def test_cpp_matmul_block_with_l1_accumulation_matches_torch(device, transpose):
     (out,) = run_on_core(device, compute, cbs, pushes, [(16, rt * ct)], config=config)
     got = as_matrix(out, rt, ct, FP32)
     assert torch.allclose(got, a @ b, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("b_format", [BF16, DataFormat.Float16, BFP8], ids=lambda f: f.name)
+@pytest.mark.parametrize("transpose", [0, 1])
+def test_cpp_matmul_block_is_bit_identical_to_the_python_kernel(device, b_format, transpose):
+    """A 1x4-tile block (B's tiles decoded side by side into one row: in place for bf16,
+    staged through a tile for the other formats) gives the Python kernel's bits."""
+    torch.manual_seed(6)
+    rt, ct, kt, kb = 1, 4, 2, 2
+    a = bf16(torch.randn(32 * rt, 32 * kt * kb)).float()
+    b = torch.randn(32 * kt * kb, 32 * ct)
+    pushes = []
+    for k in range(kb):
+        b_blk = b[32 * kt * k : 32 * kt * (k + 1), :]
+        if transpose:
+            b_blk = b_blk.reshape(kt, 32, ct, 32).transpose(1, 3).reshape(32 * kt, 32 * ct)
+        pushes += [
+            (0, rt * kt, tiles_bytes(a[:, 32 * kt * k : 32 * kt * (k + 1)])),
+            (1, kt * ct, tiles_bytes(b_blk, b_format)),
+        ]
+
+    def python_compute():
+        mm_block_init(0, 1, 16, transpose, ct, rt, kt)
+        cb_reserve_back(16, rt * ct)
+        for kbi in range(kb):
+            cb_wait_front(0, rt * kt)
+            cb_wait_front(1, kt * ct)
+            tile_regs_acquire()
+            for k in range(kt):
+                matmul_block(0, 1, k, k * ct, 0, transpose, ct, rt, kt)
+            tile_regs_commit()
+            cb_pop_front(0, rt * kt)
+            cb_pop_front(1, kt * ct)
+            tile_regs_wait()
+            pack_reconfig_l1_acc(0 if kbi == 0 else 1)
+            if kbi == 0:
+                pack_tile_block(0, 16, rt * ct)
+            else:
+                for i in range(rt * ct):
+                    pack_tile(i, 16, i, out_of_order=True)
+            tile_regs_release()
+        pack_reconfig_l1_acc(0)
+        cb_push_back(16, rt * ct)
+
+    config = ComputeConfig(compile_args=(rt, ct, kt, kb, transpose), fp32_dest_acc_en=True)
+    cbs = {0: (BF16, rt * kt), 1: (b_format, kt * ct), 16: (FP32, rt * ct)}
+    (native,) = run_on_core(device, NativeKernel(CPP / "matmul_block.cpp"), cbs, pushes,
+                            [(16, rt * ct)], config=config)  # fmt: skip
+    (python,) = run_on_core(device, python_compute, cbs, pushes, [(16, rt * ct)], config=config)
+    assert np.array_equal(native, python)
+    # and torch's product of B as the device holds it (bfp8_b quantises each face row)
+    blocks = [as_matrix(data, kt, ct, b_format) for cb, _, data in pushes if cb == 1]
+    if transpose:
+        blocks = [
+            x.reshape(kt, 32, ct, 32).transpose(1, 3).reshape(32 * kt, 32 * ct) for x in blocks
+        ]
+    got = as_matrix(native, rt, ct, FP32)
+    assert torch.allclose(got, a @ torch.cat(blocks), rtol=1e-5, atol=1e-4)
 
 
 def test_l1_accumulation_adds_in_the_cb_format(device):

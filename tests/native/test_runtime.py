@@ -13,6 +13,7 @@ import pytest
 from tilewright import device
 from tilewright.device import kernel_api
 from tilewright.device.formats import DataFormat, TILE_32x32, decode_block, encode_block
+from tilewright.device.ops.sfpu_algorithms import to_bf16
 from tilewright.device.ops.tile_ops import SFPU_OPS as SFPU_TABLE
 from tilewright.native import headers, include_dir, requests
 from tilewright.native.runtime import SFPU_OPS, SOURCE_DIR, library
@@ -183,15 +184,44 @@ def test_integer_pack_of_a_fraction_is_refused_by_both(rt):
         encode_block(m, DataFormat.Int32, TILE_32x32)
 
 
-def test_bf16_rounding_matches_python_on_every_upper_half(rt):
-    """All 2**16 upper halves with a tie, a just-below and a just-above lower half."""
+def _every_upper_half():
+    """All 2**16 upper halves with a tie, a just-below and a just-above lower half, as
+    32x32 tiles."""
     hi = np.arange(2**16, dtype=np.uint32) << 16
     for low in (0x7FFF, 0x8000, 0x8001):
         x = (hi | low).view(np.float32)
         for chunk in range(0, x.size, 1024):
-            m = x[chunk : chunk + 1024].reshape(32, 32)
-            py = encode_block(m, DataFormat.Float16_b, TILE_32x32)
-            assert np.array_equal(c_encode(rt, DataFormat.Float16_b, m)[:2048], py)
+            yield np.ascontiguousarray(x[chunk : chunk + 1024].reshape(32, 32))
+
+
+def test_bf16_rounding_matches_python_on_every_upper_half(rt, codec_copy):
+    for m in _every_upper_half():
+        py = encode_block(m, DataFormat.Float16_b, TILE_32x32)
+        assert np.array_equal(c_encode(rt, DataFormat.Float16_b, m)[:2048], py)
+
+
+def test_dst_rounding_matches_python_on_every_upper_half(rt, codec_copy):
+    """DST's bf16 precision (write_dst: every write rounds) on the same 3 x 2**16 values."""
+    for m in _every_upper_half():
+        out = np.empty_like(m)
+        rt.test_dst_round(out.ctypes.data, m.ctypes.data)
+        assert np.array_equal(out.view(np.uint32), to_bf16(m).view(np.uint32))
+
+
+@pytest.mark.parametrize("bf16", [0, 1], ids=["fp32_dest", "bf16_dest"])
+def test_dst_accumulation_matches_python(rt, codec_copy, bf16):
+    """DST += a tile of a wider row (a matmul block's product): float32 sums, rounded to
+    bf16 unless fp32_dest_acc_en, on values with NaN, infinities and denormals."""
+    rng = np.random.default_rng(17)
+    for _ in range(20):
+        d = special_values(rng)
+        wide = np.concatenate([special_values(rng), special_values(rng)], axis=1)  # 32 x 64
+        with np.errstate(all="ignore"):
+            want = d + wide[:, 32:]
+        if bf16:
+            want = to_bf16(want)
+        rt.test_dst_accumulate(d.ctypes.data, wide[:, 32:].ctypes.data, 64, bf16)
+        assert np.array_equal(d.view(np.uint32), want.view(np.uint32))
 
 
 def test_a_runtime_source_that_does_not_compile_fails_the_build_naming_it(tmp_path, monkeypatch):

@@ -58,6 +58,14 @@ class FreeListAllocator:
     def highest_allocated_end(self) -> int | None:
         return max((a + s for a, s in self._allocated.items()), default=None)
 
+    def allocated_run(self, addr: int) -> tuple[int, int]:
+        """The run of allocated bytes around allocated ``addr``: from the end of the free
+        block below it (or the range's start) to the start of the one above (or the end)."""
+        i = bisect.bisect_right(self._free_starts, addr)
+        lo = self._free_starts[i - 1] + self._free_sizes[i - 1] if i > 0 else self.base
+        hi = self._free_starts[i] if i < len(self._free_starts) else self.end
+        return lo, hi
+
     # -- allocation ----------------------------------------------------------------------
 
     def allocate(self, size: int, *, bottom_up: bool = True, what: str = "buffer") -> int:

@@ -156,6 +156,8 @@ class Buffer:
         what = f"{self.layout.name.lower()} {self.buffer_type.name} buffer of {size} B"
         self.address = self._allocator.allocate(per_bank, bottom_up=is_dram, what=what)
         self.allocated = True
+        if is_dram:
+            device.dram.cover(*self._allocator.allocated_run(self.address))
         self._check_no_cb_clash()
         device.buffers[id(self)] = self  # live until deallocated (ttnn's memory reports)
 

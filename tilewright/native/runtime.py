@@ -207,6 +207,12 @@ class Runtime:
             "twrt_test_decode": (i32, [u32, vp, vp]),
             "twrt_test_encode": (i32, [u32, vp, vp]),
             "twrt_test_codec_simd": (i32, [i32]),
+            "twrt_perf_pages": (
+                ctypes.c_uint64,
+                [vp, vp, ctypes.c_uint64, u32, i32, vp, i32, u32, i32],
+            ),
+            "twrt_test_dst_round": (None, [vp, vp]),
+            "twrt_test_dst_accumulate": (None, [vp, vp, i32, i32]),
         }
         self._fns: dict[str, Any] = {}
         for name, (restype, argtypes) in sig.items():

@@ -86,21 +86,14 @@ void write_dst(Run* r, uint32_t idst, const float* values, tw::Loc loc) {
     if (r->fp32_dest_acc) {
         if (d != values) std::memcpy(d, values, kTile * 4);
     } else {
-        for (int i = 0; i < kTile; ++i) d[i] = round_bf16(values[i]);
+        dst_round(d, values);
     }
 }
 
 /** DST tile idst += the 32x32 tile at p (row stride ldp): write_dst of dst + p, in one pass
  *  over the tile (a matmul block makes 10^5 of these a call). */
 void accumulate_dst(Run* r, uint32_t idst, const float* p, int ldp, tw::Loc loc) {
-    float* d = dst_for_write(r, idst, loc);
-    if (r->fp32_dest_acc) {
-        for (int i = 0; i < 32; ++i)
-            for (int j = 0; j < 32; ++j) d[i * 32 + j] = d[i * 32 + j] + p[i * ldp + j];
-    } else {
-        for (int i = 0; i < 32; ++i)
-            for (int j = 0; j < 32; ++j) d[i * 32 + j] = round_bf16(d[i * 32 + j] + p[i * ldp + j]);
-    }
+    dst_accumulate(dst_for_write(r, idst, loc), p, ldp, !r->fp32_dest_acc);
 }
 
 /** The CB holds 32x32 tiles of a format with a tile codec, one per page (check_tile_page). */
@@ -112,13 +105,14 @@ void check_tile_page(Run* r, int32_t cb, const tw_CBState* c, const char* what, 
 }
 
 /** Tile `itile` (relative to the read pointer) of CB `cb` as row-major float32. */
-void unpack(Run* r, int32_t cb, uint32_t itile, float* out, tw::Loc loc) {
+/** Tile itile of the CB's front into out, rows ld floats apart (32: a tile on its own). */
+void unpack(Run* r, int32_t cb, uint32_t itile, float* out, tw::Loc loc, int ld = 32) {
     tw_CBState* c = cb_of(r, cb, loc);
     uint32_t limit = read_limit(c);
     if (itile >= limit) fail_tile_not_waited(r, loc, itile, cb, limit);
     check_tile_page(r, cb, c, "unpack", loc);
     decode_tile(c->format_code,
-                l1_span(r, c->rd_ptr + uint64_t(itile) * c->page_size, c->page_size, "unpack", loc), out);
+                l1_span(r, c->rd_ptr + uint64_t(itile) * c->page_size, c->page_size, "unpack", loc), out, ld);
 }
 
 void pack_int_error(Run* r, uint32_t fmt, int32_t index, float value, tw::Loc loc) {
@@ -523,10 +517,13 @@ TW_EXPORT void twrt_matmul_block(uint32_t cb0, uint32_t cb1, uint32_t t0, uint32
     float tmp[kTile], bt[kTile];
     const int ldb = int(ct) * 32;
     for (uint32_t c = 0; c < ct; ++c) {
+        if (!transpose_b) {  // decoded in place, side by side
+            unpack(r, int32_t(cb1), t1 + c, b_row + c * 32, loc, ldb);
+            continue;
+        }
         unpack(r, int32_t(cb1), t1 + c, tmp, loc);
-        if (transpose_b) transpose(tmp, bt);
-        const float* src = transpose_b ? bt : tmp;
-        for (int i = 0; i < 32; ++i) std::memcpy(b_row + i * ldb + c * 32, src + i * 32, 32 * sizeof(float));
+        transpose(tmp, bt);
+        for (int i = 0; i < 32; ++i) std::memcpy(b_row + i * ldb + c * 32, bt + i * 32, 32 * sizeof(float));
     }
     for (uint32_t row = 0; row < rt; ++row) unpack(r, int32_t(cb0), t0 + row * kt, a_col + row * kTile, loc);
     const int m = int(rt) * 32;

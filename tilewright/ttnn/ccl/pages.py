@@ -1,7 +1,8 @@
 """What collective kernels do to memory: move tensor pages to and from L1, add pieces.
 
 Kernels move whole pieces -- many pages -- per call, vectorised per DRAM bank, and time
-them as one NoC transfer per page followed by a barrier (``device/perf``); the reduction decodes two pieces, adds them in float32 and encodes
+them as one NoC transfer per page followed by a barrier (``device/perf``; the pages timed
+in native code where the runtime is available, ``native/noc_pages.py``); the reduction decodes two pieces, adds them in float32 and encodes
 the sum in the tensor's format (rounding once per addition, as the packer does when the
 compute kernel packs each partial sum).
 """
@@ -16,6 +17,11 @@ from tilewright.device.ops import get_op
 from tilewright.device.perf import costs
 from tilewright.device.perf import kernel as noc_time
 from tilewright.errors import KernelError
+from tilewright.lazy import lazy_import
+
+# The native package brings its build with it: loaded by the first collective that moves
+# pages, not by `import ttnn` (tests/test_startup.py).
+noc_pages = lazy_import("tilewright.native.noc_pages")
 
 __all__ = ["page_spans", "pages_to_l1", "l1_to_pages", "l1_copy", "add_pieces"]
 
@@ -114,8 +120,9 @@ def _time_pages(run, buf, ids, *, to_l1: bool) -> None:
     """One NoC read / write per page, then the barrier the kernel's next step needs."""
     owners = [owner for owner, _ in buf.page_slots(np.asarray(ids, dtype=np.int64))]
     noc = run.kernel_context().noc
+    timer = noc_pages.page_timer()
     if to_l1:
-        noc_time.reads(run, run.core, owners, buf.page_size, noc)
+        noc_time.reads(run, run.core, owners, buf.page_size, noc, timer)
     else:
-        noc_time.writes(run, run.core, owners, buf.page_size, noc)
+        noc_time.writes(run, run.core, owners, buf.page_size, noc, timer)
     noc_time.barrier(run, run.core, noc)
