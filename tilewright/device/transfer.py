@@ -139,6 +139,7 @@ def page_transfer(
     offset: int = 0,
     length: int | None = None,
     run: KernelRun | None = None,
+    timer: noc_time.PageTimer | None = None,
 ) -> int:
     """Move bytes ``[offset, offset + length)`` of each page of ``buffer`` to (``to_l1``) or
     from consecutive ``length``-byte runs of ``core``'s L1 starting at ``l1_addr``.
@@ -146,7 +147,8 @@ def page_transfer(
     The transfer a kernel makes with one ``noc_async_read`` / ``noc_async_write`` per
     page, with the same checks (the chip, the bounds of both ranges, alignment of
     source and destination), done per bank on whole blocks of pages, and -- for the
-    issuing ``run`` -- the same modelled time, page after page on the kernel's NoC.
+    issuing ``run`` -- the same modelled time, page after page on the kernel's NoC (timed
+    by ``timer`` where given: the same figures, faster; ``device/perf/kernel.py``).
     Returns the bytes moved.
     """
     device = core.device
@@ -160,7 +162,7 @@ def page_transfer(
     total = ids.size * length
     check_range(device, core, l1_addr, l1_addr + total, what)
     if run is not None:
-        _time_pages(run, core, buffer, ids, length, to_l1)
+        _time_pages(run, core, buffer, ids, length, to_l1, timer)
     if device.perf.state.dry_run:
         _check_pages(device, core, buffer, ids, l1_addr, offset, length, what)
         if to_l1:
@@ -201,15 +203,15 @@ def page_transfer(
     return total
 
 
-def _time_pages(run, core: Core, buffer: Buffer, ids: np.ndarray, length: int, to_l1: bool):
+def _time_pages(run, core: Core, buffer: Buffer, ids: np.ndarray, length: int, to_l1: bool, timer):
     """The modelled time of one NoC read / write per page, in page order."""
 
     owners = [owner for owner, _ in buffer.page_slots(ids)]
     noc = run.kernel_context().noc
     if to_l1:
-        noc_time.reads(run, core, owners, length, noc)
+        noc_time.reads(run, core, owners, length, noc, timer)
     else:
-        noc_time.writes(run, core, owners, length, noc)
+        noc_time.writes(run, core, owners, length, noc, timer)
 
 
 def _check_pages(device, core, buffer, ids, l1_addr: int, offset: int, length: int, what: str):

@@ -27,8 +27,14 @@ from tilewright.device.transfer import page_transfer
 from tilewright.lang.blockstate import Op, check_and_apply
 from tilewright.lang.dfb import TensorBlock, current_kernel
 from tilewright.lang.rules import copy as rules
+from tilewright.lazy import lazy_import
 from tilewright.ttnn.tensor import Tensor, TensorSlice
 from tilewright.ttnn.types import Layout
+
+# The pages' NoC time from the native runtime's calendar where it can be built (the same
+# figures as the Python one, 30x faster); the native package loads with the first copy,
+# not with `import ttl` (tests/test_startup.py).
+noc_pages = lazy_import("tilewright.native.noc_pages")
 
 __all__ = ["copy", "CopyTransferHandler", "GroupTransfer"]
 
@@ -203,9 +209,17 @@ def _move(run, sl: TensorSlice, blk: TensorBlock, *, to_block: bool) -> int:
     """The bytes of the slice's pages to or from the block, over the NoC (one transfer per
     page, with the checks of ``noc_async_read`` / ``noc_async_write``)."""
     buf = sl.tensor.buffer
+    timer = noc_pages.page_timer()
     if blk.dfb.tiled:
         return page_transfer(
-            run.core, buf, _tile_pages(sl), blk.addr, to_l1=to_block, what="ttl.copy", run=run
+            run.core,
+            buf,
+            _tile_pages(sl),
+            blk.addr,
+            to_l1=to_block,
+            what="ttl.copy",
+            run=run,
+            timer=timer,
         )
     ids, cols = _row_pages(sl)
     return page_transfer(
@@ -218,4 +232,5 @@ def _move(run, sl: TensorSlice, blk: TensorBlock, *, to_block: bool) -> int:
         offset=cols.start,
         length=cols.stop - cols.start,
         run=run,
+        timer=timer,
     )

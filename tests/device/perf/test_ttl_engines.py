@@ -95,3 +95,27 @@ def test_block_math_is_timed_like_the_compiled_kernels_tile_ops(device):
     out = _times(device, _scale_op)
     py, native = out["python"][1], out["native"][1]
     assert abs(py / native - 1) < 0.05, (py, native)
+
+
+@pytest.mark.parametrize("make_op", [_copy_op, _scale_op], ids=["copy", "scale"])
+def test_the_interpreters_pages_time_the_same_on_either_calendar(device, monkeypatch, make_op):
+    """The interpreter's copies timed by the native runtime's calendar (native/noc_pages.py,
+    where it can be built) and by the Python one: the same cycles for every kernel run."""
+    from tilewright.lang import copy
+
+    native = copy.noc_pages.page_timer()
+    assert native is not None  # this machine builds the runtime
+    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    torch.manual_seed(1)
+    a = ttnn.from_torch(torch.randn(128, 128), **kw)
+    runs = {}
+    for name, timer in (("python", None), ("native", native)):
+        monkeypatch.setattr(copy.noc_pages, "page_timer", lambda timer=timer: timer)
+        y = ttnn.from_torch(torch.zeros(128, 128), **kw)
+        make_op("python")(a, y)
+        r = device.command_queue.last_launch
+        runs[name] = (
+            [(s.place, s.kernel, s.cycles, s.blocked_cycles) for s in r.stats],
+            r.makespan,
+        )
+    assert runs["native"] == runs["python"] and runs["python"][1] > 0
