@@ -6,6 +6,8 @@ the all-gather completes in <= 5 s.
 * ``open``: a fresh process imports tilewright and opens ``MeshShape(4, 8)`` (the default
   multi-chip system): median seconds over ``--repeat`` processes, and the process's peak
   RSS after opening (and before, for the import alone).
+* ``sharded_matmul``: a TT-Lang matmul with A split along M over the 32 chips, each chip
+  512³ bf16, warm, beside the same operation on one chip (:func:`bench_sharded_matmul`).
 * ``all_gather``: every chip holds a 1 MB bf16 tensor ([1, 1, 1024, 512], 512 tiles) and
   gathers all 32 along dim 0 (each chip ends with 32 MB).  On the 4x8 mesh (rows, then
   columns) and on a 1x32 ring (``FABRIC_1D_RING``).  Median seconds of the call, the
@@ -108,6 +110,74 @@ def bench_all_gather(shape: tuple[int, int], fabric: str, repeat: int) -> dict:
         ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
 
 
+def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
+    """A TT-Lang matmul on every chip of the mesh: A (chips * n rows) split along M, B
+    replicated, each chip its own n x n @ n x n (bench_compiler's ``matmul_op``, 2x2-tile
+    blocks on a 4x4 grid), warm; beside the same operation on one chip and numpy's floor
+    (the chips' products one after another, one BLAS thread).  One process runs every
+    chip's kernels one after another, so the mesh takes about chips x one chip: the figure
+    issue 27's workers are to divide."""
+    import numpy as np
+    import torch
+    from bench_compiler import matmul_op
+
+    from tilewright import ttnn
+
+    op = matmul_op(n, 2, 4)
+    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    rng = np.random.default_rng(0)
+
+    def timed(call) -> float:
+        call()  # compiles
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
+    try:
+        chips = mesh.get_num_devices()
+        a = torch.from_numpy(rng.standard_normal((chips * n, n), dtype=np.float32))
+        b = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32))
+        shard = ttnn.ShardTensorToMesh(mesh, dim=0)
+        a_t = ttnn.from_torch(a, device=mesh, mesh_mapper=shard, **kw)
+        b_t = ttnn.from_torch(b, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh), **kw)
+        y_t = ttnn.from_torch(torch.zeros(chips * n, n), device=mesh, mesh_mapper=shard, **kw)
+        seconds = timed(lambda: op(a_t, b_t, y_t))
+    finally:
+        ttnn.close_mesh_device(mesh)
+    device = ttnn.open_device(device_id=0)
+    try:
+        one = [ttnn.from_torch(x, device=device, **kw) for x in (a[:n], b, torch.zeros(n, n))]
+        one_chip = timed(lambda: op(*one))
+    finally:
+        ttnn.close_device(device)
+    from threadpoolctl import threadpool_limits
+
+    an, bn = a.numpy(), b.numpy()
+    with threadpool_limits(1):
+        floor = min(
+            _seconds(lambda: [an[k * n : (k + 1) * n] @ bn for k in range(chips)]) for _ in range(3)
+        )
+    return {
+        "mesh": f"{shape[0]}x{shape[1]}",
+        "per_chip": f"{n}x{n} @ {n}x{n} bf16",
+        "seconds": seconds,
+        "one_chip_seconds": one_chip,
+        "ratio_to_one_chip": seconds / one_chip,
+        "numpy_floor_seconds": floor,
+        "ratio_to_floor": seconds / floor,
+    }
+
+
+def _seconds(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
@@ -117,6 +187,7 @@ def main() -> None:
         "open_galaxy": bench_open(args.repeat),
         "all_gather_galaxy_4x8": bench_all_gather((4, 8), "FABRIC_1D", args.repeat),
         "all_gather_galaxy_1x32_ring": bench_all_gather((1, 32), "FABRIC_1D_RING", args.repeat),
+        "sharded_matmul_galaxy_4x8": bench_sharded_matmul((4, 8), 512, args.repeat),
     }
     print(json.dumps(result, indent=2))
 
