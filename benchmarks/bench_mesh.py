@@ -117,24 +117,19 @@ def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
     (the chips' products one after another, one BLAS thread).  One process runs every
     chip's kernels one after another, so the mesh takes about chips x one chip: the figure
     issue 27's workers are to divide."""
+    import bench_compiler
     import numpy as np
     import torch
-    from bench_compiler import matmul_op
 
     from tilewright import ttnn
 
-    op = matmul_op(n, 2, 4)
+    op = bench_compiler.matmul_op(n, 2, 4)
     kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     rng = np.random.default_rng(0)
 
     def timed(call) -> float:
         call()  # compiles
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
-        return statistics.median(times)
+        return statistics.median(bench_compiler._timed(call, repeat))
 
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
     try:
@@ -159,7 +154,7 @@ def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
     an, bn = a.numpy(), b.numpy()
     with threadpool_limits(1):
         floor = min(
-            _seconds(lambda: [an[k * n : (k + 1) * n] @ bn for k in range(chips)]) for _ in range(3)
+            bench_compiler._timed(lambda: [an[k * n : (k + 1) * n] @ bn for k in range(chips)], 3)
         )
     return {
         "mesh": f"{shape[0]}x{shape[1]}",
@@ -170,12 +165,6 @@ def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
         "numpy_floor_seconds": floor,
         "ratio_to_floor": seconds / floor,
     }
-
-
-def _seconds(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main() -> None:

@@ -208,10 +208,7 @@ def _time_pages(run, core: Core, buffer: Buffer, ids: np.ndarray, length: int, t
 
     owners = [owner for owner, _ in buffer.page_slots(ids)]
     noc = run.kernel_context().noc
-    if to_l1:
-        noc_time.reads(run, core, owners, length, noc, timer)
-    else:
-        noc_time.writes(run, core, owners, length, noc, timer)
+    noc_time.pages(run, core, owners, length, noc, write=not to_l1, timer=timer)
 
 
 def _check_pages(device, core, buffer, ids, l1_addr: int, offset: int, length: int, what: str):

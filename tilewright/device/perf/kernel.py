@@ -29,8 +29,7 @@ __all__ = [
     "write",
     "multicast",
     "barrier",
-    "reads",
-    "writes",
+    "pages",
     "owner_code",
     "PageTimer",
     "wake_at",
@@ -109,39 +108,24 @@ def owner_code(owner) -> int:
 
 
 PageTimer = Callable[[NocModel, PerfRun, int, int, int, np.ndarray, int, bool], int]
-"""Times a run of page transfers exactly as :func:`reads` / :func:`writes` do, only faster:
+"""Times a run of page transfers exactly as :func:`pages` does, only faster:
 ``timer(model, pr, now, noc, core_index, owner_codes, length, write)`` returns the issuer's
 clock after the last page (``owner_codes``: int32, :func:`owner_code` of each page's far
-end).  The native runtime provides one (``tilewright.native.perf_pages``)."""
+end).  The native runtime provides one (``tilewright.native.noc_pages``)."""
 
 
-def reads(
+def pages(
     run: KernelRun,
     core: Core,
     owners: Iterable,
     length: int,
     noc: int,
+    *,
+    write: bool,
     timer: PageTimer | None = None,
 ) -> None:
-    """One ``noc_async_read`` per page, in order (a TT-Lang copy into a block)."""
-    _pages(run, core, owners, length, noc, timer, write=False)
-
-
-def writes(
-    run: KernelRun,
-    core: Core,
-    owners: Iterable,
-    length: int,
-    noc: int,
-    timer: PageTimer | None = None,
-) -> None:
-    """One ``noc_async_write`` per page, in order (a TT-Lang copy out of a block)."""
-    _pages(run, core, owners, length, noc, timer, write=True)
-
-
-def _pages(
-    run, core, owners, length: int, noc: int, timer: PageTimer | None, *, write: bool
-) -> None:
+    """One ``noc_async_read`` (``noc_async_write`` if ``write``) per page, in order: a
+    TT-Lang copy into (out of) a block, a collective's piece."""
     model = model_of(core)
     pr = perf_of(run)
     start = t = run.clock

@@ -271,16 +271,24 @@ static int32_t encode_ints(const float* values, uint8_t* dst, double lo, double 
 
 namespace {
 
-// One face row: 16 values to 16 bf16, bf16_bits (twrt_formats.h) on U32x8 lanes -- the
-// same integer steps, lane by lane.
+// A NaN is a magnitude above the infinity's bits (all lanes ones where so).
+[[gnu::always_inline]] inline I32x8 is_nan_lanes(U32x8 b) {
+    return reinterpret_cast<I32x8>(b & 0x7FFFFFFFu) > 0x7F800000;
+}
 
+// bf16_bits (twrt_formats.h) on 8 lanes: the same integer steps, lane by lane.
+[[gnu::always_inline]] inline U32x8 bf16_bits_lanes(U32x8 b) {
+    U32x8 rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
+    U32x8 nan = reinterpret_cast<U32x8>(is_nan_lanes(b));
+    return (rounded & ~nan) | (nan & 0x7FC0u);
+}
+
+// One face row: 16 values to 16 bf16.
 [[gnu::always_inline]] inline void encode_bf16_row(const float* v, uint8_t* d) {
     for (int half = 0; half < 2; ++half) {
         U32x8 b;
         std::memcpy(&b, v + 8 * half, sizeof b);
-        U32x8 rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) >> 16;
-        U32x8 nan = reinterpret_cast<U32x8>(reinterpret_cast<I32x8>(b & 0x7FFFFFFFu) > 0x7F800000);
-        U16x8 h = __builtin_convertvector((rounded & ~nan) | (nan & 0x7FC0u), U16x8);
+        U16x8 h = __builtin_convertvector(bf16_bits_lanes(b), U16x8);
         std::memcpy(d + 16 * half, &h, sizeof h);
     }
 }
@@ -318,14 +326,11 @@ namespace {
 }
 
 // DST's precision (compute.cpp's write_dst and accumulate_dst): round_bf16 of each value,
-// or of d + p, on 8-lane vectors as encode_bf16_row does, so the AVX2 copy applies.
+// or of d + p, on 8-lane vectors, so the AVX2 copy applies.
 typedef float F32x8 __attribute__((vector_size(32)));
 
 [[gnu::always_inline]] inline F32x8 round_bf16_lanes(F32x8 f) {
-    U32x8 b = reinterpret_cast<U32x8>(f);
-    U32x8 rounded = (b + 0x7FFFu + ((b >> 16) & 1u)) & 0xFFFF0000u;
-    U32x8 nan = reinterpret_cast<U32x8>(reinterpret_cast<I32x8>(b & 0x7FFFFFFFu) > 0x7F800000);
-    return reinterpret_cast<F32x8>((rounded & ~nan) | (nan & 0x7FC00000u));
+    return reinterpret_cast<F32x8>(bf16_bits_lanes(reinterpret_cast<U32x8>(f)) << 16);
 }
 
 [[gnu::always_inline]] inline void dst_round_impl(float* d, const float* v) {
@@ -337,13 +342,23 @@ typedef float F32x8 __attribute__((vector_size(32)));
     }
 }
 
+// x + y as numpy's float32 d + p gives it: where both are NaN, x86 returns the first
+// operand's NaN, quieted.  The compiler may commute a vector add (GCC did in the baseline
+// copy), so that payload is chosen here rather than left to the operand order.
+[[gnu::always_inline]] inline F32x8 add_lanes(F32x8 x, F32x8 y) {
+    U32x8 xb = reinterpret_cast<U32x8>(x);
+    U32x8 both = reinterpret_cast<U32x8>(is_nan_lanes(xb) & is_nan_lanes(reinterpret_cast<U32x8>(y)));
+    U32x8 sum = reinterpret_cast<U32x8>(x + y);
+    return reinterpret_cast<F32x8>((sum & ~both) | ((xb | 0x00400000u) & both));
+}
+
 [[gnu::always_inline]] inline void dst_accumulate_impl(float* d, const float* p, int ldp, bool bf16) {
     for (int r = 0; r < 32; ++r) {
         for (int c = 0; c < 32; c += 8) {
             F32x8 x, y;
             std::memcpy(&x, d + r * 32 + c, sizeof x);
             std::memcpy(&y, p + r * ldp + c, sizeof y);
-            x = x + y;
+            x = add_lanes(x, y);
             if (bf16) x = round_bf16_lanes(x);
             std::memcpy(d + r * 32 + c, &x, sizeof x);
         }

@@ -121,8 +121,5 @@ def _time_pages(run, buf, ids, *, to_l1: bool) -> None:
     owners = [owner for owner, _ in buf.page_slots(np.asarray(ids, dtype=np.int64))]
     noc = run.kernel_context().noc
     timer = noc_pages.page_timer()
-    if to_l1:
-        noc_time.reads(run, run.core, owners, buf.page_size, noc, timer)
-    else:
-        noc_time.writes(run, run.core, owners, buf.page_size, noc, timer)
+    noc_time.pages(run, run.core, owners, buf.page_size, noc, write=not to_l1, timer=timer)
     noc_time.barrier(run, run.core, noc)
