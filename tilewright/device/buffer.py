@@ -385,6 +385,25 @@ class Buffer:
         for c, a in zip(core_i.tolist(), addrs.tolist()):
             yield self._shard_cores[c], a
 
+    def page_owner_codes(self, ids: np.ndarray) -> np.ndarray:
+        """Each page's owner as the native runtime numbers a transfer's far end (int32): the
+        core's index, or -2 - bank for a DRAM bank -- what a run of page transfers is timed
+        with (``device/perf/kernel.py`` ``pages``), computed on the whole array."""
+        self._check_alive()
+        n = self.num_pages
+        if self.layout == TensorMemoryLayout.INTERLEAVED:
+            bad = ids[(ids < 0) | (ids >= n)]
+            if bad.size:  # page_slots' message, for the first page out of range
+                raise DeviceError(f"page {int(bad[0])} outside 0..{n - 1}")
+            banks = ids % self.num_banks
+            if self.is_dram:
+                return (-2 - banks).astype(np.int32)
+            return np.array([c.index for c in self.device.cores], dtype=np.int32)[banks]
+        if ids.size and (ids.min() < 0 or ids.max() >= n):
+            raise DeviceError(f"page ids outside 0..{n - 1}")
+        core_i, _ = self._sharded_location(ids)
+        return np.array([c.index for c in self._shard_cores], dtype=np.int32)[core_i]
+
     def page_groups(self, ids: np.ndarray):
         """Group page ids by bank: (owner, positions in ``ids``, local addresses)."""
         self._check_alive()

@@ -206,8 +206,8 @@ def page_transfer(
 def _time_pages(run, core: Core, buffer: Buffer, ids: np.ndarray, length: int, to_l1: bool, timer):
     """The modelled time of one NoC read / write per page, in page order."""
 
-    owners = [owner for owner, _ in buffer.page_slots(ids)]
     noc = run.kernel_context().noc
+    owners = buffer.page_owner_codes(ids)
     noc_time.pages(run, core, owners, length, noc, write=not to_l1, timer=timer)
 
 

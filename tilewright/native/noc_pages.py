@@ -45,7 +45,7 @@ def page_timer() -> PageTimer | None:
 
 def _bind(perf_pages) -> PageTimer:
     def time_pages(model, pr, now, noc, core, owners: np.ndarray, length, write) -> int:
-        owners = np.ascontiguousarray(owners, dtype=np.int32)
+        # owners: Buffer.page_owner_codes' int32 array, contiguous
         return perf_pages(
             ctypes.addressof(model.state),
             ctypes.addressof(pr),

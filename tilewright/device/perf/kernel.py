@@ -9,7 +9,7 @@ DRAM time, depending on what the latest transfer touched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,7 +30,6 @@ __all__ = [
     "multicast",
     "barrier",
     "pages",
-    "owner_code",
     "PageTimer",
     "wake_at",
 ]
@@ -101,23 +100,16 @@ def barrier(run: KernelRun, core: Core, noc: int, reads: bool = True, writes: bo
     run.stats_ops += 1
 
 
-def owner_code(owner) -> int:
-    """A transfer's far end as the native runtime numbers it: a core's index, or -2 - bank
-    for a DRAM bank (dataflow.cpp's Target)."""
-    return -2 - owner if isinstance(owner, int) else owner.index
-
-
 PageTimer = Callable[[NocModel, PerfRun, int, int, int, np.ndarray, int, bool], int]
 """Times a run of page transfers exactly as :func:`pages` does, only faster:
-``timer(model, pr, now, noc, core_index, owner_codes, length, write)`` returns the issuer's
-clock after the last page (``owner_codes``: int32, :func:`owner_code` of each page's far
-end).  The native runtime provides one (``tilewright.native.noc_pages``)."""
+``timer(model, pr, now, noc, core_index, owners, length, write)`` returns the issuer's
+clock after the last page.  The native runtime provides one (``tilewright.native.noc_pages``)."""
 
 
 def pages(
     run: KernelRun,
     core: Core,
-    owners: Iterable,
+    owners: np.ndarray,
     length: int,
     noc: int,
     *,
@@ -125,17 +117,19 @@ def pages(
     timer: PageTimer | None = None,
 ) -> None:
     """One ``noc_async_read`` (``noc_async_write`` if ``write``) per page, in order: a
-    TT-Lang copy into (out of) a block, a collective's piece."""
+    TT-Lang copy into (out of) a block, a collective's piece.  ``owners``: each page's far
+    end as ``Buffer.page_owner_codes`` gives them (int32: a core's index, -2 - a DRAM bank)."""
     model = model_of(core)
     pr = perf_of(run)
     start = t = run.clock
     if timer is not None:
-        codes = np.fromiter((owner_code(o) for o in owners), dtype=np.int32)
-        t = timer(model, pr, t, noc, core.index, codes, length, write)
+        t = timer(model, pr, t, noc, core.index, owners, length, write)
     else:
         here = model.workers[core.index]
-        for owner in owners:
-            far, bank = endpoint(model, owner)
+        for code in owners.tolist():
+            far, bank = (
+                (model.workers[code], -1) if code >= 0 else (model.dram[-2 - code], -2 - code)
+            )
             if write:
                 t, _ = model.write(pr, t, noc, here, far, length, bank)
             else:

@@ -386,43 +386,29 @@ bool g_avx2 = g_has_avx2;
 
 }  // namespace
 
-namespace {
-bool decode_direct(uint32_t fmt, const uint8_t* src, float* out, int ld) {
+// The AVX2 copy of fn (fn##_avx2) where this CPU has it and codec_simd has not turned it
+// off, else the baseline one (fn##_impl).
 #ifdef TW_AVX2_CODECS
-    if (g_avx2) return decode_avx2(fmt, src, out, ld);
+#define TW_CODEC_COPY(fn, ...) (g_avx2 ? fn##_avx2(__VA_ARGS__) : fn##_impl(__VA_ARGS__))
+#else
+#define TW_CODEC_COPY(fn, ...) fn##_impl(__VA_ARGS__)
 #endif
-    return decode_impl(fmt, src, out, ld);
-}
-}  // namespace
 
 bool decode_tile(uint32_t fmt, const uint8_t* src, float* out, int ld) {
-    if (fmt == Float16_b || fmt == Float32 || ld == 32) return decode_direct(fmt, src, out, ld);
+    if (fmt == Float16_b || fmt == Float32 || ld == 32) return TW_CODEC_COPY(decode, fmt, src, out, ld);
     float tile[1024];
-    if (!decode_direct(fmt, src, tile, 32)) return false;
+    if (!TW_CODEC_COPY(decode, fmt, src, tile, 32)) return false;
     for (int r = 0; r < 32; ++r) std::memcpy(out + r * ld, tile + r * 32, 32 * sizeof(float));
     return true;
 }
 
 int32_t encode_tile(uint32_t fmt, const float* values, uint8_t* dst) {
-#ifdef TW_AVX2_CODECS
-    if (g_avx2) return encode_avx2(fmt, values, dst);
-#endif
-    return encode_impl(fmt, values, dst);
+    return TW_CODEC_COPY(encode, fmt, values, dst);
 }
 
-void dst_round(float* d, const float* v) {
-#ifdef TW_AVX2_CODECS
-    if (g_avx2) return dst_round_avx2(d, v);
-#endif
-    dst_round_impl(d, v);
-}
+void dst_round(float* d, const float* v) { TW_CODEC_COPY(dst_round, d, v); }
 
-void dst_accumulate(float* d, const float* p, int ldp, bool bf16) {
-#ifdef TW_AVX2_CODECS
-    if (g_avx2) return dst_accumulate_avx2(d, p, ldp, bf16);
-#endif
-    dst_accumulate_impl(d, p, ldp, bf16);
-}
+void dst_accumulate(float* d, const float* p, int ldp, bool bf16) { TW_CODEC_COPY(dst_accumulate, d, p, ldp, bf16); }
 
 /** Which copy of the codecs runs: 1 the AVX2 one, 0 the baseline.  want 0 / 1 selects
  *  (1 only where the CPU has AVX2), -1 only asks. */

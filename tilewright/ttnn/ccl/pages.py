@@ -118,7 +118,7 @@ def add_pieces(a: int, b: int, out: int, pages: int, fmt, tile, dram_alignment: 
 
 def _time_pages(run, buf, ids, *, to_l1: bool) -> None:
     """One NoC read / write per page, then the barrier the kernel's next step needs."""
-    owners = [owner for owner, _ in buf.page_slots(np.asarray(ids, dtype=np.int64))]
+    owners = buf.page_owner_codes(np.asarray(ids, dtype=np.int64))
     noc = run.kernel_context().noc
     timer = noc_pages.page_timer()
     noc_time.pages(run, run.core, owners, buf.page_size, noc, write=not to_l1, timer=timer)
