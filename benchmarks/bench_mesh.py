@@ -167,16 +167,80 @@ def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
     }
 
 
+def bench_workers(shape: tuple[int, int], n: int, repeat: int, counts=(1, 2)) -> dict:
+    """The sharded matmul of :func:`bench_sharded_matmul` with its chips' launches in 0 (the
+    driver), 1 and 2 local Ray worker processes (``tilewright.distributed``); each count in
+    a fresh process, warm medians.  Per worker: its peak RSS and the seconds it spent
+    running launches."""
+    out = {"mesh": f"{shape[0]}x{shape[1]}", "per_chip": f"{n}x{n} @ {n}x{n} bf16"}
+    for workers in (0, *counts):
+        code = (
+            "import json, sys; sys.path.insert(0, 'benchmarks'); import bench_mesh; "
+            f"print(json.dumps(bench_mesh._workers_run({shape!r}, {n}, {repeat}, {workers})))"
+        )
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        if res.returncode:
+            raise RuntimeError(res.stderr)
+        out[f"workers_{workers}"] = json.loads(res.stdout.strip().splitlines()[-1])
+    base = out["workers_0"]["seconds"]
+    for workers in counts:
+        out[f"speedup_{workers}_workers"] = base / out[f"workers_{workers}"]["seconds"]
+    return out
+
+
+def _workers(repeat: int) -> dict:
+    return {"sharded_matmul_galaxy_4x8_workers": bench_workers((4, 8), 512, max(repeat, 5))}
+
+
+def _workers_run(shape, n: int, repeat: int, workers: int) -> dict:
+    import bench_compiler
+    import numpy as np
+    import torch
+
+    from tilewright import distributed, ttnn
+
+    pool = distributed.start(workers=workers) if workers else None
+    op = bench_compiler.matmul_op(n, 2, 4)
+    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+    rng = np.random.default_rng(0)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
+    try:
+        chips = mesh.get_num_devices()
+        a = torch.from_numpy(rng.standard_normal((chips * n, n), dtype=np.float32))
+        b = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32))
+        shard = ttnn.ShardTensorToMesh(mesh, dim=0)
+        a_t = ttnn.from_torch(a, device=mesh, mesh_mapper=shard, **kw)
+        b_t = ttnn.from_torch(b, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh), **kw)
+        y_t = ttnn.from_torch(torch.zeros(chips * n, n), device=mesh, mesh_mapper=shard, **kw)
+        op(a_t, b_t, y_t)  # compiles (and builds in each worker)
+        seconds = statistics.median(bench_compiler._timed(lambda: op(a_t, b_t, y_t), repeat))
+        result = {"seconds": seconds}
+        if pool is not None:
+            usage = pool.ray.get([h.usage.remote() for h in pool.hosts])
+            result["worker_max_rss_mb"] = [round(u["max_rss_mb"], 1) for u in usage]
+            result["worker_busy_seconds"] = [round(u["busy_seconds"], 3) for u in usage]
+            result["report"] = distributed.report()
+    finally:
+        ttnn.close_mesh_device(mesh)
+        distributed.stop()
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=["workers"], default=None)
     args = parser.parse_args()
+    if args.only == "workers":
+        print(json.dumps({"benchmark": "mesh", **_workers(args.repeat)}, indent=2))
+        return
     result = {
         "benchmark": "mesh",
         "open_galaxy": bench_open(args.repeat),
         "all_gather_galaxy_4x8": bench_all_gather((4, 8), "FABRIC_1D", args.repeat),
         "all_gather_galaxy_1x32_ring": bench_all_gather((1, 32), "FABRIC_1D_RING", args.repeat),
         "sharded_matmul_galaxy_4x8": bench_sharded_matmul((4, 8), 512, args.repeat),
+        **_workers(args.repeat),
     }
     print(json.dumps(result, indent=2))
 

@@ -38,6 +38,8 @@ from tilewright.target.presets import board_names
 
 # Process isolation loads the native engine: only `--isolate` runs need it here.
 isolate_module = lazy_import("tilewright.native.isolate")
+# Worker processes load Ray: only `--workers` / `--ray-address` runs need it.
+distributed = lazy_import("tilewright.distributed")
 # ttnn (and with it the device) loads when a program runs, not when the command line starts.
 readback = lazy_import("tilewright.ttnn.readback")
 compare_module = lazy_import("tilewright.cli.compare")
@@ -189,6 +191,23 @@ def _write_perf_report(path: str) -> None:
     help="How TT-Lang operations run: compiled to C++ where possible (auto), interpreted "
     "(python), or compiled with an error for what does not compile (native).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Run mesh chips' launches in N worker processes on this machine (a local Ray; "
+    "needs `pip install 'tilewright[distributed]'`). A summary of where launches ran goes "
+    "to stderr at the end.",
+)
+@click.option(
+    "--ray-address",
+    "ray_address",
+    default=None,
+    metavar="ADDR",
+    help="Join the Ray cluster at ADDR for the worker processes (with --workers N: N "
+    "workers, default 1).",
+)
 @click.option("--isolate-channel", "isolate_channel", default=None, hidden=True)
 @click.option("--record", "record_path", default=None, hidden=True)
 @click.pass_context
@@ -208,6 +227,8 @@ def run(
     watchdog,
     isolate,
     engine,
+    workers,
+    ray_address,
     isolate_channel,
     record_path,
 ):
@@ -288,11 +309,22 @@ def run(
     )
     if record_path:
         readback.start()
-    with signals.sigterm_as_interrupt():  # a report, the trace and no compiler left running
-        if compiler == "ttlang":
-            status, _rejected = run_with_real_compiler(program, list(args))
-        else:
-            status = run_program(program, list(args))
+    pool = None
+    if workers is not None or ray_address is not None:
+        try:
+            pool = distributed.start(workers or 1, ray_address)
+        except TilewrightError as err:
+            raise click.ClickException(f"{err.message}\nhint: {err.hint}") from None
+    try:
+        with signals.sigterm_as_interrupt():  # a report, the trace and no compiler left running
+            if compiler == "ttlang":
+                status, _rejected = run_with_real_compiler(program, list(args))
+            else:
+                status = run_program(program, list(args))
+    finally:
+        if pool is not None:
+            click.echo(distributed.report(), err=True)
+            distributed.stop()
     if record_path:
         readback.save(record_path)
     if trace_path:

@@ -55,7 +55,12 @@ class CommandQueue:
         self._check()
         self.history.append(Command("program", program.name))
 
-        result = launch_program(self.device, program, place_word=place_word, tracer=self.tracer)
+        remote = self.device.remote  # a worker process runs this chip's launches
+        result = None
+        if remote is not None:
+            result = remote.submit(self.device, program, place_word)
+        if result is None:
+            result = launch_program(self.device, program, place_word=place_word, tracer=self.tracer)
         self.last_launch = result
         session.record_launch(program.name, result, self.device)
         return result

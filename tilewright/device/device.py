@@ -18,8 +18,10 @@ Per-core L1 map (local addresses)::
 from __future__ import annotations
 
 import ctypes
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,14 +36,18 @@ from tilewright.device.kernel_config import (
     RTA_BYTES,
     kernel_config_bytes,
 )
-from tilewright.device.memory import DramChannels, L1Arena
+from tilewright.device.memory import DramChannels, L1Arena, SharedMemoryRef
 from tilewright.device.perf.noc import NocModel
 from tilewright.device.requirements import check_runnable
 from tilewright.device.shared import DeviceShared
 from tilewright.errors import DeviceError
 from tilewright.target import SystemDesc, SystemDescRoot, board_preset, capacity_table, kernel_slots
 
+if TYPE_CHECKING:
+    from tilewright.device.offload import RemoteChip
+
 __all__ = [
+    "SHARE_MEMORY",
     "Core",
     "Device",
     "Mesh",
@@ -49,6 +55,11 @@ __all__ = [
     "MAX_RUNTIME_ARGS",
     "DEFAULT_L1_SMALL_SIZE",
 ]
+
+
+SHARE_MEMORY = {"default": False}
+"""Whether new devices keep their DRAM in shared memory (a memfd another process can map):
+``tilewright.distributed`` turns it on while worker processes run launches."""
 
 
 class Core:
@@ -131,7 +142,12 @@ class Device:
         device_id: int = 0,
         l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
         options: EngineOptions | None = None,
+        share_memory: bool | None = None,
+        peer: SharedMemoryRef | None = None,
     ) -> None:
+        """``share_memory``: DRAM in a memfd too (default: ``SHARE_MEMORY``), so worker
+        processes can map this chip's memory (:meth:`memory_ref`); ``peer``: map another
+        process's device memory instead of making new (a worker's replica of a chip)."""
         use_one_blas_thread()  # block math: one BLAS thread per process (device/blas.py)
 
         if system_desc is None:
@@ -173,9 +189,16 @@ class Device:
         self.config = self._config_layout()
 
         num_cores = self.grid_x * self.grid_y
-        self.l1 = L1Arena(num_cores, cd.l1_size)
+        if share_memory is None:
+            share_memory = SHARE_MEMORY["default"]
+        self.l1 = L1Arena(num_cores, cd.l1_size, None if peer is None else (peer.pid, peer.l1_fd))
         self.shared = DeviceShared(num_cores, cd.num_cbs)
-        self.dram = DramChannels(cd.num_dram_channels, cd.dram_channel_size)
+        self.dram = DramChannels(
+            cd.num_dram_channels,
+            cd.dram_channel_size,
+            share=share_memory,
+            peer=None if peer is None else (peer.pid, peer.dram_fd),
+        )
         off_y, off_x = cd.coord_translation_offsets.y, cd.coord_translation_offsets.x
         self.cores: list[Core] = []
         self._by_logical: dict[tuple[int, int], Core] = {}
@@ -226,6 +249,8 @@ class Device:
         from tilewright.device.command_queue import CommandQueue
 
         self.command_queue = CommandQueue(self)
+        # Set by tilewright.distributed for a chip whose launches a worker process runs.
+        self.remote: RemoteChip | None = None
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -301,6 +326,12 @@ class Device:
     def l1_buffer_end(self) -> int:
         """The top of the L1 region circular buffers and L1 buffers share (L1_SMALL above)."""
         return self.l1_size - self.l1_small_size
+
+    def memory_ref(self) -> SharedMemoryRef | None:
+        """How another process maps this chip's L1 and DRAM (None: DRAM is private)."""
+        if self.dram.fd < 0 or self.l1.fd < 0:
+            return None
+        return SharedMemoryRef(os.getpid(), self.l1.fd, self.dram.fd)
 
     def resolve_local(self, core: Core, addr: int) -> int:
         """Check a local L1 address (native pointers are local addresses too)."""

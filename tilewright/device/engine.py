@@ -441,7 +441,7 @@ class LaunchResult:
     its end (a warm launch of 192 runs would otherwise spend half a millisecond on
     records nobody reads unless ``--stats``, a trace or a report asks)."""
 
-    __slots__ = ("_stats", "_pending", "makespan", "dispatch_ns", "recorded")
+    __slots__ = ("_stats", "_pending", "_raw", "makespan", "dispatch_ns", "recorded")
 
     def __init__(
         self,
@@ -452,12 +452,21 @@ class LaunchResult:
     ) -> None:
         self._stats: list[RunStats] = stats if stats is not None else []
         self._pending: Callable[[], list[RunStats]] | None = None
+        self._raw: tuple | None = None  # (runs, python counters, run table) of an engine run
         self.makespan = makespan
         """Modelled cycles from the first kernel start to the last kernel end."""
         self.dispatch_ns = dispatch_ns
         """Modelled dispatch of the program before its kernels start (device/perf/dispatch.py)."""
         self.recorded = recorded
         """Already kept for ``--stats`` / ``--perf-report`` (one record per launch)."""
+
+    def raw_stats(self) -> RawStats:
+        """The statistics before they are built (:data:`RawStats`): what a worker process
+        sends back, a few bytes per run instead of a record per run."""
+        if self._raw is None:  # pragma: no cover - every engine run keeps its raw form
+            raise DeviceError("this launch result was not made by an engine run")
+        runs, python, table = self._raw
+        return [(r.place, r.name, r.slot) for r in runs], python, table
 
     @property
     def stats(self) -> list[RunStats]:
@@ -475,21 +484,27 @@ class LaunchResult:
         )
 
 
-def _run_stats(
-    runs: list[KernelRun], python: list[tuple[int, int, int, int] | None], table: bytes
-) -> list[RunStats]:
-    """The statistics of a finished launch from the copy of its run table (``table``)
-    and its Python runs' own counters (``python``, None for a native run)."""
+RunLabel = tuple[str, str, str]
+"""A run's (place, kernel name, slot): what names it in statistics."""
+RawStats = tuple[list[RunLabel], list[tuple[int, int, int, int] | None], bytes]
+"""A finished launch's statistics before they are built (:func:`stats_from_raw`): the runs'
+labels, the Python runs' own counters (None for a native run) and the run table's bytes."""
+
+
+def stats_from_raw(raw: RawStats) -> list[RunStats]:
+    """The statistics of a finished launch from the copy of its run table and its Python
+    runs' own counters (built when first read; a worker process sends the raw form)."""
+    labels, python, table = raw
     size = ctypes.sizeof(RunState)
     out = []
-    for i, (r, own) in enumerate(zip(runs, python)):
+    for i, ((place, name, slot), own) in enumerate(zip(labels, python)):
         st = RunState.from_buffer_copy(table, i * size)
         if own is None:
             cycles, blocked_cycles, waits, ops = st.clock, st.blocked, st.waits, st.ops
         else:
             cycles, blocked_cycles, waits, ops = own
         perf = PerfRun.from_buffer_copy(st.perf)
-        out.append(RunStats(r.place, r.name, r.slot, cycles, blocked_cycles, waits, ops, perf))
+        out.append(RunStats(place, name, slot, cycles, blocked_cycles, waits, ops, perf))
     return out
 
 
@@ -762,7 +777,8 @@ class Engine:
                 makespan = r.clock
         states = self.states
         table = ctypes.string_at(ctypes.addressof(states), ctypes.sizeof(states))
-        result._pending = lambda: _run_stats(runs, python, table)
+        result._pending = lambda: stats_from_raw(result.raw_stats())
+        result._raw = (runs, python, table)
         result.makespan = makespan
         if self.tracer is not None:
             self.tracer.end_launch(result.makespan)

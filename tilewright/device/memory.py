@@ -18,6 +18,14 @@ DRAM
     elementwise call spends a tenth of its time on TLB misses.  Only covered stretches,
     because a huge page is resident as a whole: every touched bank of a 32-chip mesh
     holding a huge page cost 1 GB of RSS.
+
+Shared memory for worker processes (``tilewright.distributed``)
+    A device made with ``share=True`` keeps its DRAM in one ``memfd`` too (every channel
+    at ``index * size``), so another process of the same user maps the same bytes: it
+    opens the driver's descriptors through ``/proc/<pid>/fd/<n>`` (:class:`SharedMemoryRef`,
+    :meth:`L1Arena.attach`, :meth:`DramChannels.attach`).  Not the default: this
+    machine's shared memory gets no transparent huge pages (``shmem_enabled`` is
+    ``never``), so shared DRAM loses the covered stretches' huge pages.
 """
 
 from __future__ import annotations
@@ -25,12 +33,19 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 from tilewright.errors import DeviceError
 
-__all__ = ["L1Arena", "DramChannels", "host_address_of", "NATIVE_WINDOW_BASE"]
+__all__ = [
+    "L1Arena",
+    "DramChannels",
+    "SharedMemoryRef",
+    "host_address_of",
+    "NATIVE_WINDOW_BASE",
+]
 
 _MAP_NORESERVE = 0x4000
 _HUGE_PAGE = 2 << 20
@@ -46,31 +61,67 @@ def host_address_of(buf: mmap.mmap) -> int:
     return ctypes.addressof(ctypes.c_char.from_buffer(buf))
 
 
-def _shared_memory(size: int) -> tuple[mmap.mmap, int]:
-    """A shared mapping of ``size`` bytes and its memfd (-1 where memfd does not exist)."""
+@dataclass(frozen=True, slots=True)
+class SharedMemoryRef:
+    """Where another process finds a device's memory: the owner's pid and its memfds."""
+
+    pid: int
+    l1_fd: int
+    dram_fd: int
+
+
+def _memfd(size: int, what: str) -> int:
+    """A memfd of ``size`` bytes (sparse: untouched pages cost nothing), or -1 where memfd
+    does not exist (not Linux)."""
     memfd = getattr(os, "memfd_create", None)
-    if memfd is None:  # not Linux: Python kernels work, native kernels need Linux
-        return mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS), -1
-    fd = memfd("tilewright-l1", getattr(os, "MFD_CLOEXEC", 1))
+    if memfd is None:
+        return -1
+    fd = memfd(f"tilewright-{what}", getattr(os, "MFD_CLOEXEC", 1))
     try:
         os.ftruncate(fd, size)
-        return mmap.mmap(fd, size, flags=mmap.MAP_SHARED), fd
     except OSError as exc:
         os.close(fd)
-        raise DeviceError(f"cannot create {size} B of L1 memory: {exc}") from exc
+        raise DeviceError(f"cannot create {size} B of {what} memory: {exc}") from exc
+    return fd
+
+
+def _shared_memory(size: int) -> tuple[mmap.mmap, int]:
+    """A shared mapping of ``size`` bytes and its memfd (-1 where memfd does not exist)."""
+    fd = _memfd(size, "l1")
+    if fd < 0:  # not Linux: Python kernels work, native kernels need Linux
+        return mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS), -1
+    return mmap.mmap(fd, size, flags=mmap.MAP_SHARED), fd
+
+
+def _open_peer(pid: int, fd: int, what: str) -> int:
+    """Our own descriptor of process ``pid``'s descriptor ``fd`` (same user, same host)."""
+    try:
+        return os.open(f"/proc/{pid}/fd/{fd}", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise DeviceError(
+            f"cannot map the {what} memory of process {pid} (descriptor {fd}): {exc}; worker "
+            "processes must run on the driver's host as the same user"
+        ) from exc
 
 
 class L1Arena:
     """The L1 memories of ``num_cores`` cores, ``l1_size`` bytes each."""
 
-    __slots__ = ("l1_size", "slot_size", "num_cores", "_map", "fd", "base", "view")
+    __slots__ = ("l1_size", "slot_size", "num_cores", "_map", "fd", "base", "view", "attached")
 
-    def __init__(self, num_cores: int, l1_size: int) -> None:
+    def __init__(self, num_cores: int, l1_size: int, peer: tuple[int, int] | None = None) -> None:
+        """``peer``: (pid, fd) of another process's arena to map instead of a new one."""
         self.l1_size = l1_size
         self.slot_size = -(-l1_size // _SLOT_ALIGN) * _SLOT_ALIGN
         self.num_cores = num_cores
-        m, self.fd = _shared_memory(self.slot_size * num_cores)
+        size = self.slot_size * num_cores
+        if peer is None:
+            m, self.fd = _shared_memory(size)
+        else:
+            self.fd = _open_peer(*peer, "L1")
+            m = mmap.mmap(self.fd, size, flags=mmap.MAP_SHARED)
         self._map: mmap.mmap | None = m  # None once closed
+        self.attached = peer is not None
         self.base = host_address_of(m)
         self.view = np.frombuffer(m, dtype=np.uint8)
 
@@ -89,7 +140,8 @@ class L1Arena:
         m, self._map = self._map, None
         if m is None:
             return
-        m.madvise(mmap.MADV_REMOVE if self.fd >= 0 else mmap.MADV_DONTNEED)
+        if not self.attached:  # the owner drops the contents; a peer only unmaps
+            m.madvise(mmap.MADV_REMOVE if self.fd >= 0 else mmap.MADV_DONTNEED)
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -102,11 +154,24 @@ class L1Arena:
 class DramChannels:
     """``count`` DRAM channels (banks) of ``size`` bytes, mapped lazily."""
 
-    __slots__ = ("count", "size", "_maps", "_views", "_covered")
+    __slots__ = ("count", "size", "_maps", "_views", "_covered", "fd", "attached")
 
-    def __init__(self, count: int, size: int) -> None:
+    def __init__(
+        self, count: int, size: int, *, share: bool = False, peer: tuple[int, int] | None = None
+    ) -> None:
+        """``share``: one memfd holds every channel (another process can map it);
+        ``peer``: (pid, fd) of another process's shared channels to map instead."""
         self.count = count
         self.size = size
+        self.attached = peer is not None
+        if peer is not None:
+            self.fd = _open_peer(*peer, "DRAM")
+        elif share:
+            self.fd = _memfd(count * size, "dram")
+            if self.fd < 0:
+                raise DeviceError("shared DRAM needs memfd_create (Linux)")
+        else:
+            self.fd = -1
         self._maps: list[mmap.mmap | None] = [None] * count
         self._views: list[np.ndarray | None] = [None] * count
         # Disjoint, sorted [lo, hi) ranges of every channel that buffers cover (cover()).
@@ -116,9 +181,14 @@ class DramChannels:
         """Channel ``index`` as a uint8 view (mapped on first use)."""
         view = self._views[index]
         if view is None:
-            flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
             try:
-                m = mmap.mmap(-1, self.size, flags=flags)
+                if self.fd >= 0:  # shared: channel ``index`` of the one memfd
+                    m = mmap.mmap(
+                        self.fd, self.size, flags=mmap.MAP_SHARED, offset=index * self.size
+                    )
+                else:
+                    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+                    m = mmap.mmap(-1, self.size, flags=flags)
             except OSError as exc:  # pragma: no cover - host limits
                 raise DeviceError(
                     f"cannot map DRAM channel {index} ({self.size} B): {exc}"
@@ -162,6 +232,9 @@ class DramChannels:
                 except BufferError:  # views still alive: at least give the pages back
                     m.madvise(mmap.MADV_DONTNEED)
             self._maps[i] = None
+        if self.fd >= 0:  # the memfd's pages go with its last descriptor and mapping
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _back_with_huge_pages(m: mmap.mmap, lo: int, hi: int) -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from tilewright.device import session
+from tilewright.device import offload, session
 from tilewright.device.coords import CoreCoord
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import Engine, EngineOptions, LaunchResult
@@ -133,6 +133,8 @@ class MeshDevice:
             raise
         self._by_id = {dev.device_id: dev for dev in self.devices}
         self.fabric = Fabric(fabric_config, layout, system)
+        for hook in offload.MESH_HOOKS:  # worker processes take the chips (distributed/)
+            hook(self)
 
     @classmethod
     def _view(cls, parent: MeshDevice, r0: int, c0: int, rows: int, cols: int) -> MeshDevice:
@@ -258,6 +260,9 @@ class MeshDevice:
         if not items:
             raise MeshError(f"{workload.name} has no programs")
         tracer = session.tracer_for(self.devices[0])
+        remote = self.devices[0].remote
+        if remote is not None:  # one engine run over chips that may talk over the fabric
+            remote.note_local("mesh workload: fabric between workers is not built yet")
         prepared: list[Device] = []
         try:
             runs = []

@@ -22,7 +22,7 @@ import math
 import sys
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -261,18 +261,11 @@ class DataflowBuffer:
 
     def describe_wait(self, detail: object) -> str:
         op, _need = cast(tuple[str, int], detail)  # what _acquire passed to engine.block
-        cb = self._circular()
-        filled = cb.pages_filled // self.block_pages
-        free = cb.pages_free // self.block_pages
-        if op == "reserve":
-            return (
-                f"{self.name}.reserve(): {self.name} has {free} free of {self.block_count} blocks "
-                f"({filled} filled, waiting for the consumer to pop); capacity {self.block_count} blocks"
-            )
-        return (
-            f"{self.name}.wait(): {self.name} holds {filled} filled blocks "
-            f"(capacity {self.block_count} blocks)"
-        )
+        return wait_text(op, self.name, self.block_pages, self.block_count, self._circular())
+
+    def waits_as(self) -> DfbWaits:
+        """What a worker process needs to describe this DFB's waits (tilewright.distributed)."""
+        return DfbWaits(self.name, self.index, self.block_pages, self.block_count)
 
     def __repr__(self) -> str:
         return (
@@ -285,6 +278,44 @@ class DataflowBuffer:
             f"DFB {self.name}: index {self.index}, shape {self.shape}, block_count "
             f"{self.block_count}, {data_type_name(self.dtype)}, {self.block_bytes} B per block"
         )
+
+
+def wait_text(op: str, name: str, block_pages: int, block_count: int, cb) -> str:
+    """A blocked ``reserve()`` / ``wait()`` of DFB ``name`` over circular buffer ``cb``, in
+    the words of a deadlock report."""
+    filled = cb.pages_filled // block_pages
+    free = cb.pages_free // block_pages
+    if op == "reserve":
+        return (
+            f"{name}.reserve(): {name} has {free} free of {block_count} blocks "
+            f"({filled} filled, waiting for the consumer to pop); capacity {block_count} blocks"
+        )
+    return f"{name}.wait(): {name} holds {filled} filled blocks (capacity {block_count} blocks)"
+
+
+@dataclass(frozen=True, slots=True)
+class DfbWaits:
+    """A DFB as a compiled kernel's wait description reads it, without the DFB: in a worker
+    process (``tilewright.distributed``) the circular buffer is the replica core's."""
+
+    name: str
+    index: int
+    block_pages: int
+    block_count: int
+
+    def on(self, core) -> _BoundDfbWaits:
+        return _BoundDfbWaits(self, core)
+
+
+@dataclass(frozen=True, slots=True)
+class _BoundDfbWaits:
+    dfb: DfbWaits
+    core: Any  # the replica's Core
+
+    def describe_wait(self, detail: object) -> str:
+        op, _need = cast(tuple[str, int], detail)
+        d = self.dfb
+        return wait_text(op, d.name, d.block_pages, d.block_count, self.core.cbs[d.index])
 
 
 @dataclass(frozen=True, slots=True)

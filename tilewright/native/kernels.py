@@ -168,6 +168,14 @@ class NativeKernel:
             f"native kernel {self.__name__} runs on the native engine, not as a Python function"
         )
 
+    def __getstate__(self) -> dict:
+        """What crosses to a worker process: the source and its settings, not the loaded
+        objects (the worker finds them in the shared build cache)."""
+        state = dict(self.__dict__)
+        state["_libs"] = {}
+        state["_configs"] = {}
+        return state
+
     def config_of(self, kernel_spec) -> BuildConfig:
         """The build configuration of a kernel spec (memoised: every launch asks)."""
         cfg = kernel_spec.config

@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from tilewright.device import session
+from tilewright.device import offload, session
 from tilewright.device.topology import MeshError
 from tilewright.errors import TilewrightError
 from tilewright.ttnn.mesh_tensor import MeshTensor
@@ -114,14 +114,28 @@ def _note_chip(exc: BaseException, template: MeshTensor, k: int) -> None:
 
 
 def call_per_chip(fn: Callable[..., Any], template: MeshTensor, args: tuple, kwargs: dict) -> Any:
-    """``fn`` once per chip with each chip's shards; the results as mesh tensors."""
+    """``fn`` once per chip with each chip's shards; the results as mesh tensors.
+
+    The chips' launches are independent: where worker processes run the chips
+    (``tilewright.distributed``) they run at the same time, and the call waits for all of
+    them before it returns; the first error in chip order is raised, as it would be here.
+    """
     results = []
-    for k in range(len(template.shards)):
-        try:
-            results.append(fn(*_substitute(args, k), **_substitute(kwargs, k)))
-        except TilewrightError as exc:
-            _note_chip(exc, template, k)
-            raise
+    with offload.launch_batch() as batch:
+
+        def note(exc: BaseException, device) -> None:
+            devices = template.mesh.devices if template.mesh is not None else []
+            if isinstance(exc, TilewrightError) and device in devices:
+                _note_chip(exc, template, devices.index(device))
+
+        for k in range(len(template.shards)):
+            try:
+                results.append(fn(*_substitute(args, k), **_substitute(kwargs, k)))
+            except TilewrightError as exc:
+                offload.wait_for(batch, note)  # an earlier chip's error comes first
+                _note_chip(exc, template, k)
+                raise
+        offload.wait_for(batch, note)
     return _gather(results, template)
 
 

@@ -119,9 +119,30 @@ void redirect_to_exit(void* uctx) {
     uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&twrt_fault_exit);
 }
 
+// Put the handler back in front of any installed after it (a library that sets its own
+// crash handler once loaded -- Ray's core worker does -- would otherwise take the window's
+// first-access faults, and the kernel would die of them); what it displaced becomes the
+// handler signals outside fibers go on to.  Cheap: one query per signal.
+void claim_signals() {
+    for (int sig : kSignals) {
+        struct sigaction cur;
+        if (sigaction(sig, nullptr, &cur) != 0) continue;
+        if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == handler) continue;
+        struct sigaction sa;
+        std::memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sig, &sa, &g_old[sig]);
+    }
+}
+
 bool window_install() {
     static bool done = false;
-    if (done) return g_window_ok;
+    if (done) {
+        claim_signals();  // every engine: a handler installed since displaced ours
+        return g_window_ok;
+    }
     done = true;
     // Room for the largest L1 of any architecture (Blackhole: 1.5 MiB) and then some.
     for (uintptr_t hi : {uintptr_t(4) << 20, uintptr_t(3) << 20, uintptr_t(2) << 20}) {
@@ -138,14 +159,7 @@ bool window_install() {
         ss.ss_flags = 0;
         sigaltstack(&ss, nullptr);
     }
-    for (int sig : kSignals) {
-        struct sigaction sa;
-        std::memset(&sa, 0, sizeof(sa));
-        sa.sa_sigaction = handler;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sig, &sa, &g_old[sig]);
-    }
+    claim_signals();
     return g_window_ok;
 }
 

@@ -1,0 +1,80 @@
+"""`tilewright run --workers N`: the same output and statistics as one process, a summary of
+where launches ran, and a clear message without Ray."""
+
+from __future__ import annotations
+
+import sys
+
+from click.testing import CliRunner
+
+from tilewright.cli.main import cli
+from tilewright.device import session
+from tilewright.device.device import SHARE_MEMORY
+
+from ..mesh.test_run import PROGRAM
+
+# The mesh program of tests/mesh, its reader printing from the kernel (a DPRINT when compiled).
+READER = "        with a_dfb.reserve() as blk:\n"
+PRINTING = PROGRAM.replace(READER, '        print("reading", 1.5)\n' + READER, 1)
+assert PRINTING != PROGRAM
+
+
+def _run(tmp_path, *flags: str):
+    path = tmp_path / "mesh_program.py"
+    path.write_text(PRINTING)
+    result = CliRunner().invoke(cli, ["run", *flags, str(path)])
+    session.reset()
+    return result
+
+
+def test_workers_give_the_one_process_output_and_statistics(tmp_path):
+    here = _run(tmp_path, "--stats")
+    there = _run(tmp_path, "--workers", "2", "--stats")
+    assert here.exit_code == 0, here.output
+    assert there.exit_code == 0, there.output
+    summary = (
+        "tilewright: 2 worker processes ran 4 launches; the driver ran 1 -- "
+        "1 x mesh workload: fabric between workers is not built yet"
+    )
+    lines = there.output.splitlines()
+    assert summary in lines
+    lines.remove(summary)
+    assert lines == here.output.splitlines()  # the program's output and every statistic
+    assert "PASS 32 devices, mesh 1x4" in here.output
+    assert "[chip 3 node (0, 0) reader] reading 1.5" in lines  # a kernel's print, in order
+    assert not SHARE_MEMORY["default"]  # the run's end stopped the workers
+
+
+def test_workers_without_ray_say_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = _run(tmp_path, "--workers", "2")
+    assert result.exit_code == 1
+    assert "run on Ray, which is not installed" in result.output
+    assert "pip install 'tilewright[distributed]'" in result.output
+
+
+def test_ray_address_joins_a_running_cluster(tmp_path):
+    """`--ray-address` runs the workers in a cluster started beforehand (`ray start`), here
+    on this host; the run leaves the cluster up (it is not the run's to stop)."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    ray_cli = shutil.which("ray", path=os.path.dirname(sys.executable))
+    assert ray_cli is not None, "the test extra installs Ray's command line"
+    env = dict(os.environ, RAY_DISABLE_FAILURE_SIGNAL_HANDLER="1")
+    temp = tempfile.mkdtemp(prefix="twray")  # short: Ray's sockets live under it
+    start = [ray_cli, "start", "--head", "--num-cpus", "2", "--include-dashboard=false"]
+    started = subprocess.run(
+        [*start, "--temp-dir", temp], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert started.returncode == 0, started.stderr[-2000:]
+    try:
+        result = _run(tmp_path, "--ray-address", "auto", "--workers", "2")
+        assert result.exit_code == 0, result.output
+        assert "tilewright: 2 worker processes ran 4 launches" in result.output
+        assert "[chip 3 node (0, 0) reader] reading 1.5" in result.output
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)

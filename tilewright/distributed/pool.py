@@ -1,0 +1,293 @@
+"""The driver's side: Ray actors holding host groups of a mesh's chips, and the launches
+shipped to them.
+
+``start(workers=N)`` starts (or joins, with ``address``) a Ray cluster and N
+:class:`~tilewright.distributed.host.ChipHost` actors.  Meshes opened afterwards keep
+their DRAM in shared memory, and their chips are split into N *host groups*: row-major
+ranges of the mesh, which are rectangles when N divides the rows (or, on one row, the
+columns) -- tt-metal's multi-host split of a Galaxy.  A chip's launches then run in its
+group's worker (``device/offload.py`` says when the driver waits for them).
+
+What still runs in the driver, counted per reason and reported by :func:`report`:
+programs with Python kernels (the Python kernel API, interpreted TT-Lang, the
+collectives' page movers -- functions that cannot cross a process), kernels with external
+C++ calls (their checks call back into the driver's interpreter state), every launch while
+tracing, mesh workloads (one engine run over several chips: their fabric traffic would
+cross workers, which needs the window exchange of docs/multi-device.md), and chips opened
+before the workers started (their DRAM is private).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import weakref
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from tilewright.device import offload, session
+from tilewright.device.launch import _plan_key, program_dispatch_ns
+from tilewright.distributed import wire
+from tilewright.distributed.host import ChipHost, ChipSpec
+from tilewright.errors import DeviceError, TilewrightError, user_location
+from tilewright.lang import state
+
+if TYPE_CHECKING:
+    from tilewright.device.device import Device
+    from tilewright.device.program import Program
+
+__all__ = ["WorkerPool", "import_ray", "RAY_HINT"]
+
+RAY_HINT = "pip install 'tilewright[distributed]' (Ray from PyPI)"
+_BLOBS_KEPT = 256  # programs whose structure blob is kept (one per chip and operation)
+_LOCAL_OBJECT_STORE = 256 << 20  # launches carry KBs; Ray's default is 30% of RAM
+
+
+def import_ray():
+    """The ``ray`` module, or a clear error saying how to get it."""
+    try:
+        # deferred: Ray is optional (the distributed extra), loaded when workers start
+        import ray  # noqa: PLC0415
+    except ImportError:
+        raise DeviceError(
+            "worker processes (--workers / --ray-address) run on Ray, which is not installed",
+            hint=RAY_HINT,
+        ) from None
+    return ray
+
+
+class WorkerPool:
+    """N chip-host actors and which chip runs where."""
+
+    def __init__(self, workers: int, address: str | None = None) -> None:
+        if workers < 1:
+            raise DeviceError(f"--workers {workers}: at least one worker process")
+        ray = self.ray = import_ray()
+        # Ray's crash handler (absl's) would sit in front of the native runtime's SIGSEGV
+        # handler, which maps L1 on a kernel's first access; the runtime re-claims its
+        # handler at every engine start anyway (runtime/window.cpp), this keeps the chain
+        # short in the driver and in the workers (which inherit the environment).
+        os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            if address is None:
+                ray.init(
+                    num_cpus=workers,
+                    include_dashboard=False,
+                    object_store_memory=_LOCAL_OBJECT_STORE,
+                    logging_level="ERROR",
+                    log_to_driver=True,
+                )
+            else:
+                ray.init(address=address, logging_level="ERROR", log_to_driver=True)
+        actor = ray.remote(num_cpus=1, max_restarts=0)(ChipHost)
+        self.hosts = [actor.remote() for _ in range(workers)]
+        self.host_chips: list[list[int]] = [[] for _ in range(workers)]
+        self.dead: dict[int, str] = {}  # host index -> what killed it
+        self.sent: list[set[tuple[int, str]]] = [set() for _ in range(workers)]
+        self.ran_remote = 0
+        self.ran_here: Counter[str] = Counter()
+        self._queued: list[list[tuple]] = [[] for _ in range(workers)]
+        self._sent_batches: dict[int, tuple] = {}  # id(queue) -> (queue, ref or outcomes)
+        self._blobs: dict[int, tuple] = {}  # id(program) -> (program, plan key, blob, digest)
+        self.devices: weakref.WeakSet = weakref.WeakSet()  # chips given a ``remote``
+
+    # -- placing chips --------------------------------------------------------------------
+
+    def attach_mesh(self, mesh) -> None:
+        """Give every chip of a newly opened root mesh to its host group's worker."""
+        devices = list(mesh.devices)
+        n, workers = len(devices), len(self.hosts)
+        for k, device in enumerate(devices):
+            self.devices.add(device)
+            memory = device.memory_ref()
+            if memory is None:  # opened before the workers started
+                device.remote = _Here(self, "chip opened before the workers started (private DRAM)")
+                continue
+            host = k * workers // n
+            spec = ChipSpec(
+                device.system_desc,
+                device.chip,
+                device.device_id,
+                device.l1_small_size,
+                device.engine.options,
+                memory,
+                device.place_prefix,
+            )
+            self.hosts[host].add_chip.remote(spec)  # in order before the chip's launches
+            device.remote = _Chip(self, host, spec)
+            self.host_chips[host].append(device.device_id)
+
+    # -- running launches -----------------------------------------------------------------
+
+    def submit(self, chip: _Chip, device: Device, program: Program, place_word: str):
+        reason = wire.ineligible(program)
+        if reason is None and session.OPTIONS.trace:
+            reason = "traced launch (--trace records in the driver)"
+        if reason is not None:
+            self.ran_here[reason] += 1
+            return None
+        host = chip.host
+        loc = user_location()
+        if host in self.dead:
+            raise self._died(chip, program.name, loc, self.dead[host])
+        blob, digest = self._structure(device, program, place_word)
+        key = (chip.spec.device_id, digest)
+        first = key not in self.sent[host]
+        self.sent[host].add(key)
+        job = (
+            chip.spec.device_id,
+            digest,
+            blob if first else None,
+            wire.args_of(program),
+            device.l1_allocator.lowest_allocated_address(),
+            place_word,
+        )
+        # Queued: a batch's launches go out as one call per worker when the first of them
+        # is waited for (Ray's per-call cost is about a millisecond on 2 cores).
+        queue = self._queued[host]
+        slot = (queue, len(queue))
+        queue.append(job)
+
+        def fetch():
+            outcome = self._outcome(chip, program.name, loc, slot)
+            if outcome[0] == "missing":  # the worker let that structure go: send it again
+                resend = (*job[:2], blob, *job[3:])
+                outcome = self._get(chip, program.name, loc, self.hosts[host].run.remote(*resend))
+            printed = outcome[-1]
+            if printed:  # the kernels' debug prints, now that the launch is waited for
+                sys.stdout.write(printed)
+            if outcome[0] == "error":
+                raise outcome[1]
+            return outcome[1], outcome[2]
+
+        self.ran_remote += 1
+        launch = offload.RemoteLaunch(device, fetch, program_dispatch_ns(device, program))
+        return offload.batched(launch)
+
+    def _send_queued(self) -> None:
+        """Every worker's queued launches, one call each (they run at the same time)."""
+        for host, queue in enumerate(self._queued):
+            if queue:
+                self._sent_batches[id(queue)] = (queue, self.hosts[host].run_many.remote(queue))
+                self._queued[host] = []
+
+    def _outcome(self, chip: _Chip, name: str, loc, slot) -> tuple:
+        queue, index = slot
+        if any(q is queue for q in self._queued):
+            self._send_queued()
+        sent = self._sent_batches.get(id(queue))
+        if sent is None or sent[0] is not queue:  # pragma: no cover - every slot is sent once
+            raise RuntimeError("a queued launch was never sent")
+        outcomes = sent[1]
+        if not isinstance(outcomes, list):  # the call's reference: the list once fetched
+            try:
+                outcomes = self._get(chip, name, loc, outcomes)
+            finally:
+                if not isinstance(outcomes, list):
+                    self._sent_batches.pop(id(queue), None)
+            self._sent_batches[id(queue)] = (queue, outcomes)
+        if index == len(queue) - 1:  # the last one of the call: forget it
+            self._sent_batches.pop(id(queue), None)
+        return outcomes[index]
+
+    def _structure(self, device, program, place_word: str) -> tuple[bytes, str]:
+        """The program's structure blob, pickled again only when what a launch plan keys
+        on changed (a warm call changes runtime args only)."""
+        key = _plan_key(device, program, place_word)
+        memo = self._blobs.get(id(program))
+        if memo is not None and memo[0] is program and memo[1] == key:
+            return memo[2], memo[3]
+        blob, digest = wire.structure_of(program, wire.waits_of(state.CURRENT))
+        self._blobs[id(program)] = (program, key, blob, digest)
+        if len(self._blobs) > _BLOBS_KEPT:
+            self._blobs.pop(next(iter(self._blobs)))
+        return blob, digest
+
+    def _get(self, chip: _Chip, name: str, loc, ref):
+        ray = self.ray
+        try:
+            return ray.get(ref)
+        except KeyboardInterrupt:
+            # Ctrl-C: stop every worker now (their launches would otherwise run on while the
+            # driver waits for them); what they were doing is lost, the interrupt goes on.
+            for host, actor in enumerate(self.hosts):
+                self.dead.setdefault(host, "interrupted (Ctrl-C)")
+                ray.kill(actor)
+            raise
+        except ray.exceptions.RayActorError as exc:
+            cause = _first_line(exc)
+            self.dead[chip.host] = cause
+            raise self._died(chip, name, loc, cause) from None
+
+    def _died(self, chip: _Chip, name: str, loc, cause: str) -> TilewrightError:
+        chips = ", ".join(str(c) for c in self.host_chips[chip.host])
+        return DeviceError(
+            f"the worker process running chip {chip.spec.device_id} died during the launch of "
+            f"'{name}' (worker {chip.host}, chips {chips}): {cause}",
+            loc=loc,
+            rule="worker-died",
+            hint="a crash or an out-of-memory kill in that process; run without --workers "
+            "(or with --isolate) to see the failing kernel",
+        )
+
+    # -- the end --------------------------------------------------------------------------
+
+    def report(self) -> str:
+        """One line: how many launches the workers ran, and what ran here and why."""
+        text = f"tilewright: {len(self.hosts)} worker processes ran {self.ran_remote} launches"
+        here = {r: n for r, n in self.ran_here.items() if n}
+        if here:
+            parts = "; ".join(f"{n} x {r}" for r, n in sorted(here.items()))
+            text += f"; the driver ran {sum(here.values())} -- {parts}"
+        return text
+
+    def close(self) -> None:
+        for device in list(self.devices):  # open chips run in the driver from now on
+            device.remote = None
+        for host in self.hosts:
+            try:
+                self.ray.kill(host)
+            except Exception:  # noqa: BLE001, S110 - already gone
+                pass
+        self.hosts = []
+        if self._started_ray:
+            self.ray.shutdown()
+
+
+class _Here:
+    """``device.remote`` of a chip the driver runs: each launch counted under ``reason``."""
+
+    __slots__ = ("pool", "reason")
+
+    def __init__(self, pool: WorkerPool, reason: str) -> None:
+        self.pool = pool
+        self.reason = reason
+
+    def submit(self, device, program, place_word):
+        self.pool.ran_here[self.reason] += 1
+
+    def note_local(self, reason: str) -> None:
+        self.pool.ran_here[reason] += 1
+
+
+class _Chip:
+    """``device.remote`` of a chip a worker runs (``offload.RemoteChip``)."""
+
+    __slots__ = ("pool", "host", "spec")
+
+    def __init__(self, pool: WorkerPool, host: int, spec: ChipSpec) -> None:
+        self.pool = pool
+        self.host = host
+        self.spec = spec
+
+    def submit(self, device, program, place_word):
+        return self.pool.submit(self, device, program, place_word)
+
+    def note_local(self, reason: str) -> None:
+        self.pool.ran_here[reason] += 1
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
