@@ -110,6 +110,30 @@ def bench_all_gather(shape: tuple[int, int], fabric: str, repeat: int) -> dict:
         ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
 
 
+def _sharded_operands(mesh, n: int, rng):
+    """A (chips * n x n, split along M), B (n x n, replicated) and a zero Y (split) as bf16
+    mesh tensors; and A, B as torch tensors."""
+    import numpy as np
+    import torch
+
+    from tilewright import ttnn
+
+    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
+    chips = mesh.get_num_devices()
+    a = torch.from_numpy(rng.standard_normal((chips * n, n), dtype=np.float32))
+    b = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32))
+    shard = ttnn.ShardTensorToMesh(mesh, dim=0)
+    return (
+        a,
+        b,
+        (
+            ttnn.from_torch(a, mesh_mapper=shard, **kw),
+            ttnn.from_torch(b, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh), **kw),
+            ttnn.from_torch(torch.zeros(chips * n, n), mesh_mapper=shard, **kw),
+        ),
+    )
+
+
 def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
     """A TT-Lang matmul on every chip of the mesh: A (chips * n rows) split along M, B
     replicated, each chip its own n x n @ n x n (bench_compiler's ``matmul_op``, 2x2-tile
@@ -133,13 +157,8 @@ def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
 
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
     try:
+        a, b, (a_t, b_t, y_t) = _sharded_operands(mesh, n, rng)
         chips = mesh.get_num_devices()
-        a = torch.from_numpy(rng.standard_normal((chips * n, n), dtype=np.float32))
-        b = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32))
-        shard = ttnn.ShardTensorToMesh(mesh, dim=0)
-        a_t = ttnn.from_torch(a, device=mesh, mesh_mapper=shard, **kw)
-        b_t = ttnn.from_torch(b, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh), **kw)
-        y_t = ttnn.from_torch(torch.zeros(chips * n, n), device=mesh, mesh_mapper=shard, **kw)
         seconds = timed(lambda: op(a_t, b_t, y_t))
     finally:
         ttnn.close_mesh_device(mesh)
@@ -195,23 +214,15 @@ def _workers(repeat: int) -> dict:
 def _workers_run(shape, n: int, repeat: int, workers: int) -> dict:
     import bench_compiler
     import numpy as np
-    import torch
 
     from tilewright import distributed, ttnn
 
     pool = distributed.start(workers=workers) if workers else None
     op = bench_compiler.matmul_op(n, 2, 4)
-    kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
     rng = np.random.default_rng(0)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
     try:
-        chips = mesh.get_num_devices()
-        a = torch.from_numpy(rng.standard_normal((chips * n, n), dtype=np.float32))
-        b = torch.from_numpy(rng.standard_normal((n, n), dtype=np.float32))
-        shard = ttnn.ShardTensorToMesh(mesh, dim=0)
-        a_t = ttnn.from_torch(a, device=mesh, mesh_mapper=shard, **kw)
-        b_t = ttnn.from_torch(b, device=mesh, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh), **kw)
-        y_t = ttnn.from_torch(torch.zeros(chips * n, n), device=mesh, mesh_mapper=shard, **kw)
+        _, _, (a_t, b_t, y_t) = _sharded_operands(mesh, n, rng)
         op(a_t, b_t, y_t)  # compiles (and builds in each worker)
         seconds = statistics.median(bench_compiler._timed(lambda: op(a_t, b_t, y_t), repeat))
         result = {"seconds": seconds}

@@ -73,7 +73,7 @@ def test_ray_address_joins_a_running_cluster(tmp_path):
     try:
         result = _run(tmp_path, "--ray-address", "auto", "--workers", "2")
         assert result.exit_code == 0, result.output
-        assert "tilewright: 2 worker processes ran 4 launches" in result.output
+        assert "tilewright: 2 worker processes ran 4 launches" in result.output, result.output
         assert "[chip 3 node (0, 0) reader] reading 1.5" in result.output
     finally:
         subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)

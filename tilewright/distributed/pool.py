@@ -68,6 +68,9 @@ class WorkerPool:
         # handler at every engine start anyway (runtime/window.cpp), this keeps the chain
         # short in the driver and in the workers (which inherit the environment).
         os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
+        # Ray's tqdm support replaces builtins.print (and keeps it replaced after shutdown):
+        # a TT-Lang kernel's print would then not be print, and would not compile.
+        os.environ.setdefault("RAY_TQDM_PATCH_PRINT", "0")
         self._started_ray = not ray.is_initialized()
         if self._started_ray:
             if address is None:
