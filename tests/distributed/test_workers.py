@@ -102,6 +102,30 @@ def test_an_spmd_operation_gives_one_process_results_and_statistics(workers):
     assert "ran 8 launches" in distributed.report()
 
 
+def test_a_mesh_opened_again_runs_on_its_own_memory(workers):
+    """Closing a mesh lets the workers' replicas go; the chips of a mesh opened again (same
+    ids, new memory) are new replicas, not the old ones over freed memory."""
+    results = []
+    for seed in (1, 2):
+        mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 2))
+        g = torch.Generator().manual_seed(seed)
+        kw = dict(dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh)
+        shard = ttnn.ShardTensorToMesh(mesh, dim=0)
+        x = torch.randn(2 * N, N, generator=g)
+        w = torch.randn(N, N, generator=g)
+        a = ttnn.from_torch(x, mesh_mapper=shard, **kw)
+        b = ttnn.from_torch(w, mesh_mapper=ttnn.ReplicateTensorToMesh(mesh), **kw)
+        y = ttnn.from_torch(torch.zeros(2 * N, N), mesh_mapper=shard, **kw)
+        _matmul(a, b, y)
+        results.append(_gathered(mesh, y).float())
+        expected = x.bfloat16().float() @ w.bfloat16().float()
+        assert torch.allclose(results[-1], expected, rtol=0.05, atol=0.5)
+        assert workers.host_chips == [[0], [1]]
+        ttnn.close_mesh_device(mesh)
+        assert workers.host_chips == [[], []]
+    assert not torch.equal(results[0], results[1])
+
+
 @ttl.operation(grid=(1, 1))
 def _stuck(a, out):
     a_dfb = ttl.make_dataflow_buffer_like(a, shape=(1, 1), block_count=2)

@@ -297,6 +297,9 @@ class MeshDevice:
         self.closed = True
         if self.root is self:
             for dev in self.devices:
+                if dev.remote is not None:  # its worker unmaps the chip's memory
+                    dev.remote.release(dev)
+                    dev.remote = None
                 dev.close()
 
     def __repr__(self) -> str:

@@ -38,6 +38,9 @@ class RemoteChip(Protocol):
     def note_local(self, reason: str) -> None:
         """A launch involving this chip runs in the driver, for ``reason``."""
 
+    def release(self, device: Device) -> None:
+        """The driver closes the chip: the worker lets its replica go."""
+
 
 MESH_HOOKS: list[Callable[[object], None]] = []
 """Called with every root mesh device as it opens (the worker pool places its chips)."""

@@ -88,8 +88,19 @@ class ChipHost:
         return os.getpid()
 
     def add_chip(self, spec: ChipSpec) -> None:
-        """Take a chip (its replica is built on its first launch)."""
+        """Take a chip (its replica is built on its first launch); a chip of that id taken
+        before (a mesh closed and opened again) is dropped first: its memory is gone."""
+        self.drop_chip(spec.device_id)
         self._specs[spec.device_id] = spec
+
+    def drop_chip(self, device_id: int) -> None:
+        """Let a chip go (the driver closed it): unmap its memory, forget its programs."""
+        self._specs.pop(device_id, None)
+        self._floors.pop(device_id, None)
+        self._programs.pop(device_id, None)
+        device = self._devices.pop(device_id, None)
+        if device is not None:
+            device.close()
 
     def run(
         self,

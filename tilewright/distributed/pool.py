@@ -273,6 +273,9 @@ class _Here:
     def note_local(self, reason: str) -> None:
         self.pool.ran_here[reason] += 1
 
+    def release(self, device) -> None:
+        pass
+
 
 class _Chip:
     """``device.remote`` of a chip a worker runs (``offload.RemoteChip``)."""
@@ -289,6 +292,16 @@ class _Chip:
 
     def note_local(self, reason: str) -> None:
         self.pool.ran_here[reason] += 1
+
+    def release(self, device) -> None:
+        """The driver closes the chip: its worker unmaps it (after its queued launches)."""
+        pool = self.pool
+        if self.host not in pool.dead and pool.hosts:
+            pool.hosts[self.host].drop_chip.remote(self.spec.device_id)
+        pool.sent[self.host] = {k for k in pool.sent[self.host] if k[0] != self.spec.device_id}
+        chips = pool.host_chips[self.host]
+        if self.spec.device_id in chips:
+            chips.remove(self.spec.device_id)
 
 
 def _first_line(exc: BaseException) -> str:
