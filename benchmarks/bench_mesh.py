@@ -13,6 +13,12 @@ the all-gather completes in <= 5 s.
   columns) and on a 1x32 ring (``FABRIC_1D_RING``).  Median seconds of the call, the
   bytes the chips end up holding, and the ratio to the numpy floor (copying those bytes
   once with ``numpy.copyto``).
+* ``workers`` (``--only workers``; each case in fresh processes with 0, 1 and 2 local Ray
+  worker processes, ``tilewright.distributed``): the sharded matmul, the 1x32 all-gather
+  (a mesh workload split across the workers, its fabric packets exchanged at every
+  quiescent point), and a ping-pong of 200 round trips between two chips on two workers
+  -- every packet an exchange of its own, so its seconds per exchange are the barrier's
+  cost.
 """
 
 from __future__ import annotations
@@ -186,16 +192,15 @@ def bench_sharded_matmul(shape: tuple[int, int], n: int, repeat: int) -> dict:
     }
 
 
-def bench_workers(shape: tuple[int, int], n: int, repeat: int, counts=(1, 2)) -> dict:
-    """The sharded matmul of :func:`bench_sharded_matmul` with its chips' launches in 0 (the
-    driver), 1 and 2 local Ray worker processes (``tilewright.distributed``); each count in
-    a fresh process, warm medians.  Per worker: its peak RSS and the seconds it spent
-    running launches."""
-    out = {"mesh": f"{shape[0]}x{shape[1]}", "per_chip": f"{n}x{n} @ {n}x{n} bf16"}
+def bench_workers(case: str, shape: tuple[int, int], repeat: int, counts=(1, 2)) -> dict:
+    """``case`` (:data:`_WORKER_CASES`) with its chips' launches in 0 (the driver), 1 and 2
+    local Ray worker processes (``tilewright.distributed``); each count in a fresh process,
+    warm medians.  Per worker: its peak RSS."""
+    out: dict = {"case": case, "mesh": f"{shape[0]}x{shape[1]}"}
     for workers in (0, *counts):
         code = (
             "import json, sys; sys.path.insert(0, 'benchmarks'); import bench_mesh; "
-            f"print(json.dumps(bench_mesh._workers_run({shape!r}, {n}, {repeat}, {workers})))"
+            f"print(json.dumps(bench_mesh._workers_run({case!r}, {shape!r}, {repeat}, {workers})))"
         )
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         if res.returncode:
@@ -208,32 +213,118 @@ def bench_workers(shape: tuple[int, int], n: int, repeat: int, counts=(1, 2)) ->
 
 
 def _workers(repeat: int) -> dict:
-    return {"sharded_matmul_galaxy_4x8_workers": bench_workers((4, 8), 512, max(repeat, 5))}
+    repeat = max(repeat, 5)
+    return {
+        "sharded_matmul_galaxy_4x8_workers": bench_workers("sharded_matmul", (4, 8), repeat),
+        "all_gather_galaxy_1x32_ring_workers": bench_workers("all_gather", (1, 32), repeat),
+        "ping_pong_1x2_workers": bench_workers("ping_pong", (1, 2), repeat, counts=(2,)),
+    }
 
 
-def _workers_run(shape, n: int, repeat: int, workers: int) -> dict:
+PING_PONGS = 200
+"""Round trips of the ping-pong case: each is two fabric packets, each its own exchange."""
+
+
+def _ping_pong_kernel(first: bool):
+    from tilewright.device.fabric import fabric_unicast_noc_unicast_atomic_inc
+    from tilewright.device.kernel_api.dataflow import (
+        get_arg_val,
+        get_semaphore,
+        noc_semaphore_wait_min,
+    )
+    from tilewright.device.noc import noc_xy_addr
+    from tilewright.device.program import portable
+
+    def ping_pong() -> None:
+        peer, x, y = get_arg_val(0), get_arg_val(1), get_arg_val(2)
+        far = noc_xy_addr(x, y, get_semaphore(0))
+        for i in range(PING_PONGS):
+            if first:
+                fabric_unicast_noc_unicast_atomic_inc(peer, far, 1)
+                noc_semaphore_wait_min(get_semaphore(0), i + 1)
+            else:
+                noc_semaphore_wait_min(get_semaphore(0), i + 1)
+                fabric_unicast_noc_unicast_atomic_inc(peer, far, 1)
+
+    return portable(ping_pong)
+
+
+def _ping_pong_workload(mesh):
+    from tilewright import ttnn
+    from tilewright.device.program import DataMovementConfig, Program
+
+    workload = ttnn.MeshWorkload("ping pong")
+    ids = mesh.get_device_ids()
+    core = ttnn.CoreCoord(0, 0)
+    for k, chip in enumerate(ids):
+        program = Program(f"ping pong {chip}")
+        program.create_semaphore((0, 0), 0)
+        kernel = program.create_kernel(_ping_pong_kernel(k == 0), (0, 0), DataMovementConfig())
+        peer = ids[1 - k]
+        xy = mesh.get_device(peer).worker_core_from_logical_core(core)
+        program.set_runtime_args(kernel, (0, 0), [peer, xy.x, xy.y])
+        workload.add_program(mesh.coordinate_of(mesh.get_device(chip)), program)
+    return workload
+
+
+def _workers_run(case: str, shape, repeat: int, workers: int) -> dict:
     import bench_compiler
     import numpy as np
+    from ray import cloudpickle
 
     from tilewright import distributed, ttnn
 
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the ping-pong kernels
     pool = distributed.start(workers=workers) if workers else None
-    op = bench_compiler.matmul_op(n, 2, 4)
+    fabric = {"all_gather": "FABRIC_1D_RING", "ping_pong": "FABRIC_1D"}.get(case)
+    if fabric is not None:
+        ttnn.set_fabric_config(getattr(ttnn.FabricConfig, fabric))
     rng = np.random.default_rng(0)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
+    result: dict = {}
     try:
-        _, _, (a_t, b_t, y_t) = _sharded_operands(mesh, n, rng)
-        op(a_t, b_t, y_t)  # compiles (and builds in each worker)
-        seconds = statistics.median(bench_compiler._timed(lambda: op(a_t, b_t, y_t), repeat))
-        result = {"seconds": seconds}
+        if case == "sharded_matmul":
+            n = 512
+            op = bench_compiler.matmul_op(n, 2, 4)
+            _, _, (a_t, b_t, y_t) = _sharded_operands(mesh, n, rng)
+            result["per_chip"] = f"{n}x{n} @ {n}x{n} bf16"
+
+            def call():
+                op(a_t, b_t, y_t)
+        elif case == "all_gather":
+            chips = mesh.get_num_devices()
+            values = rng.standard_normal((chips, 1, 1024, 512)).astype(np.float32)
+            t = ttnn.from_torch(
+                values,
+                dtype=ttnn.bfloat16,
+                layout=ttnn.TILE_LAYOUT,
+                device=mesh,
+                mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+            )
+            result["bytes_per_chip_in"] = 1024 * 512 * 2
+
+            def call():
+                ttnn.all_gather(t, 0).deallocate()
+        else:
+
+            def call():
+                mesh.enqueue_mesh_workload(_ping_pong_workload(mesh))
+
+        rounds = mesh.engine.mail.rounds if pool is None else pool.split_rounds
+        call()  # compiles / builds (in each worker) and touches the output's pages
+        rounds = (mesh.engine.mail.rounds if pool is None else pool.split_rounds) - rounds
+        seconds = statistics.median(bench_compiler._timed(call, repeat))
+        result.update(seconds=seconds, exchanges_per_call=rounds)
+        if case == "ping_pong":
+            result["seconds_per_exchange"] = seconds / rounds
         if pool is not None:
             usage = pool.ray.get([h.usage.remote() for h in pool.hosts])
             result["worker_max_rss_mb"] = [round(u["max_rss_mb"], 1) for u in usage]
-            result["worker_busy_seconds"] = [round(u["busy_seconds"], 3) for u in usage]
             result["report"] = distributed.report()
     finally:
         ttnn.close_mesh_device(mesh)
         distributed.stop()
+        ttnn.set_fabric_config(ttnn.FabricConfig.DISABLED)
     return result
 
 

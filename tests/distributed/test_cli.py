@@ -33,8 +33,8 @@ def test_workers_give_the_one_process_output_and_statistics(tmp_path):
     assert here.exit_code == 0, here.output
     assert there.exit_code == 0, there.output
     summary = (
-        "tilewright: 2 worker processes ran 4 launches; the driver ran 1 -- "
-        "1 x mesh workload: fabric between workers is not built yet"
+        "tilewright: 2 worker processes ran 5 launches "
+        "(1 of them mesh workloads across workers, 4 packet exchanges)"
     )
     lines = there.output.splitlines()
     assert summary in lines
@@ -73,7 +73,7 @@ def test_ray_address_joins_a_running_cluster(tmp_path):
     try:
         result = _run(tmp_path, "--ray-address", "auto", "--workers", "2")
         assert result.exit_code == 0, result.output
-        assert "tilewright: 2 worker processes ran 4 launches" in result.output, result.output
+        assert "tilewright: 2 worker processes ran 5 launches" in result.output, result.output
         assert "[chip 3 node (0, 0) reader] reading 1.5" in result.output
     finally:
         subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)

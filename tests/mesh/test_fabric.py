@@ -222,3 +222,55 @@ def test_fabric_configuration_rules():
         ttnn.FabricReliabilityMode.RELAXED_SYSTEM_HEALTH_SETUP_MODE,
     )
     assert ttnn.get_fabric_config() == ttnn.FabricConfig.FABRIC_1D_RING
+
+
+def _writer(payload: bytes):
+    def write():
+        dst, x, y = get_arg_val(0), get_arg_val(1), get_arg_val(2)
+        write_l1(ADDR, np.frombuffer(payload, np.uint8))
+        fabric_unicast_noc_fused_unicast_with_atomic_inc(
+            dst, ADDR, len(payload), noc_xy_addr(x, y, ADDR), noc_xy_addr(x, y, get_semaphore(0))
+        )
+
+    return write
+
+
+def test_packets_land_at_the_next_quiescent_point_in_arrival_order():
+    """Chip 0 (three hops away) issues first, chip 2 (one hop) second: chip 2's packet
+    arrives first, so chip 0's lands last and its bytes stay.  A kernel that reads the
+    destination without waiting runs before any packet lands and sees none."""
+    with opened((1, 8), board="t3k") as mesh:
+        ids = mesh.get_device_ids()
+        far, near, dst = ids[0], ids[2], ids[3]
+        seen: list = []
+        peeked: list = []
+
+        def receive():
+            noc_semaphore_wait_min(get_semaphore(0), 2)
+            seen.append(bytes(read_l1(ADDR, 8)))
+
+        def peek():
+            peeked.append(bytes(read_l1(ADDR, 8)))
+
+        workload = ttnn.MeshWorkload("two writers")
+        peer = mesh.get_device(dst).worker_core_from_logical_core(ttnn.CoreCoord(0, 0))
+        for chip, payload in ((far, b"far away"), (near, b"near by!")):
+            tx = Program(f"tx {chip}")
+            tx.create_semaphore((0, 0), 0)
+            k = tx.create_kernel(_writer(payload), (0, 0), DataMovementConfig(), name="write")
+            tx.set_runtime_args(k, (0, 0), [dst, peer.x, peer.y])
+            workload.add_program(mesh.coordinate_of(mesh.get_device(chip)), tx)
+        rx = Program("rx")
+        rx.create_semaphore((0, 0), 0)
+        rx.create_kernel(receive, (0, 0), DataMovementConfig(), name="receive")
+        rx.create_kernel(peek, (0, 0), DataMovementConfig(processor=1), name="peek")
+        workload.add_program(mesh.coordinate_of(mesh.get_device(dst)), rx)
+        rounds = mesh.engine.mail.rounds
+        result = mesh.enqueue_mesh_workload(workload)
+        assert peeked == [bytes(8)]
+        assert seen == [b"far away"]
+        assert mesh.engine.mail.rounds == rounds + 1  # both landed at one quiescent point
+        writes = {s.place: s.cycles for s in result.stats if s.kernel == "write"}
+        receive = next(s for s in result.stats if s.kernel == "receive")
+        assert receive.cycles == max(writes.values())  # woken when the last one arrived
+        assert writes[f"chip {far} core (0, 0)"] > writes[f"chip {near} core (0, 0)"]

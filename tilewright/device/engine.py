@@ -42,7 +42,7 @@ import ctypes
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeAlias
 
 from greenlet import GreenletExit, greenlet
 
@@ -82,11 +82,14 @@ __all__ = [
     "EngineOptions",
     "KernelRun",
     "LaunchReuse",
+    "Mail",
     "WaitQueue",
     "SharedQueue",
     "NativeDriver",
     "current_run",
     "current_engine",
+    "deadlock_headline",
+    "finished",
 ]
 
 
@@ -194,7 +197,7 @@ class WaitQueue:
         if engine is None or not engine.running:  # waiters only queue while their engine runs
             raise KernelError("a wait queue was woken outside a launch")
         waker = engine.current
-        now = waker.clock if waker is not None else 0
+        now = waker.clock if waker is not None else engine.moment
         for run in waiters:
             engine.make_ready(run.index, now)
         waiters.clear()
@@ -233,7 +236,7 @@ class SharedQueue:
             raise KernelError("a wait queue was woken outside a launch")
         lst.head = lst.tail = NO_RUN
         waker = engine.current
-        now = waker.clock if waker is not None else 0
+        now = waker.clock if waker is not None else engine.moment
         runs = engine.runs
         while i != NO_RUN:
             nxt = runs[i].state.next
@@ -242,6 +245,17 @@ class SharedQueue:
 
     def reset(self) -> None:
         self.waiters.head = self.waiters.tail = NO_RUN
+
+
+class Mail(Protocol):
+    """Deliveries held back until the schedule is quiescent (the fabric's packets,
+    ``device/fabric.py``): ``round(engine)`` delivers what is pending and says whether
+    it delivered anything (kernels may be ready again); ``discard()`` drops it after a
+    failure."""
+
+    def round(self, engine: Engine) -> bool: ...
+
+    def discard(self) -> None: ...
 
 
 class NativeDriver(Protocol):
@@ -521,6 +535,11 @@ class Engine:
         self._sched: greenlet | None = None
         self.current: KernelRun | None = None
         """The Python kernel running now (or last), set at every switch."""
+        self.moment = 0
+        """The waker's clock when no kernel wakes (``mail`` delivering a packet that
+        arrives at that time)."""
+        self.mail: Mail | None = None
+        """Deliveries made when no kernel is ready (a mesh's fabric packets)."""
         self.running = False
         self._owner: int | None = None  # thread id running a launch
         self._claim_lock = threading.Lock()
@@ -584,6 +603,18 @@ class Engine:
         self._spins = hdr.spins
         self._live = hdr.live
 
+    def at(self, when: int, deliver: Callable[[], None]) -> None:
+        """Call ``deliver`` (a write that wakes its waiters) as if at time ``when``, with no
+        kernel as the waker: ``mail`` landing a packet that arrives then."""
+        prev = self.current
+        self.current = None
+        self.moment = when
+        try:
+            deliver()
+        finally:
+            self.current = prev
+            self.moment = 0
+
     # -- called from kernels ---------------------------------------------------------------
 
     def block(
@@ -622,19 +653,24 @@ class Engine:
         run.stats_polls += 1
         self._spins += 1
         if self._spins > self.options.poll_limit * (self._tail - self._head + 1):
-            loc = user_location()
-            headline = (
-                f"livelock: {run.label} keeps polling without any kernel making progress "
-                f"({self._spins} polls in a row, EngineOptions.poll_limit "
-                f"{self.options.poll_limit}): {what.describe_wait(detail)}"
-            )
-            raise DeadlockError(
-                self._report(self.runs, run, headline, loc), loc=loc, rule="livelock"
-            )
+            # Only pollers are left: as quiescent as an empty ring, so pending packets land.
+            if self.mail is not None and self.mail.round(self):
+                self._spins = 0
+            else:
+                self._livelock_polling(run, what, detail)
         spins = self._spins
         self.make_ready(run.index, 0)
         self._spins = spins
         sched.switch()
+
+    def _livelock_polling(self, run: KernelRun, what: Waitable, detail: object) -> NoReturn:
+        loc = user_location()
+        headline = (
+            f"livelock: {run.label} keeps polling without any kernel making progress "
+            f"({self._spins} polls in a row, EngineOptions.poll_limit "
+            f"{self.options.poll_limit}): {what.describe_wait(detail)}"
+        )
+        raise DeadlockError(self._report(self.runs, run, headline, loc), loc=loc, rule="livelock")
 
     # -- called by the host ------------------------------------------------------------------
 
@@ -747,7 +783,7 @@ class Engine:
                     if watch is not None:
                         WATCHDOG.unwatch(watch)
                 if self._live:
-                    blocked = [r for r in runs if not _finished(r)]
+                    blocked = [r for r in runs if not finished(r)]
                     report = _deadlock_report(blocked, len(runs), self.driver)
                     self._abort(runs)
                     raise DeadlockError(report)
@@ -792,6 +828,9 @@ class Engine:
             i = self._pop_ready()
             if i == NO_RUN:
                 active["run"] = None
+                mail = self.mail
+                if mail is not None and mail.round(self):
+                    continue  # packets landed: their waiters are ready
                 return
             run = runs[i]
             if run.native is not None:
@@ -884,7 +923,7 @@ class Engine:
 
     def _report(self, runs: list[KernelRun], running: KernelRun | None, headline: str, loc) -> str:
         """Every unfinished kernel: where it is and what it waits for (before unwinding)."""
-        unfinished = [r for r in runs if not _finished(r)]
+        unfinished = [r for r in runs if not finished(r)]
         lines = [f"{headline} ({len(unfinished)} of {len(runs)} kernels unfinished)"]
         for r in unfinished:
             if r is running:
@@ -947,9 +986,12 @@ class Engine:
                     pass
         ACTIVE.run = self.current = None
         self._head = self._tail
+        if self.mail is not None:
+            self.mail.discard()
 
 
-def _finished(r: KernelRun) -> bool:
+def finished(r: KernelRun) -> bool:
+    """Whether a run of the last launch ran to its end (Python or native)."""
     return r.done or r.state.phase == RunPhase.DONE
 
 
@@ -1036,11 +1078,17 @@ def _holdings(r: KernelRun) -> list[str]:
     return [f"    {line}" for line in describe(r)] if describe is not None else []
 
 
+def deadlock_headline(blocked: int, total: int) -> str:
+    """The first line of a deadlock report (also of one merged from several processes'
+    shares of a launch, ``distributed/``)."""
+    return (
+        f"deadlock: no kernel can make progress ({blocked} of {total} kernels blocked, "
+        f"{total - blocked} finished)"
+    )
+
+
 def _deadlock_report(blocked: list[KernelRun], total: int, driver: NativeDriver | None) -> str:
-    lines = [
-        f"deadlock: no kernel can make progress ({len(blocked)} of {total} kernels blocked, "
-        f"{total - len(blocked)} finished)"
-    ]
+    lines = [deadlock_headline(len(blocked), total)]
     for r in blocked:
         lines.extend(_kernel_lines(r, driver))
     return "\n".join(lines)

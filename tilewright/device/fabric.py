@@ -18,31 +18,53 @@ route over chips that are not linked is an error.  The kernel API
 :func:`fabric_unicast_noc_fused_unicast_with_atomic_inc`) names the destination chip by
 its device id and the destination address as a NoC address on that chip, like tt-metal's
 mesh fabric API (``tt_metal/fabric/hw/inc/mesh/api.h``) without the connection and
-packet-header bookkeeping.  Writes are synchronous (the bytes land at issue, the
-strongest legal ordering); the sender's clock advances by the modelled cost of the
-route -- per-hop latency plus the payload at Ethernet bandwidth -- so a kernel woken by
-a fabric semaphore increment resumes at the packet's arrival time.
+packet-header bookkeeping.
+
+**When packets land.**  A fabric call checks its packet and reads its payload at issue;
+the sender's clock advances by the modelled cost of the route (per-hop latency plus the
+payload at Ethernet bandwidth), which makes the packet's *arrival time*.  The packet
+lands -- its bytes written, its semaphore incremented, its waiters woken at the arrival
+time -- when the schedule is next quiescent: no kernel of the launch can run (all wait or
+finished) or only pollers are left.  The :class:`FabricMail` of the mesh's engine then
+lands the pending packets in (arrival time, source chip, sequence number) order, one at
+a time with the kernels each wakes running in between, and the schedule continues.  So what one chip's kernels do depends only on that chip and on
+the batches of packets delivered to it, never on how the chips' kernels interleave --
+which is what lets chips run in different processes with the same results, statistics
+and errors (``distributed/``, docs/multi-device.md).  A kernel that waits for a packet
+(a semaphore, as every tt-metal and TT-Lang program does) sees the same bytes as with
+packets landing at issue; one that reads a destination without waiting may read it
+before the packet lands.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import IntEnum
+from functools import partial
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tilewright.device.engine import ACTIVE, current_run
 from tilewright.device.noc import LOCAL_MASK, chip_tag, chips_with_tag, noc_chip_tag
 from tilewright.device.perf.arch import WORMHOLE_B0, ArchPerf
-from tilewright.device.transfer import noc_copy, resolve
+from tilewright.device.transfer import DRY_RUN_KEPT, alignment, check_aligned, resolve
 from tilewright.errors import NocError
 
 if TYPE_CHECKING:
     from tilewright.device.device import Device
+    from tilewright.device.engine import Engine
 
 __all__ = [
     "FabricConfig",
     "Topology",
     "FabricError",
     "Fabric",
+    "FabricMail",
+    "Packet",
+    "landing_order",
     "ETH_HOP_LATENCY",
     "ETH_BYTES_PER_CYCLE",
     "fabric_cycles",
@@ -194,6 +216,109 @@ class Fabric:
         return cells
 
 
+# -- packets ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Packet:
+    """One fabric packet between issue and landing: a write of ``data`` at ``noc_addr``,
+    an increment by ``incr`` of the word at ``sem_addr``, or both (the fused form; the
+    write lands first).  Plain data, so a packet can cross a process (``distributed/``)."""
+
+    arrival: int
+    src: int
+    seq: int
+    dst: int
+    noc_addr: int = 0
+    size: int = 0
+    data: object = None  # the payload as the mail stashed it (FabricMail.stash); None: not kept
+    sem_addr: int = -1
+    incr: int = 0
+    what: str = "fabric"
+
+    def land(self, device: Device, payload: Callable[[object, int], object]) -> None:
+        """Write the packet into ``device`` (its destination) and wake the waiters;
+        ``payload`` turns the stashed data into bytes."""
+        if self.size:
+            mem, local, owner = resolve(device, self.noc_addr, self.size, self.what)
+            if self.data is not None:
+                mem[local : local + self.size] = payload(self.data, self.size)
+            if not isinstance(owner, int):
+                owner.notify_write(local, local + self.size)
+        if self.sem_addr >= 0:
+            _mem, local, owner = resolve(device, self.sem_addr, 4, self.what)
+            assert not isinstance(owner, int)  # checked at issue (_semaphore)
+            word = owner.l1_words(local)
+            word[0] = (int(word[0]) + self.incr) & 0xFFFFFFFF
+            owner.notify_write(local, local + 4)
+
+
+class FabricMail:
+    """The fabric packets of one mesh's engine (``Engine.mail``): posted at issue, landed
+    in order when the schedule is quiescent (module docstring).
+
+    At a quiescent point the pending packets become the next *batch*, in landing order;
+    the batch's packets land one at a time, each at a quiescent point of its own -- the
+    kernels a packet wakes run (and wait again) before the next packet lands -- so a
+    kernel waiting for two increments resumes when the second arrives.  Packets posted
+    meanwhile wait for the next batch."""
+
+    def __init__(self, chip: Callable[[int], Device]) -> None:
+        self.chip = chip  # device id -> the chip a packet lands on
+        self.pending: list[Packet] = []
+        self.batch: deque[Packet] = deque()
+        self.seq: dict[int, int] = {}
+        self.rounds = 0
+        """Batches landed (the exchanges between workers a split run needs)."""
+
+    def next_seq(self, src: int) -> int:
+        n = self.seq.get(src, 0)
+        self.seq[src] = n + 1
+        return n
+
+    def stash(self, view: np.ndarray) -> object:
+        """Keep a packet's payload (the sender's L1 bytes at issue) until it lands."""
+        return view.copy()
+
+    def payload(self, data: object, size: int) -> object:
+        """The ``size`` bytes of a payload :meth:`stash` kept."""
+        return data
+
+    def post(self, packet: Packet) -> None:
+        self.pending.append(packet)
+
+    def round(self, engine: Engine) -> bool:
+        """Land the next packet (of this batch, or of a new one); False if there is none."""
+        batch = self.batch
+        if not batch:
+            batch.extend(self.next_batch(engine))
+            if not batch:
+                return False
+            self.rounds += 1
+        packet = batch.popleft()
+        engine.at(packet.arrival, partial(packet.land, self.chip(packet.dst), self.payload))
+        return True
+
+    def next_batch(self, engine: Engine) -> list[Packet]:
+        """The packets of the next batch in landing order (none: the schedule ends)."""
+        return self.take()
+
+    def take(self) -> list[Packet]:
+        """The pending packets, in landing order, and none pending after."""
+        batch, self.pending = self.pending, []
+        batch.sort(key=landing_order)
+        return batch
+
+    def discard(self) -> None:
+        self.pending = []
+        self.batch.clear()
+
+
+def landing_order(packet: Packet) -> tuple[int, int, int]:
+    """Landing order: arrival time, then source chip, then the source's issue order."""
+    return (packet.arrival, packet.src, packet.seq)
+
+
 # -- kernel API ----------------------------------------------------------------------------------
 
 
@@ -227,6 +352,18 @@ def _charge(run, cycles: int, name: str, args: dict) -> None:
         tracer.span(run, name, start, run.clock, args)
 
 
+def _post(run, device: Device, dst: Device, **fields) -> None:
+    """Post a packet from ``device`` to ``dst`` arriving at the sender's clock (charged)."""
+    mail = run.engine.mail
+    if mail is None:  # pragma: no cover - every mesh engine has its mail
+        raise FabricError(f"{fields['what']}: the engine of chip {device.device_id} has no fabric")
+    data = fields.get("data")
+    if data is not None:
+        fields["data"] = mail.stash(data)
+    src = device.device_id
+    mail.post(Packet(run.clock, src, mail.next_seq(src), dst.device_id, **fields))
+
+
 def _check_chip_tag(noc_addr: int, dst: Device, what: str) -> int:
     """A destination NoC address may name its chip; it must be the destination."""
     tag = noc_chip_tag(noc_addr)
@@ -245,6 +382,33 @@ def fabric_hops(dst_device_id: int) -> int:
     return len(mesh.fabric.route(device.device_id, int(dst_device_id), "fabric_hops"))
 
 
+def _write(run, device: Device, dst: Device, src_addr: int, size: int, noc_addr: int, what: str):
+    """Check a fabric write and read its payload (at issue): the packet's write fields."""
+    local = device.resolve_local(run.core, src_addr)
+    if size <= 0 or local + size > device.l1_size:
+        raise FabricError(
+            f"{what}: source [{local:#x}, {local + max(size, 0):#x}) is not inside the "
+            f"{device.l1_size} B L1 of {run.core.logical} on chip {device.device_id}"
+        )
+    addr = _check_chip_tag(noc_addr, dst, what)
+    _mem, dst_local, owner = resolve(dst, addr, size, what)
+    check_aligned(local, dst_local, alignment(dst, run.core, owner), what)
+    keep = size <= DRY_RUN_KEPT or not device.perf.state.dry_run
+    data = run.core.l1[local : local + size] if keep else None  # stashed by the mail
+    return {"noc_addr": addr, "size": size, "data": data}
+
+
+def _semaphore(dst: Device, noc_addr: int, incr: int, what: str) -> dict:
+    """Check a fabric increment's target (at issue): the packet's increment fields."""
+    addr = _check_chip_tag(noc_addr, dst, what)
+    _mem, local, owner = resolve(dst, addr, 4, what)
+    if isinstance(owner, int):
+        raise FabricError(f"{what}: an atomic increment targets L1, not DRAM bank {owner}")
+    if local % 4:
+        raise FabricError(f"{what}: address {local:#x} is not word aligned")
+    return {"sem_addr": addr, "incr": int(incr)}
+
+
 def fabric_unicast_noc_unicast_write(
     dst_device_id: int, src_addr: int, size: int, noc_addr: int
 ) -> None:
@@ -252,56 +416,44 @@ def fabric_unicast_noc_unicast_write(
     what = "fabric_unicast_noc_unicast_write"
     run, device, mesh = _sender(what)
     dst, hops = _destination(mesh, device, dst_device_id, what)
-    local = device.resolve_local(run.core, src_addr)
-    if size <= 0 or local + size > device.l1_size:
-        raise FabricError(
-            f"{what}: source [{local:#x}, {local + max(size, 0):#x}) is not inside the "
-            f"{device.l1_size} B L1 of {run.core.logical} on chip {device.device_id}"
-        )
-    target = resolve(dst, _check_chip_tag(noc_addr, dst, what), size, what)
-    noc_copy(dst, (run.core.l1, local, run.core), target, size, what)
+    fields = _write(run, device, dst, src_addr, size, noc_addr, what)
     _charge(
         run,
         fabric_cycles(len(hops), size, device.perf.arch),
         "fabric write",
         {"to": f"chip {dst.device_id}", "hops": len(hops), "bytes": size},
     )
-
-
-def _atomic_inc(mesh, device: Device, run, dst_device_id: int, noc_addr: int, incr: int, what):
-    dst, hops = _destination(mesh, device, dst_device_id, what)
-    _mem, local, owner = resolve(dst, _check_chip_tag(noc_addr, dst, what), 4, what)
-    if isinstance(owner, int):
-        raise FabricError(f"{what}: an atomic increment targets L1, not DRAM bank {owner}")
-    if local % 4:
-        raise FabricError(f"{what}: address {local:#x} is not word aligned")
-    word = owner.l1_words(local)
-    word[0] = (int(word[0]) + incr) & 0xFFFFFFFF
-    return dst, hops, owner, local
+    _post(run, device, dst, what=what, **fields)
 
 
 def fabric_unicast_noc_unicast_atomic_inc(dst_device_id: int, noc_addr: int, incr: int = 1) -> None:
     """Atomically add ``incr`` to the L1 word at ``noc_addr`` on another chip (a semaphore)."""
     what = "fabric_unicast_noc_unicast_atomic_inc"
     run, device, mesh = _sender(what)
-    dst, hops, owner, local = _atomic_inc(mesh, device, run, dst_device_id, noc_addr, incr, what)
+    dst, hops = _destination(mesh, device, dst_device_id, what)
+    fields = _semaphore(dst, noc_addr, incr, what)
     _charge(
         run,
         fabric_cycles(len(hops), 4, device.perf.arch),
         "fabric atomic inc",
         {"to": f"chip {dst.device_id}", "hops": len(hops)},
     )
-    owner.notify_write(local, local + 4)  # waiters resume at the packet's arrival
+    _post(run, device, dst, what=what, **fields)
 
 
 def fabric_unicast_noc_fused_unicast_with_atomic_inc(
     dst_device_id: int, src_addr: int, size: int, noc_addr: int, sem_noc_addr: int, incr: int = 1
 ) -> None:
     """A write followed, in the same packet, by an increment of a semaphore on that chip."""
-    fabric_unicast_noc_unicast_write(dst_device_id, src_addr, size, noc_addr)
     what = "fabric_unicast_noc_fused_unicast_with_atomic_inc"
     run, device, mesh = _sender(what)
-    _dst, _hops, owner, local = _atomic_inc(
-        mesh, device, run, dst_device_id, sem_noc_addr, incr, what
+    dst, hops = _destination(mesh, device, dst_device_id, what)
+    fields = _write(run, device, dst, src_addr, size, noc_addr, what)
+    fields.update(_semaphore(dst, sem_noc_addr, incr, what))
+    _charge(
+        run,
+        fabric_cycles(len(hops), size, device.perf.arch),
+        "fabric write",
+        {"to": f"chip {dst.device_id}", "hops": len(hops), "bytes": size},
     )
-    owner.notify_write(local, local + 4)
+    _post(run, device, dst, what=what, **fields)

@@ -27,7 +27,7 @@ from tilewright.device import offload, session
 from tilewright.device.coords import CoreCoord
 from tilewright.device.device import DEFAULT_L1_SMALL_SIZE, Device
 from tilewright.device.engine import Engine, EngineOptions, LaunchResult
-from tilewright.device.fabric import Fabric, FabricConfig
+from tilewright.device.fabric import Fabric, FabricConfig, FabricMail
 from tilewright.device.launch import prepare_launch, program_dispatch_ns, release_launch
 from tilewright.device.topology import Layout, MeshCoordinate, MeshError, MeshShape, SystemMesh
 
@@ -133,6 +133,7 @@ class MeshDevice:
             raise
         self._by_id = {dev.device_id: dev for dev in self.devices}
         self.fabric = Fabric(fabric_config, layout, system)
+        self.engine.mail = FabricMail(self.device_by_id)
         for hook in offload.MESH_HOOKS:  # worker processes take the chips (distributed/)
             hook(self)
 
@@ -259,10 +260,23 @@ class MeshDevice:
         items = sorted(workload.programs.items(), key=lambda kv: tuple(kv[0]))
         if not items:
             raise MeshError(f"{workload.name} has no programs")
-        tracer = session.tracer_for(self.devices[0])
         remote = self.devices[0].remote
-        if remote is not None:  # one engine run over chips that may talk over the fabric
-            remote.note_local("mesh workload: fabric between workers is not built yet")
+        result = (
+            remote.run_workload(self, workload.name, items, place_word)
+            if remote is not None
+            else None
+        )
+        if result is None:
+            result = self._run_here(workload, items, place_word)
+        result.dispatch_ns = max(
+            program_dispatch_ns(self.device_at(coord), program) for coord, program in items
+        )
+        session.record_launch(workload.name, result, self.devices[0])
+        return result
+
+    def _run_here(self, workload: MeshWorkload, items, place_word: str) -> LaunchResult:
+        """One engine run over the workload's chips, in this process."""
+        tracer = session.tracer_for(self.devices[0])
         prepared: list[Device] = []
         try:
             runs = []
@@ -272,15 +286,10 @@ class MeshDevice:
                 prepared.append(device)
             if tracer is not None:
                 tracer.begin_launch(workload, runs)
-            result = self.engine.run(runs)
+            return self.engine.run(runs)
         finally:
             for device in prepared:
                 release_launch(device)
-        result.dispatch_ns = max(
-            program_dispatch_ns(self.device_at(coord), program) for coord, program in items
-        )
-        session.record_launch(workload.name, result, self.devices[0])
-        return result
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -41,6 +41,13 @@ class RemoteChip(Protocol):
     def release(self, device: Device) -> None:
         """The driver closes the chip: the worker lets its replica go."""
 
+    def run_workload(
+        self, mesh: Any, name: str, items: list, place_word: str
+    ) -> LaunchResult | None:
+        """Run mesh workload ``name`` (``items``: (mesh coordinate, program) in chip order) in the
+        workers holding the mesh's chips, finished when it returns; None: it runs in the
+        driver (the reason counted)."""
+
 
 MESH_HOOKS: list[Callable[[object], None]] = []
 """Called with every root mesh device as it opens (the worker pool places its chips)."""

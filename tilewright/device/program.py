@@ -29,7 +29,24 @@ __all__ = [
     "CircularBufferConfig",
     "KernelSpec",
     "Program",
+    "portable",
+    "is_portable",
 ]
+
+_PORTABLE = "tilewright_portable_kernel"
+
+
+def portable(entry: Callable[..., object]) -> Callable[..., object]:
+    """Mark a Python kernel as self-contained: it reads only what it closes over (plain
+    data, buffers, devices) and the kernel API, so it may run in a worker process on a
+    replica of its chip (``distributed/``).  The collectives' kernels are."""
+    setattr(entry, _PORTABLE, True)
+    return entry
+
+
+def is_portable(entry: object) -> bool:
+    """Whether a kernel entry was marked with :func:`portable`."""
+    return getattr(entry, _PORTABLE, False) is True
 
 
 class DataMovementProcessor(NamedIntEnum):

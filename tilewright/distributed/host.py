@@ -7,6 +7,15 @@ tensors.  The replica has its own engine, circular-buffer and semaphore state an
 plans; the driver keeps the allocators, so each launch brings where the driver's lowest
 L1 buffer starts (the circular-buffer clash check reads it).
 
+A worker has a replica of *every* chip of a mesh it serves (built when first used: a
+fabric packet is checked against its destination at issue), all on one engine -- the
+mesh's shared schedule -- but runs launches only on the chips it was given.
+
+A *split run* is a mesh workload whose chips are in several workers (:class:`SplitRun`):
+each worker runs its chips' share on a thread of its own, which waits at every
+quiescent point of the schedule (``_BarrierMail``) until the driver has collected every
+worker's packets and hands back the ones that land here.
+
 Runs in a Ray actor (``pool.py``); plain Python otherwise, so the tests can also drive it
 in-process.
 """
@@ -16,25 +25,31 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import queue
 import resource
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
+
 from tilewright.device.device import Device
-from tilewright.device.engine import EngineOptions
-from tilewright.device.launch import LAUNCH_CACHE, launch_program
+from tilewright.device.engine import Engine, EngineOptions, finished
+from tilewright.device.fabric import Fabric, FabricMail, Packet, landing_order
+from tilewright.device.launch import LAUNCH_CACHE, launch_program, prepare_launch, release_launch
 from tilewright.device.memory import SharedMemoryRef
 from tilewright.distributed import wire
-from tilewright.errors import TilewrightError
+from tilewright.distributed.staging import PeerArenas, Staged, Staging
+from tilewright.errors import DeadlockError, DeviceError, TilewrightError
 from tilewright.lang import state
 from tilewright.lang.state import OpLaunch
 
 if TYPE_CHECKING:
     from tilewright.lang.node import NodeSetup
 
-__all__ = ["ChipSpec", "ChipHost", "Outcome"]
+__all__ = ["ChipSpec", "ChipHost", "Outcome", "SplitRun", "GO", "STOP", "ABORT"]
 
 _PROGRAMS_PER_CHIP = 64  # as Device's launch plans: programs built per call do not pile up
 
@@ -50,6 +65,9 @@ class ChipSpec:
     options: EngineOptions
     memory: SharedMemoryRef
     place_prefix: str
+    mesh: int = 0
+    """Which of the driver's meshes the chip is part of (its chips share one engine here)."""
+    fabric: Fabric | None = None
 
 
 Outcome = tuple  # ("ok", raw stats, makespan, stdout) | ("error", exc, stdout) | ("missing",)
@@ -83,24 +101,37 @@ class ChipHost:
         self._devices: dict[int, Device] = {}
         self._floors: dict[int, _DriverL1] = {}
         self._programs: dict[int, OrderedDict[str, tuple]] = {}
+        self.owned: set[int] = set()
+        self._meshes: dict[int, _ReplicaMesh] = {}
+        self._split: SplitRun | None = None
+        self.staging: Staging | None = None  # made by the first split run
+        self.peers = PeerArenas()
 
     def pid(self) -> int:
         return os.getpid()
 
-    def add_chip(self, spec: ChipSpec) -> None:
-        """Take a chip (its replica is built on its first launch); a chip of that id taken
-        before (a mesh closed and opened again) is dropped first: its memory is gone."""
+    def add_chip(self, spec: ChipSpec, owned: bool = True) -> None:
+        """Take a chip (its replica is built when first used); ``owned``: this worker runs
+        its launches and lands its packets (else it only checks packets sent to it).  A
+        chip of that id taken before (a mesh closed and opened again) is dropped first:
+        its memory is gone."""
         self.drop_chip(spec.device_id)
         self._specs[spec.device_id] = spec
+        if owned:
+            self.owned.add(spec.device_id)
 
     def drop_chip(self, device_id: int) -> None:
         """Let a chip go (the driver closed it): unmap its memory, forget its programs."""
         self._specs.pop(device_id, None)
+        self.owned.discard(device_id)
         self._floors.pop(device_id, None)
         self._programs.pop(device_id, None)
         device = self._devices.pop(device_id, None)
         if device is not None:
             device.close()
+        in_use = {spec.mesh for spec in self._specs.values()}
+        for key in [k for k in self._meshes if k not in in_use]:
+            del self._meshes[key]
 
     def run(
         self,
@@ -114,25 +145,9 @@ class ChipHost:
         """Launch a program on the replica of chip ``device_id``; ("missing",) when the
         structure ``digest`` names is not kept here and ``blob`` was not sent."""
         device = self._device(device_id)
-        kept = self._programs.setdefault(device_id, OrderedDict())
-        program = kept.get(digest)
+        program = self._program(device_id, digest, blob)
         if program is None:
-            if blob is None:
-                return ("missing",)
-            loaded, waits = wire.load(blob, device)
-            launch = OpLaunch(
-                loaded.name,
-                (),
-                {
-                    i: cast("NodeSetup", _Waits(tuple(w.on(device.cores[i]) for w in dfbs)))
-                    for i, dfbs in waits.items()
-                },
-            )
-            program = kept[digest] = (loaded, launch)
-            if len(kept) > _PROGRAMS_PER_CHIP:
-                kept.popitem(last=False)
-        else:
-            kept.move_to_end(digest)
+            return ("missing",)
         loaded, launch = program
         wire.apply(loaded, args)
         self._floors[device_id].lowest = l1_lowest
@@ -150,6 +165,31 @@ class ChipHost:
             return ("error", exc, out.getvalue())
         finally:
             state.CURRENT = prev
+
+    def _program(self, device_id: int, digest: str, blob: bytes | None) -> tuple | None:
+        """The worker's program of structure ``digest`` on chip ``device_id`` (loaded from
+        ``blob`` if not kept; None if neither)."""
+        device = self._device(device_id)
+        kept = self._programs.setdefault(device_id, OrderedDict())
+        program = kept.get(digest)
+        if program is None:
+            if blob is None:
+                return None
+            loaded, waits = wire.load(blob, self._device)
+            launch = OpLaunch(
+                loaded.name,
+                (),
+                {
+                    i: cast("NodeSetup", _Waits(tuple(w.on(device.cores[i]) for w in dfbs)))
+                    for i, dfbs in waits.items()
+                },
+            )
+            program = kept[digest] = (loaded, launch)
+            if len(kept) > _PROGRAMS_PER_CHIP:
+                kept.popitem(last=False)
+        else:
+            kept.move_to_end(digest)
+        return program
 
     def run_many(self, jobs: list[tuple]) -> list[Outcome]:
         """:meth:`run` of each job, in order (one call for a batch's launches of this
@@ -184,10 +224,57 @@ class ChipHost:
                 peer=spec.memory,
             )
             device.place_prefix = spec.place_prefix
+            mesh = self._meshes.get(spec.mesh)
+            if mesh is None:
+                mesh = self._meshes[spec.mesh] = _ReplicaMesh(self, spec)
+            device.engine = mesh.engine  # the chips of a mesh share one schedule, as there
+            device.mesh = mesh
             floor = self._floors[device_id] = _DriverL1()
             device.l1_allocator = floor  # type: ignore[assignment]
             self._devices[spec.device_id] = device
         return device
+
+    # -- split runs ------------------------------------------------------------------------
+
+    def split_start(self, mesh_key: int, jobs: list[tuple], place_word: str) -> tuple:
+        """Prepare this worker's share of a workload on mesh ``mesh_key``: ``jobs`` is
+        (device id, digest, blob, args, the driver's lowest L1 address) per chip, in chip
+        order (none: the share only lands packets).  Returns ("prepared",) or ("error",
+        exc, stdout); the share runs at :data:`GO`."""
+        if self._split is not None:  # pragma: no cover - the driver runs one at a time
+            raise DeviceError("a split run is already running in this worker")
+        programs = []
+        for device_id, digest, blob, args, l1_lowest in jobs:
+            program = self._program(device_id, digest, blob)
+            if program is None:  # pragma: no cover - a split run always sends the blobs
+                raise DeviceError(f"chip {device_id}: the program's structure was not sent")
+            loaded, launch = program
+            wire.apply(loaded, args)
+            self._floors[device_id].lowest = l1_lowest
+            programs.append((self._devices[device_id], loaded, launch))
+        if self.staging is None:
+            self.staging = Staging()
+        if mesh_key not in self._meshes:  # a share without chips of its own
+            spec = next(s for s in self._specs.values() if s.mesh == mesh_key)
+            self._device(spec.device_id)
+        split = self._split = SplitRun(self, self._meshes[mesh_key], programs, place_word)
+        return self._answer(split.start())
+
+    def split_step(self, message: object) -> tuple:
+        """Hand the running share :data:`GO`, a batch of packets (epoch, packets) that land
+        here, :data:`STOP` (global quiescence) or :data:`ABORT`; returns its next event:
+        ("round", packets for other workers, has local packets) at a quiescent point, or
+        its end ("ok", raw stats, makespan, stdout), ("error", exc, stdout),
+        ("deadlock", blocked, total, report lines, stdout), ("aborted",)."""
+        split = self._split
+        if split is None:  # pragma: no cover - the driver steps only a running share
+            raise DeviceError("no split run is running in this worker")
+        return self._answer(split.step(message))
+
+    def _answer(self, event: tuple) -> tuple:
+        if event[0] not in ("round", "prepared"):
+            self._split = None
+        return event
 
     def close(self) -> None:
         for device in self._devices.values():
@@ -195,3 +282,162 @@ class ChipHost:
         self._devices.clear()
         self._floors.clear()
         self._programs.clear()
+        self.peers.close()
+        if self.staging is not None:
+            self.staging.close()
+            self.staging = None
+
+
+GO, STOP, ABORT = "go", "stop", "abort"
+"""Messages of a split run besides a batch of packets: start running, the schedule is
+quiescent everywhere with no packet in flight (the end), give up (another share failed)."""
+
+
+class _ReplicaMesh:
+    """A worker's view of one of the driver's meshes: what the fabric kernel API asks of a
+    chip's ``mesh`` (its fabric, its chips by id), and the engine its chips share."""
+
+    def __init__(self, host: ChipHost, spec: ChipSpec) -> None:
+        self.host = host
+        self.fabric = spec.fabric
+        self.engine = Engine(spec.options, name=f"mesh {spec.mesh} (worker {os.getpid()})")
+        self.mail = _BarrierMail(host, self)
+        self.engine.mail = self.mail
+
+    def device_by_id(self, device_id: int) -> Device:
+        if device_id not in self.host._specs:
+            raise DeviceError(f"device {device_id} is not part of this mesh")
+        return self.host._device(device_id)
+
+
+class _BarrierMail(FabricMail):
+    """The fabric mail of a worker's mesh engine: at a quiescent point of a split run the
+    share waits for the driver's barrier instead of landing its own packets at once
+    (module docstring); payloads wait in the worker's staging arena."""
+
+    def __init__(self, host: ChipHost, mesh: _ReplicaMesh) -> None:
+        super().__init__(mesh.device_by_id)
+        self.host = host
+
+    def stash(self, view):
+        staging = self.host.staging
+        if staging is None:
+            raise DeviceError("a fabric packet from a launch a worker runs outside a mesh workload")
+        return staging.put(view)
+
+    def payload(self, data: object, size: int) -> object:
+        assert isinstance(data, Staged)
+        return np.frombuffer(self.host.peers.read(data, size), dtype=np.uint8)
+
+    def next_batch(self, engine: Engine) -> list[Packet]:
+        split = self.host._split
+        if split is None:
+            if self.pending:  # pragma: no cover - stash refuses packets outside a split run
+                raise DeviceError("fabric packets outside a mesh workload")
+            return []
+        return split.barrier(self)
+
+
+class SplitRun:
+    """One worker's share of a mesh workload, on a thread of its own (the engine waits at
+    barriers while the actor's thread answers the driver).
+
+    The thread prepares the share's chips, waits for :data:`GO`, runs the engine; at every
+    quiescent point :meth:`barrier` hands the packets for other workers to the actor and
+    waits for what lands here.  Events go to the actor through ``events``, messages come
+    through ``messages``; the share's chips are released before its last event.
+    """
+
+    def __init__(self, host: ChipHost, mesh: _ReplicaMesh, programs, place_word) -> None:
+        self.host = host
+        self.mesh = mesh
+        self.programs = programs
+        self.place_word = place_word
+        self.events: queue.SimpleQueue[tuple] = queue.SimpleQueue()
+        self.messages: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self.aborted = False
+        self.local: list[Packet] = []  # packets for this worker's own chips, held to the barrier
+        self.thread = threading.Thread(target=self._main, name="tilewright split run", daemon=True)
+
+    def start(self) -> tuple:
+        self.thread.start()
+        return self.events.get()
+
+    def step(self, message: object) -> tuple:
+        self.messages.put(message)
+        event = self.events.get()
+        if event[0] not in ("round", "prepared"):
+            self.thread.join()
+        return event
+
+    def barrier(self, mail: _BarrierMail) -> list[Packet]:
+        """A quiescent point with no batch left: wait for the driver; the next batch is what
+        it hands back with this worker's own packets of the epoch, in landing order (none:
+        the end)."""
+        owned = self.host.owned
+        outgoing: list[Packet] = []
+        local = self.local
+        for packet in mail.take():
+            (local if packet.dst in owned else outgoing).append(packet)
+        self.events.put(("round", outgoing, bool(local)))
+        message = self.messages.get()
+        if message == STOP or message == ABORT:
+            self.aborted = message == ABORT
+            return []
+        epoch, batch = cast("tuple[int, list[Packet]]", message)
+        staging = self.host.staging
+        assert staging is not None
+        staging.begin(epoch)
+        self.local = []
+        return sorted([*batch, *local], key=landing_order)
+
+    def _main(self) -> None:
+        out = io.StringIO()
+        prepared: list[Device] = []
+        event: tuple = ("aborted",)
+        prev = state.CURRENT
+        try:
+            with contextlib.redirect_stdout(out):
+                event = self._run(prepared, out)
+        except BaseException as exc:  # noqa: BLE001 - reported to the driver, not lost
+            event = ("error", exc, out.getvalue())
+        finally:
+            state.CURRENT = prev
+            for device in prepared:
+                release_launch(device)
+            self.events.put(event)
+
+    def _run(self, prepared: list[Device], out: io.StringIO) -> tuple:
+        runs = []
+        try:
+            for device, program, launch in self.programs:
+                state.CURRENT = launch
+                runs += prepare_launch(device, program, place_word=self.place_word)
+                prepared.append(device)
+        except TilewrightError as exc:
+            return ("error", exc, out.getvalue())
+        self.events.put(("prepared",))
+        if self.messages.get() != GO:
+            return ("aborted",)
+        if self.host.staging is not None:
+            self.host.staging.begin(0)
+        engine = self.mesh.engine
+        if self.programs:  # the operation's DFB waits, as in the driver
+            state.CURRENT = self.programs[0][2]
+        try:
+            result = engine.run(runs)
+        except DeadlockError as exc:
+            if self.aborted:
+                return ("aborted",)
+            if exc.rule != "deadlock":
+                return ("error", exc, out.getvalue())
+            blocked = sum(1 for r in runs if not finished(r))
+            body = exc.message.split("\n", 1)[1] if "\n" in exc.message else ""
+            return ("deadlock", blocked, len(runs), body, out.getvalue())
+        except TilewrightError as exc:
+            if self.aborted:
+                return ("aborted",)
+            return ("error", exc, out.getvalue())
+        if self.aborted:
+            return ("aborted",)
+        return ("ok", result.raw_stats(), result.makespan, out.getvalue())

@@ -19,6 +19,7 @@ before the workers started (their DRAM is private).
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import weakref
@@ -26,10 +27,11 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from tilewright.device import offload, session
+from tilewright.device.engine import deadlock_headline
 from tilewright.device.launch import _plan_key, program_dispatch_ns
 from tilewright.distributed import wire
-from tilewright.distributed.host import ChipHost, ChipSpec
-from tilewright.errors import DeviceError, TilewrightError, user_location
+from tilewright.distributed.host import ABORT, GO, STOP, ChipHost, ChipSpec
+from tilewright.errors import DeadlockError, DeviceError, TilewrightError, user_location
 from tilewright.lang import state
 
 if TYPE_CHECKING:
@@ -94,13 +96,18 @@ class WorkerPool:
         self._sent_batches: dict[int, tuple] = {}  # id(queue) -> (queue, ref or outcomes)
         self._blobs: dict[int, tuple] = {}  # id(program) -> (program, plan key, blob, digest)
         self.devices: weakref.WeakSet = weakref.WeakSet()  # chips given a ``remote``
+        self._mesh_keys = itertools.count(1)
+        self.split_runs = 0
+        self.split_rounds = 0
 
     # -- placing chips --------------------------------------------------------------------
 
     def attach_mesh(self, mesh) -> None:
-        """Give every chip of a newly opened root mesh to its host group's worker."""
+        """Give every chip of a newly opened root mesh to its host group's worker (and
+        tell the others of it: a fabric packet is checked against its destination)."""
         devices = list(mesh.devices)
         n, workers = len(devices), len(self.hosts)
+        key = next(self._mesh_keys)
         for k, device in enumerate(devices):
             self.devices.add(device)
             memory = device.memory_ref()
@@ -116,8 +123,11 @@ class WorkerPool:
                 device.engine.options,
                 memory,
                 device.place_prefix,
+                key,
+                mesh.fabric,
             )
-            self.hosts[host].add_chip.remote(spec)  # in order before the chip's launches
+            for h, actor in enumerate(self.hosts):  # in order before the chip's launches
+                actor.add_chip.remote(spec, h == host)
             device.remote = _Chip(self, host, spec)
             self.host_chips[host].append(device.device_id)
 
@@ -167,6 +177,102 @@ class WorkerPool:
         self.ran_remote += 1
         launch = offload.RemoteLaunch(device, fetch, program_dispatch_ns(device, program))
         return offload.batched(launch)
+
+    # -- mesh workloads: split runs ---------------------------------------------------------
+
+    def run_workload(self, mesh, name: str, items: list, place_word: str):
+        """A mesh workload over the workers holding the mesh's chips (``offload.RemoteChip.
+        run_workload``): each runs its chips' share, and at every quiescent point of the
+        schedule the packets between workers change hands here (``host.SplitRun``)."""
+        reason = self._workload_reason(mesh, items)
+        if reason is not None:
+            self.ran_here[reason] += 1
+            return None
+        loc = user_location()
+        devices = mesh.root.devices
+        owner = {dev.device_id: dev.remote.host for dev in devices}
+        hosts = sorted(set(owner.values()))
+        first_chip = {h: next(d.remote for d in devices if d.remote.host == h) for h in hosts}
+        for h in hosts:
+            if h in self.dead:
+                raise self._died(first_chip[h], name, loc, self.dead[h])
+        jobs: dict[int, list[tuple]] = {h: [] for h in hosts}
+        for coord, program in items:
+            device = mesh.device_at(coord)
+            blob, digest = self._structure(device, program, place_word)
+            jobs[owner[device.device_id]].append(
+                (
+                    device.device_id,
+                    digest,
+                    blob,  # always: a worker keeps structures per chip, and these are new
+                    wire.args_of(program),
+                    device.l1_allocator.lowest_allocated_address(),
+                )
+            )
+        self._send_queued()  # earlier launches of these workers run first (actor order)
+        key = devices[0].remote.spec.mesh
+        split = _Split(self, hosts, first_chip, name, loc)
+        events = split.call(
+            {h: self.hosts[h].split_start.remote(key, jobs[h], place_word) for h in hosts}
+        )
+        errors = [ev for h, ev in sorted(events.items()) if ev[0] == "error"]
+        if errors:
+            split.call(
+                {
+                    h: self.hosts[h].split_step.remote(ABORT)
+                    for h, ev in events.items()
+                    if ev[0] == "prepared"
+                }
+            )
+            split.replay(events)
+            raise errors[0][1]
+        events = split.call({h: self.hosts[h].split_step.remote(GO) for h in hosts})
+        self.split_runs += 1
+        self.ran_remote += 1
+        epoch = 0
+        while True:
+            waiting = {h: ev for h, ev in events.items() if ev[0] == "round"}
+            failed = [ev for h, ev in sorted(events.items()) if ev[0] == "error"]
+            if failed:  # the first share in chip order that failed; the others give up
+                events.update(
+                    split.call({h: self.hosts[h].split_step.remote(ABORT) for h in waiting})
+                )
+                split.replay(events)
+                raise failed[0][1]
+            if not waiting:
+                break
+            batches: dict[int, list] = {h: [] for h in waiting}
+            for ev in waiting.values():
+                for packet in ev[1]:
+                    batches[owner[packet.dst]].append(packet)
+            go = [h for h in waiting if batches[h] or waiting[h][2]]
+            if not go:  # quiescent everywhere, nothing in flight: the end
+                events.update(
+                    split.call({h: self.hosts[h].split_step.remote(STOP) for h in waiting})
+                )
+                continue
+            epoch += 1
+            self.split_rounds += 1
+            for h in waiting:
+                events[h] = ("round", [], False)  # a share not handed packets stays parked
+            events.update(
+                split.call({h: self.hosts[h].split_step.remote((epoch, batches[h])) for h in go})
+            )
+        split.replay(events)
+        return split.result(events)
+
+    def _workload_reason(self, mesh, items: list) -> str | None:
+        """Why a mesh workload runs in the driver (None: it runs in the workers)."""
+        if session.OPTIONS.trace:
+            return "traced launch (--trace records in the driver)"
+        for dev in mesh.root.devices:
+            if not isinstance(dev.remote, _Chip):
+                return getattr(dev.remote, "reason", "chip without a worker")
+        for _coord, program in items:
+            reason = wire.ineligible(program)
+            if reason is not None:
+                return reason
+        return None
 
     def _send_queued(self) -> None:
         """Every worker's queued launches, one call each (they run at the same time)."""
@@ -239,6 +345,11 @@ class WorkerPool:
     def report(self) -> str:
         """One line: how many launches the workers ran, and what ran here and why."""
         text = f"tilewright: {len(self.hosts)} worker processes ran {self.ran_remote} launches"
+        if self.split_runs:
+            text += (
+                f" ({self.split_runs} of them mesh workloads across workers, "
+                f"{self.split_rounds} packet exchanges)"
+            )
         here = {r: n for r, n in self.ran_here.items() if n}
         if here:
             parts = "; ".join(f"{n} x {r}" for r, n in sorted(here.items()))
@@ -248,6 +359,11 @@ class WorkerPool:
     def close(self) -> None:
         for device in list(self.devices):  # open chips run in the driver from now on
             device.remote = None
+        live = [h for i, h in enumerate(self.hosts) if i not in self.dead]
+        try:  # their queued calls (a closed mesh's drop_chip) end before the kill
+            self.ray.get([h.pid.remote() for h in live], timeout=30)
+        except Exception:  # noqa: BLE001, S110 - a worker that is gone or stuck is killed anyway
+            pass
         for host in self.hosts:
             try:
                 self.ray.kill(host)
@@ -256,6 +372,63 @@ class WorkerPool:
         self.hosts = []
         if self._started_ray:
             self.ray.shutdown()
+
+
+class _Split:
+    """The driver's bookkeeping of one split run: calls to its shares, their deaths, their
+    kernels' prints, the merged result."""
+
+    def __init__(
+        self, pool: WorkerPool, hosts: list[int], first_chip: dict, name: str, loc
+    ) -> None:
+        self.pool = pool
+        self.hosts = hosts
+        self.first_chip = first_chip
+        self.name = name
+        self.loc = loc
+
+    def call(self, refs: dict[int, object]) -> dict[int, tuple]:
+        """Every share's answer (in host order); a dead worker ends the run, the others are
+        told to give up first."""
+        out = {}
+        for h, ref in sorted(refs.items()):
+            try:
+                out[h] = self.pool._get(self.first_chip[h], self.name, self.loc, ref)
+            except DeviceError:
+                for other in self.hosts:  # no share may wait at a barrier for ever
+                    if other != h and other not in self.pool.dead:
+                        self.pool.hosts[other].split_step.remote(ABORT)
+                raise
+        return out
+
+    def replay(self, events: dict[int, tuple]) -> None:
+        """The shares' kernel prints, in chip order, now that the run has ended."""
+        for _h, ev in sorted(events.items()):
+            if ev[0] in ("ok", "error", "deadlock") and ev[-1]:
+                sys.stdout.write(ev[-1])
+
+    def result(self, events: dict[int, tuple]):
+        """The run's statistics (the shares' runs in chip order), or its deadlock report
+        merged from the shares', as one engine run over every chip would give."""
+        ends = [events[h] for h in sorted(events)]
+        if any(ev[0] == "deadlock" for ev in ends):
+            blocked = sum(ev[1] for ev in ends if ev[0] == "deadlock")
+            total = sum(ev[2] if ev[0] == "deadlock" else len(ev[1][0]) for ev in ends)
+            body = [ev[3] for ev in ends if ev[0] == "deadlock" and ev[3]]
+            raise DeadlockError("\n".join([deadlock_headline(blocked, total), *body]))
+        labels: list = []
+        python: list = []
+        tables = []
+        for ev in ends:
+            raw = ev[1]
+            labels += raw[0]
+            python += raw[1]
+            tables.append(raw[2])
+        merged = (labels, python, b"".join(tables))
+        makespan = max((ev[2] for ev in ends), default=0)
+        first = self.first_chip[self.hosts[0]]
+        device = next(d for d in self.pool.devices if d.remote is first)
+        return offload.RemoteLaunch(device, lambda: (merged, makespan), 0)
 
 
 class _Here:
@@ -276,6 +449,9 @@ class _Here:
     def release(self, device) -> None:
         pass
 
+    def run_workload(self, mesh, name, items, place_word):
+        self.pool.ran_here[self.reason] += 1
+
 
 class _Chip:
     """``device.remote`` of a chip a worker runs (``offload.RemoteChip``)."""
@@ -293,11 +469,16 @@ class _Chip:
     def note_local(self, reason: str) -> None:
         self.pool.ran_here[reason] += 1
 
+    def run_workload(self, mesh, name, items, place_word):
+        return self.pool.run_workload(mesh, name, items, place_word)
+
     def release(self, device) -> None:
         """The driver closes the chip: its worker unmaps it (after its queued launches)."""
         pool = self.pool
-        if self.host not in pool.dead and pool.hosts:
-            pool.hosts[self.host].drop_chip.remote(self.spec.device_id)
+        if pool.hosts:
+            for h, actor in enumerate(pool.hosts):
+                if h not in pool.dead:
+                    actor.drop_chip.remote(self.spec.device_id)
         pool.sent[self.host] = {k for k in pool.sent[self.host] if k[0] != self.spec.device_id}
         chips = pool.host_chips[self.host]
         if self.spec.device_id in chips:

@@ -10,9 +10,12 @@ A program crosses in two parts:
 * its *arguments* -- every kernel's runtime args and the semaphores' initial values,
   sent with every launch.
 
-An L1 buffer a circular buffer is allocated over (``set_globally_allocated_address``)
-crosses as a :class:`BufferRef`: what the launch set-up reads of it (type, address,
-bytes per core, the cores holding its shards).  Its bytes are in the shared L1 already.
+Python kernels cross only when marked :func:`~tilewright.device.program.portable`
+(self-contained closures: the collectives' page movers), pickled by value.  A buffer --
+one a circular buffer is allocated over (``set_globally_allocated_address``), one a
+portable kernel reads -- crosses as a :class:`BufferRef` and becomes a replica buffer of
+the worker's chip: the same fields over the same bytes, which are in shared memory
+already; a chip crosses as a :class:`DeviceRef`, the worker's replica of it.
 """
 
 from __future__ import annotations
@@ -20,14 +23,19 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+
+from ray import cloudpickle
 
 from tilewright.device.buffer import Buffer
 from tilewright.device.coords import CoreCoord
-from tilewright.device.program import Program
+from tilewright.device.device import Device
+from tilewright.device.program import Program, is_portable
 
 __all__ = [
     "BufferRef",
+    "DeviceRef",
     "LaunchArgs",
     "ineligible",
     "waits_of",
@@ -39,38 +47,40 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class BufferType:
-    """The buffer type's name, which is all the set-up asks of it."""
+class BufferRef:
+    """A driver's buffer as it crosses: its fields but its device's objects (the device,
+    the allocator, the shard cores as core indices).  The worker binds it to a replica
+    :class:`Buffer` of its chip over the same bytes, which it never allocates or frees."""
 
-    name: str
+    device_id: int
+    fields: tuple[tuple[str, object], ...]
+    shard_core_indices: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
-class BufferRef:
-    """What a launch's set-up reads of an L1 buffer a circular buffer aliases."""
+class DeviceRef:
+    """A driver's chip as it crosses: the worker's replica of it."""
 
-    buffer_type: BufferType
-    address: int
-    size_per_bank: int
-    sharded: bool
-    shard_core_indices: tuple[int, ...]
-
-    @property
-    def shard(self) -> object | None:
-        return True if self.sharded else None
+    device_id: int
 
 
-class BoundBufferRef:
-    """A :class:`BufferRef` on a worker's replica chip (its shard cores are the replica's)."""
+_NOT_SENT = frozenset({"device", "_allocator", "_shard_cores"})
 
-    __slots__ = ("buffer_type", "address", "size_per_bank", "shard", "shard_cores")
 
-    def __init__(self, ref: BufferRef, device) -> None:
-        self.buffer_type = ref.buffer_type
-        self.address = ref.address
-        self.size_per_bank = ref.size_per_bank
-        self.shard = ref.shard
-        self.shard_cores = [device.cores[i] for i in ref.shard_core_indices]
+def _buffer_ref(buffer: Buffer) -> BufferRef:
+    fields = tuple(sorted((k, v) for k, v in vars(buffer).items() if k not in _NOT_SENT))
+    cores = tuple(c.index for c in buffer.shard_cores) if buffer.shard is not None else ()
+    return BufferRef(buffer.device.device_id, fields, cores)
+
+
+def _bind_buffer(ref: BufferRef, device) -> Buffer:
+    replica = object.__new__(Buffer)
+    vars(replica).update(ref.fields)
+    replica.device = device
+    replica._allocator = None  # the driver allocates and frees; a replica only reads and writes
+    if ref.shard_core_indices:
+        replica._shard_cores = [device.cores[i] for i in ref.shard_core_indices]
+    return replica
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,35 +96,39 @@ def ineligible(program: Program) -> str | None:
     """Why ``program`` cannot run in a worker (None: it can), in a few words."""
     for k in program.kernels:
         entry = k.entry
-        if not getattr(entry, "native_kernel", False):
+        if not getattr(entry, "native_kernel", False) and not is_portable(entry):
             return "program with Python kernels"
         if getattr(entry, "contracts", None):
             return "program with external C++ calls"
     return None
 
 
-class _Pickler(pickle.Pickler):
+class _Pickler(cloudpickle.CloudPickler):
+    """Pickles a program: Python kernels (``portable`` ones: closures) by value, the
+    driver's buffers and chips by reference (:class:`BufferRef`, :class:`DeviceRef`)."""
+
     def persistent_id(self, obj):  # noqa: ANN001 - pickle's hook
         if isinstance(obj, Buffer):
-            cores = tuple(c.index for c in obj.shard_cores) if obj.shard is not None else ()
-            return BufferRef(
-                BufferType(obj.buffer_type.name),
-                obj.address,
-                obj.size_per_bank,
-                obj.shard is not None,
-                cores,
-            )
+            return _buffer_ref(obj)
+        if isinstance(obj, Device):
+            return DeviceRef(obj.device_id)
         return None
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, device) -> None:
+    def __init__(self, data: bytes, chip: Callable[[int], Device]) -> None:
         super().__init__(io.BytesIO(data))
-        self.device = device
+        self.chip = chip
+        self.bound: dict[BufferRef, Buffer] = {}
 
     def persistent_load(self, pid):  # noqa: ANN001 - pickle's hook
         if isinstance(pid, BufferRef):
-            return BoundBufferRef(pid, self.device)
+            buffer = self.bound.get(pid)
+            if buffer is None:
+                buffer = self.bound[pid] = _bind_buffer(pid, self.chip(pid.device_id))
+            return buffer
+        if isinstance(pid, DeviceRef):
+            return self.chip(pid.device_id)
         raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
 
 
@@ -151,9 +165,10 @@ def args_of(program: Program) -> LaunchArgs:
     )
 
 
-def load(blob: bytes, device) -> tuple[Program, dict[int, tuple]]:
-    """A structure blob as a program of the worker's replica ``device``, and its waits."""
-    return _Unpickler(blob, device).load()
+def load(blob: bytes, chip: Callable[[int], Device]) -> tuple[Program, dict[int, tuple]]:
+    """A structure blob as a program of the worker's replicas (``chip``: device id to
+    replica), and its waits."""
+    return _Unpickler(blob, chip).load()
 
 
 def apply(program: Program, args: LaunchArgs) -> None:

@@ -44,6 +44,7 @@ from tilewright.device.program import (
     DataMovementConfig,
     DataMovementProcessor,
     Program,
+    portable,
 )
 from tilewright.ttnn.ccl.pages import l1_to_pages, page_spans, pages_to_l1
 from tilewright.ttnn.ccl.plan import (
@@ -136,7 +137,7 @@ def _receiver(plan: _ChipPlan, d: _Direction):
             )
             noc_semaphore_inc(me, 1)
 
-    return gather_receiver
+    return portable(gather_receiver)
 
 
 def _sender(plan: _ChipPlan, d: _Direction | None, copy_own: bool):
@@ -168,7 +169,7 @@ def _sender(plan: _ChipPlan, d: _Direction | None, copy_own: bool):
                 1,
             )
 
-    return gather_sender
+    return portable(gather_sender)
 
 
 def gather_programs(group: Group, inputs: list, outputs: list, d: int, name: str) -> list[Program]:

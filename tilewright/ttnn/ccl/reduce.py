@@ -57,6 +57,7 @@ from tilewright.device.program import (
     DataMovementConfig,
     DataMovementProcessor,
     Program,
+    portable,
 )
 from tilewright.ttnn.ccl.pages import add_pieces, l1_copy, l1_to_pages, page_spans, pages_to_l1
 from tilewright.ttnn.ccl.plan import (
@@ -126,7 +127,7 @@ def _reader(plan: _ChipPlan):
             pages_to_l1(plan.in_buf, own, get_write_ptr(_CB_LOCAL))
             cb_push_back(_CB_LOCAL, plan.piece)
 
-    return rs_reader
+    return portable(rs_reader)
 
 
 def _compute(plan: _ChipPlan):
@@ -148,7 +149,7 @@ def _compute(plan: _ChipPlan):
             cb_pop_front(_CB_RECV, plan.piece)
             cb_pop_front(_CB_LOCAL, plan.piece)
 
-    return rs_compute
+    return portable(rs_compute)
 
 
 def _writer(plan: _ChipPlan):
@@ -165,7 +166,7 @@ def _writer(plan: _ChipPlan):
                 l1_to_pages(plan.out_buf, plan.out_spans[m], get_read_ptr(_CB_SUM))
             cb_pop_front(_CB_SUM, plan.piece)
 
-    return rs_writer
+    return portable(rs_writer)
 
 
 def _sender(plan: _ChipPlan):
@@ -191,7 +192,7 @@ def _sender(plan: _ChipPlan):
                 1,
             )
 
-    return rs_sender
+    return portable(rs_sender)
 
 
 def reduce_scatter_programs(
@@ -282,7 +283,7 @@ def _local_reader(buf, slot_spans, parts: int, piece: int):
                 pages_to_l1(buf, slot_spans[j][m], get_write_ptr(_CB_RECV))
                 cb_push_back(_CB_RECV, piece)
 
-    return sum_reader
+    return portable(sum_reader)
 
 
 def _local_compute(pieces: int, parts: int, piece: int, page_size: int, fmt, tile, align: int):
@@ -299,7 +300,7 @@ def _local_compute(pieces: int, parts: int, piece: int, page_size: int, fmt, til
                 cb_pop_front(_CB_RECV, piece)
             cb_push_back(_CB_SUM, piece)
 
-    return sum_compute
+    return portable(sum_compute)
 
 
 def _local_writer(buf, out_spans, piece: int):
@@ -309,7 +310,7 @@ def _local_writer(buf, out_spans, piece: int):
             l1_to_pages(buf, span, get_read_ptr(_CB_SUM))
             cb_pop_front(_CB_SUM, piece)
 
-    return sum_writer
+    return portable(sum_writer)
 
 
 def local_sum_programs(
