@@ -107,12 +107,17 @@ class Core:
     def notify_write(self, start: int, end: int) -> None:
         """Wake kernels watching any word in ``[start, end)`` (called after every write)."""
         state = self.state
-        if state.n_watch:
-            for entry in state.watch:
-                if entry.active and start <= entry.addr < end:
-                    entry.active = 0
-                    state.n_watch -= 1
-                    SharedQueue(entry.waiters).wake()
+        left = state.n_watch
+        if left:
+            for entry in state.watch:  # up to the last active entry (they fill from the front)
+                if entry.active:
+                    if start <= entry.addr < end:
+                        entry.active = 0
+                        state.n_watch -= 1
+                        SharedQueue(entry.waiters).wake()
+                    left -= 1
+                    if not left:
+                        break
 
     def describe_wait(self, detail) -> str:
         return str(detail)
