@@ -43,6 +43,8 @@ __all__ = [
     "L1Arena",
     "DramChannels",
     "SharedMemoryRef",
+    "memfd",
+    "open_peer",
     "host_address_of",
     "NATIVE_WINDOW_BASE",
 ]
@@ -70,13 +72,13 @@ class SharedMemoryRef:
     dram_fd: int
 
 
-def _memfd(size: int, what: str) -> int:
+def memfd(size: int, what: str) -> int:
     """A memfd of ``size`` bytes (sparse: untouched pages cost nothing), or -1 where memfd
     does not exist (not Linux)."""
-    memfd = getattr(os, "memfd_create", None)
-    if memfd is None:
+    create = getattr(os, "memfd_create", None)
+    if create is None:
         return -1
-    fd = memfd(f"tilewright-{what}", getattr(os, "MFD_CLOEXEC", 1))
+    fd = create(f"tilewright-{what}", getattr(os, "MFD_CLOEXEC", 1))
     try:
         os.ftruncate(fd, size)
     except OSError as exc:
@@ -87,13 +89,13 @@ def _memfd(size: int, what: str) -> int:
 
 def _shared_memory(size: int) -> tuple[mmap.mmap, int]:
     """A shared mapping of ``size`` bytes and its memfd (-1 where memfd does not exist)."""
-    fd = _memfd(size, "l1")
+    fd = memfd(size, "l1")
     if fd < 0:  # not Linux: Python kernels work, native kernels need Linux
         return mmap.mmap(-1, size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS), -1
     return mmap.mmap(fd, size, flags=mmap.MAP_SHARED), fd
 
 
-def _open_peer(pid: int, fd: int, what: str) -> int:
+def open_peer(pid: int, fd: int, what: str) -> int:
     """Our own descriptor of process ``pid``'s descriptor ``fd`` (same user, same host)."""
     try:
         return os.open(f"/proc/{pid}/fd/{fd}", os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
@@ -118,7 +120,7 @@ class L1Arena:
         if peer is None:
             m, self.fd = _shared_memory(size)
         else:
-            self.fd = _open_peer(*peer, "L1")
+            self.fd = open_peer(*peer, "L1")
             m = mmap.mmap(self.fd, size, flags=mmap.MAP_SHARED)
         self._map: mmap.mmap | None = m  # None once closed
         self.attached = peer is not None
@@ -165,9 +167,9 @@ class DramChannels:
         self.size = size
         self.attached = peer is not None
         if peer is not None:
-            self.fd = _open_peer(*peer, "DRAM")
+            self.fd = open_peer(*peer, "DRAM")
         elif share:
-            self.fd = _memfd(count * size, "dram")
+            self.fd = memfd(count * size, "dram")
             if self.fd < 0:
                 raise DeviceError("shared DRAM needs memfd_create (Linux)")
         else:

@@ -8,13 +8,16 @@ ranges of the mesh, which are rectangles when N divides the rows (or, on one row
 columns) -- tt-metal's multi-host split of a Galaxy.  A chip's launches then run in its
 group's worker (``device/offload.py`` says when the driver waits for them).
 
+A mesh workload whose chips are in several workers runs as a *split run*
+(:meth:`WorkerPool.run_workload`, ``host.SplitRun``): every worker runs its chips' share,
+and at each quiescent point of the schedule the driver collects the fabric packets between
+workers and hands each worker those that land on its chips.
+
 What still runs in the driver, counted per reason and reported by :func:`report`:
-programs with Python kernels (the Python kernel API, interpreted TT-Lang, the
-collectives' page movers -- functions that cannot cross a process), kernels with external
-C++ calls (their checks call back into the driver's interpreter state), every launch while
-tracing, mesh workloads (one engine run over several chips: their fabric traffic would
-cross workers, which needs the window exchange of docs/multi-device.md), and chips opened
-before the workers started (their DRAM is private).
+programs with Python kernels not marked ``portable`` (the Python kernel API, interpreted
+TT-Lang: functions that may close over interpreter state), kernels with external C++
+calls (their checks call back into the driver's interpreter state), every launch while
+tracing, and chips opened before the workers started (their DRAM is private).
 """
 
 from __future__ import annotations
@@ -316,18 +319,24 @@ class WorkerPool:
     def _get(self, chip: _Chip, name: str, loc, ref):
         ray = self.ray
         try:
-            return ray.get(ref)
-        except KeyboardInterrupt:
-            # Ctrl-C: stop every worker now (their launches would otherwise run on while the
-            # driver waits for them); what they were doing is lost, the interrupt goes on.
-            for host, actor in enumerate(self.hosts):
-                self.dead.setdefault(host, "interrupted (Ctrl-C)")
-                ray.kill(actor)
-            raise
+            return self.wait(ref)
         except ray.exceptions.RayActorError as exc:
             cause = _first_line(exc)
             self.dead[chip.host] = cause
             raise self._died(chip, name, loc, cause) from None
+
+    def wait(self, refs):
+        """``ray.get(refs)``; Ctrl-C stops every worker now (their launches would otherwise
+        run on while the driver waits for them): what they were doing is lost, the
+        interrupt goes on."""
+        ray = self.ray
+        try:
+            return ray.get(refs)
+        except KeyboardInterrupt:
+            for host, actor in enumerate(self.hosts):
+                self.dead.setdefault(host, "interrupted (Ctrl-C)")
+                ray.kill(actor)
+            raise
 
     def _died(self, chip: _Chip, name: str, loc, cause: str) -> TilewrightError:
         chips = ", ".join(str(c) for c in self.host_chips[chip.host])
@@ -390,10 +399,16 @@ class _Split:
     def call(self, refs: dict[int, object]) -> dict[int, tuple]:
         """Every share's answer (in host order); a dead worker ends the run, the others are
         told to give up first."""
+        hosts = sorted(refs)
+        ray = self.pool.ray
+        try:  # all at once: the usual case, one wait for every share
+            return dict(zip(hosts, self.pool.wait([refs[h] for h in hosts])))
+        except ray.exceptions.RayActorError:
+            pass
         out = {}
-        for h, ref in sorted(refs.items()):
+        for h in hosts:  # which one died (each answer is ready or its worker is gone)
             try:
-                out[h] = self.pool._get(self.first_chip[h], self.name, self.loc, ref)
+                out[h] = self.pool._get(self.first_chip[h], self.name, self.loc, refs[h])
             except DeviceError:
                 for other in self.hosts:  # no share may wait at a barrier for ever
                     if other != h and other not in self.pool.dead:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import mmap
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from tilewright.device.memory import _memfd, _open_peer
+from tilewright.device.memory import memfd, open_peer
+from tilewright.errors import DeviceError
 
 __all__ = ["Staged", "Staging", "PeerArenas"]
 
@@ -29,8 +30,7 @@ _PAGE = mmap.PAGESIZE
 _FIRST_SIZE = 16 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class Staged:
+class Staged(NamedTuple):
     """Where a payload waits: process ``pid``'s arena descriptor ``fd``, at ``offset``."""
 
     pid: int
@@ -43,7 +43,9 @@ class _Arena:
 
     def __init__(self) -> None:
         self.size = _FIRST_SIZE
-        self.fd = _memfd(self.size, "fabric staging")
+        self.fd = memfd(self.size, "fabric staging")
+        if self.fd < 0:  # pragma: no cover - workers need Linux (/proc) anyway
+            raise DeviceError("fabric staging between workers needs memfd_create (Linux)")
         self.map = mmap.mmap(self.fd, self.size)
         self.used = 0
 
@@ -98,7 +100,7 @@ class PeerArenas:
             if held is not None:
                 held[1].close()
                 os.close(held[0])
-            fd = _open_peer(staged.pid, staged.fd, "fabric staging")
+            fd = open_peer(staged.pid, staged.fd, "fabric staging")
             held = self._maps[key] = (fd, mmap.mmap(fd, os.fstat(fd).st_size))
         return memoryview(held[1])[staged.offset : end]
 
