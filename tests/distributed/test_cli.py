@@ -78,3 +78,27 @@ def test_ray_address_joins_a_running_cluster(tmp_path):
     finally:
         subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_isolate_with_workers_gives_the_same_output(tmp_path):
+    """`--isolate` runs the simulation in a child process; with `--workers` that child is
+    the driver of the workers, and the output is the one-process run's."""
+    import subprocess
+
+    path = tmp_path / "mesh_program.py"
+    path.write_text(PRINTING)
+    tilewright = [sys.executable, "-m", "tilewright"]
+    runs = [
+        subprocess.run(
+            [*tilewright, "run", *flags, "--stats", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        for flags in ((), ("--isolate", "--workers", "2"))
+    ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    here, there = runs
+    assert there.stdout == here.stdout  # the program's output, the prints and every statistic
+    assert "tilewright: 2 worker processes ran 5 launches" in there.stderr
