@@ -251,3 +251,54 @@ def test_a_worker_killed_mid_run_ends_the_call_naming_its_chips(workers):
     assert err.loc is not None and err.loc.file == __file__
     with pytest.raises(DeviceError, match="worker 1"):  # the chips stay gone, clearly
         mesh.enqueue_mesh_workload(_workload(mesh, {ids[0]: (_wait(0), None)}))
+
+
+def test_a_native_generic_op_on_mesh_tensors_runs_across_the_workers(workers, capsys):
+    """ttnn.generic_op with mesh tensors is one mesh workload; with C++ kernels it splits
+    across the workers: every chip's result, and its kernel's DPRINT in chip order."""
+    from pathlib import Path
+
+    from tilewright.device.coords import CoreCoord, CoreRange, CoreRangeSet
+
+    kernel = Path(__file__).resolve().parents[1] / "native" / "kernels" / "add_ints.cpp"
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
+    kw = dict(
+        dtype=ttnn.uint32,
+        layout=ttnn.ROW_MAJOR_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+    )
+    ids = mesh.get_device_ids()
+    a = ttnn.from_torch(torch.tensor([[i] for i in ids], dtype=torch.int32), **kw)
+    b = ttnn.from_torch(torch.full((4, 1), 1000, dtype=torch.int32), **kw)
+    l1 = [
+        ttnn.from_torch(
+            torch.zeros(4, 1, dtype=torch.int32), memory_config=ttnn.L1_MEMORY_CONFIG, **kw
+        )
+        for _ in range(3)
+    ]
+
+    def call():
+        out = ttnn.from_torch(torch.zeros(4, 1, dtype=torch.int32), **kw)
+        rt = ttnn.RuntimeArgs()
+        rt[0][0] = [t.buffer_address() for t in (a, b, out, *l1)]
+        desc = ttnn.KernelDescriptor(
+            kernel_source=str(kernel),
+            core_ranges=CoreRangeSet([CoreRange(CoreCoord(0, 0), CoreCoord(0, 0))]),
+            runtime_args=rt,
+            config=ttnn.ReaderConfigDescriptor(),
+        )
+        ttnn.generic_op([a, b, *l1, out], ttnn.ProgramDescriptor(kernels=[desc]))
+        values = ttnn.to_torch(out, mesh_composer=ttnn.ConcatMeshToTensor(mesh, dim=0))
+        return values.flatten().tolist(), capsys.readouterr().out
+
+    split_before = workers.split_runs
+    there = call()
+    assert workers.split_runs == split_before + 1
+    saved = _in_the_driver(mesh)
+    here = call()
+    for d, r in zip(mesh.devices, saved):
+        d.remote = r
+    assert there == here
+    assert there[0] == [i + 1000 for i in ids]
+    assert [line.split(":")[0] for line in there[1].splitlines()] == [str(i) for i in ids]
