@@ -58,6 +58,22 @@ def bench_open(repeat: int) -> dict:
     }
 
 
+def _gather_input(mesh, rng):
+    """A 1 MB bf16 tensor per chip ([1, 1, 1024, 512] each), as the all-gathers take it."""
+    import numpy as np
+
+    from tilewright import ttnn
+
+    values = rng.standard_normal((mesh.get_num_devices(), 1, 1024, 512)).astype(np.float32)
+    return ttnn.from_torch(
+        values,
+        dtype=ttnn.bfloat16,
+        layout=ttnn.TILE_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+    )
+
+
 def bench_all_gather(shape: tuple[int, int], fabric: str, repeat: int) -> dict:
     import numpy as np
 
@@ -67,14 +83,7 @@ def bench_all_gather(shape: tuple[int, int], fabric: str, repeat: int) -> dict:
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape))
     try:
         chips = mesh.get_num_devices()
-        values = np.random.default_rng(0).standard_normal((chips, 1, 1024, 512)).astype(np.float32)
-        t = ttnn.from_torch(
-            values,
-            dtype=ttnn.bfloat16,
-            layout=ttnn.TILE_LAYOUT,
-            device=mesh,
-            mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
-        )
+        t = _gather_input(mesh, np.random.default_rng(0))
         times = []
         for _ in range(repeat):
             start = time.perf_counter()
@@ -292,15 +301,7 @@ def _workers_run(case: str, shape, repeat: int, workers: int) -> dict:
             def call():
                 op(a_t, b_t, y_t)
         elif case == "all_gather":
-            chips = mesh.get_num_devices()
-            values = rng.standard_normal((chips, 1, 1024, 512)).astype(np.float32)
-            t = ttnn.from_torch(
-                values,
-                dtype=ttnn.bfloat16,
-                layout=ttnn.TILE_LAYOUT,
-                device=mesh,
-                mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
-            )
+            t = _gather_input(mesh, rng)
             result["bytes_per_chip_in"] = 1024 * 512 * 2
 
             def call():

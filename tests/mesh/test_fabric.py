@@ -224,17 +224,6 @@ def test_fabric_configuration_rules():
     assert ttnn.get_fabric_config() == ttnn.FabricConfig.FABRIC_1D_RING
 
 
-def _writer(payload: bytes):
-    def write():
-        dst, x, y = get_arg_val(0), get_arg_val(1), get_arg_val(2)
-        write_l1(ADDR, np.frombuffer(payload, np.uint8))
-        fabric_unicast_noc_fused_unicast_with_atomic_inc(
-            dst, ADDR, len(payload), noc_xy_addr(x, y, ADDR), noc_xy_addr(x, y, get_semaphore(0))
-        )
-
-    return write
-
-
 def test_packets_land_at_the_next_quiescent_point_in_arrival_order():
     """Chip 0 (three hops away) issues first, chip 2 (one hop) second: chip 2's packet
     arrives first, so chip 0's lands last and its bytes stay.  A kernel that reads the
@@ -257,7 +246,7 @@ def test_packets_land_at_the_next_quiescent_point_in_arrival_order():
         for chip, payload in ((far, b"far away"), (near, b"near by!")):
             tx = Program(f"tx {chip}")
             tx.create_semaphore((0, 0), 0)
-            k = tx.create_kernel(_writer(payload), (0, 0), DataMovementConfig(), name="write")
+            k = tx.create_kernel(_sender(payload), (0, 0), DataMovementConfig(), name="write")
             tx.set_runtime_args(k, (0, 0), [dst, peer.x, peer.y])
             workload.add_program(mesh.coordinate_of(mesh.get_device(chip)), tx)
         rx = Program("rx")

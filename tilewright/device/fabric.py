@@ -442,6 +442,12 @@ def fabric_unicast_noc_unicast_write(
     run, device, mesh = _sender(what)
     dst, hops = _destination(mesh, device, dst_device_id, what)
     fields = _write(run, device, dst, src_addr, size, noc_addr, what)
+    _send_write(run, device, dst, hops, fields)
+
+
+def _send_write(run, device: Device, dst: Device, hops: tuple[int, ...], fields: dict) -> None:
+    """Charge a write packet's route to its sender and post it."""
+    size = fields["size"]
     _charge(
         run,
         fabric_cycles(len(hops), size, device.perf.arch),
@@ -475,10 +481,4 @@ def fabric_unicast_noc_fused_unicast_with_atomic_inc(
     dst, hops = _destination(mesh, device, dst_device_id, what)
     fields = _write(run, device, dst, src_addr, size, noc_addr, what)
     fields.update(_semaphore(dst, sem_noc_addr, incr, what))
-    _charge(
-        run,
-        fabric_cycles(len(hops), size, device.perf.arch),
-        "fabric write",
-        {"to": f"chip {dst.device_id}", "hops": len(hops), "bytes": size},
-    )
-    _post(run, device, dst, **fields)
+    _send_write(run, device, dst, hops, fields)
