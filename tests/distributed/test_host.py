@@ -126,8 +126,16 @@ def test_a_replica_runs_the_program_as_the_driver_does():
 
 
 def test_programs_with_python_kernels_stay_in_the_driver():
-    from tilewright.device.program import DataMovementConfig, Program
+    """Unmarked Python kernels never leave the driver; ``portable`` ones only in a mesh
+    workload (a chip launched alone may send fabric packets, which only split runs
+    exchange)."""
+    from tilewright.device.program import DataMovementConfig, Program, portable
 
     program = Program("p")
     program.create_kernel(lambda: None, (0, 0), DataMovementConfig(), name="mover")
     assert wire.ineligible(program) == "program with Python kernels"
+    assert wire.ineligible(program, in_workload=True) == "program with Python kernels"
+    marked = Program("q")
+    marked.create_kernel(portable(lambda: None), (0, 0), DataMovementConfig(), name="mover")
+    assert wire.ineligible(marked, in_workload=True) is None
+    assert "launched alone" in str(wire.ineligible(marked))

@@ -13,7 +13,7 @@ import pytest
 import torch
 from ray import cloudpickle
 
-from tilewright import ttnn
+from tilewright import distributed, ttnn
 from tilewright.device import session
 from tilewright.device.fabric import (
     FabricError,
@@ -302,3 +302,17 @@ def test_a_native_generic_op_on_mesh_tensors_runs_across_the_workers(workers, ca
     assert there == here
     assert there[0] == [i + 1000 for i in ids]
     assert [line.split(":")[0] for line in there[1].splitlines()] == [str(i) for i in ids]
+
+
+def test_a_portable_program_launched_alone_runs_in_the_driver(workers):
+    """One chip's program may send packets to chips that run nothing; only a split run
+    exchanges packets, so such a launch stays in the driver (and says so)."""
+    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
+    ids = mesh.get_device_ids()
+    workload = _workload(mesh, {ids[0]: (_send(ids[3], b"alone!!!"), ids[3])})
+    (program,) = workload.programs.values()
+    mesh.get_device(ids[0]).command_queue.enqueue_program(program)
+    core = mesh.get_device(ids[3]).core(0, 0)
+    assert bytes(core.l1[ADDR : ADDR + 8]) == b"alone!!!"
+    assert "1 x program with Python kernels, launched alone" in distributed.report()

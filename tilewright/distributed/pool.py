@@ -272,7 +272,7 @@ class WorkerPool:
             if not isinstance(dev.remote, _Chip):
                 return getattr(dev.remote, "reason", "chip without a worker")
         for _coord, program in items:
-            reason = wire.ineligible(program)
+            reason = wire.ineligible(program, in_workload=True)
             if reason is not None:
                 return reason
         return None

@@ -92,12 +92,19 @@ class LaunchArgs:
     semaphore_values: tuple[int, ...]
 
 
-def ineligible(program: Program) -> str | None:
-    """Why ``program`` cannot run in a worker (None: it can), in a few words."""
+def ineligible(program: Program, *, in_workload: bool = False) -> str | None:
+    """Why ``program`` cannot run in a worker (None: it can), in a few words.
+
+    ``portable`` Python kernels run in workers only as part of a mesh workload: a launch
+    of one chip alone may send fabric packets too, and only a split run exchanges them."""
     for k in program.kernels:
         entry = k.entry
-        if not getattr(entry, "native_kernel", False) and not is_portable(entry):
+        if getattr(entry, "native_kernel", False):
+            continue
+        if not is_portable(entry):
             return "program with Python kernels"
+        if not in_workload:
+            return "program with Python kernels, launched alone (not in a mesh workload)"
         if getattr(entry, "contracts", None):
             return "program with external C++ calls"
     return None
