@@ -75,6 +75,17 @@ def test_ray_address_joins_a_running_cluster(tmp_path):
         assert result.exit_code == 0, result.output
         assert "tilewright: 2 worker processes ran 5 launches" in result.output, result.output
         assert "[chip 3 node (0, 0) reader] reading 1.5" in result.output
+        # More workers than the node has CPUs: a clear error, not workers pending for ever.
+        from tilewright.distributed import pool
+
+        saved, pool._START_SECONDS = pool._START_SECONDS, 5
+        try:
+            crowded = _run(tmp_path, "--ray-address", "auto", "--workers", "3")
+        finally:
+            pool._START_SECONDS = saved
+        assert crowded.exit_code == 1, crowded.output
+        assert "--workers 3: the workers did not start within 5 s" in crowded.output
+        assert "ray start --num-cpus N" in crowded.output
     finally:
         subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
         shutil.rmtree(temp, ignore_errors=True)

@@ -46,6 +46,7 @@ __all__ = ["WorkerPool", "import_ray", "RAY_HINT"]
 RAY_HINT = "pip install 'tilewright[distributed]' (Ray from PyPI)"
 _BLOBS_KEPT = 256  # programs whose structure blob is kept (one per chip and operation)
 _LOCAL_OBJECT_STORE = 256 << 20  # launches carry KBs; Ray's default is 30% of RAM
+_START_SECONDS = 60
 
 
 def import_ray():
@@ -88,7 +89,14 @@ class WorkerPool:
                 )
             else:
                 ray.init(address=address, logging_level="ERROR", log_to_driver=True)
-        actor = ray.remote(num_cpus=1, max_restarts=0)(ChipHost)
+        # The workers map the driver's device memory through /proc: they must run on the
+        # driver's host, so they are pinned to its node (other hosts are not built yet).
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: PLC0415
+
+        here = ray.get_runtime_context().get_node_id()
+        actor = ray.remote(num_cpus=1, max_restarts=0)(ChipHost).options(
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)
+        )
         self.hosts = [actor.remote() for _ in range(workers)]
         self.host_chips: list[list[int]] = [[] for _ in range(workers)]
         self.dead: dict[int, str] = {}  # host index -> what killed it
@@ -102,6 +110,30 @@ class WorkerPool:
         self._mesh_keys = itertools.count(1)
         self.split_runs = 0
         self.split_rounds = 0
+        self._check_placed(workers)
+
+    def _check_placed(self, workers: int) -> None:
+        """Every worker started, on this host, within a minute (a cluster whose node for the
+        driver has fewer free CPUs than workers would otherwise leave them pending for ever)."""
+        ray = self.ray
+        try:
+            pids = ray.get([h.pid.remote() for h in self.hosts], timeout=_START_SECONDS)
+        except ray.exceptions.GetTimeoutError:
+            free = ray.available_resources().get("CPU", 0)
+            for host in self.hosts:  # started or pending: none is wanted now
+                ray.kill(host)
+            self.hosts = []
+            if self._started_ray:
+                ray.shutdown()
+            raise DeviceError(
+                f"--workers {workers}: the workers did not start within {_START_SECONDS} s on "
+                f"this host's Ray node ({free:g} CPUs free in the cluster); each worker takes "
+                "one CPU of the driver's node",
+                hint="ask for fewer workers, or start the node with more CPUs "
+                "(ray start --num-cpus N)",
+            ) from None
+        if len(set(pids)) != workers:  # pragma: no cover - Ray gives every actor a process
+            raise DeviceError(f"--workers {workers}: the workers share processes ({pids})")
 
     # -- placing chips --------------------------------------------------------------------
 
