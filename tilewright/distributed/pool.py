@@ -91,12 +91,11 @@ class WorkerPool:
                 ray.init(address=address, logging_level="ERROR", log_to_driver=True)
         # The workers map the driver's device memory through /proc: they must run on the
         # driver's host, so they are pinned to its node (other hosts are not built yet).
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: PLC0415
-
         here = ray.get_runtime_context().get_node_id()
-        actor = ray.remote(num_cpus=1, max_restarts=0)(ChipHost).options(
-            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=here, soft=False)
+        pin = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(
+            node_id=here, soft=False
         )
+        actor = ray.remote(num_cpus=1, max_restarts=0)(ChipHost).options(scheduling_strategy=pin)
         self.hosts = [actor.remote() for _ in range(workers)]
         self.host_chips: list[list[int]] = [[] for _ in range(workers)]
         self.dead: dict[int, str] = {}  # host index -> what killed it
