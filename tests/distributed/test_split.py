@@ -40,6 +40,14 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 ADDR = 200 * 1024  # an L1 address above every preset's unreserved base
 
 
+@pytest.fixture
+def line(workers):
+    """A 1x4 mesh on a 1-D fabric (chips 0-1 in worker 0, 2-3 in worker 1), its chip ids."""
+    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
+    return mesh, mesh.get_device_ids()
+
+
 @pytest.fixture(autouse=True)
 def _no_fabric_after():
     yield
@@ -186,12 +194,10 @@ def _both_ways(mesh, make):
     return raised
 
 
-def test_a_deadlock_across_workers_is_reported_as_one_process_reports_it(workers):
+def test_a_deadlock_across_workers_is_reported_as_one_process_reports_it(workers, line):
     """Chip 0 waits for an increment nobody sends, chip 3 for two of which chip 1 sends one:
     one report over every chip of both workers, word for word."""
-    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    ids = mesh.get_device_ids()
+    mesh, ids = line
     assert workers.host_chips == [ids[:2], ids[2:]]
     there, here = _both_ways(
         mesh,
@@ -205,10 +211,8 @@ def test_a_deadlock_across_workers_is_reported_as_one_process_reports_it(workers
     assert "(2 of 3 kernels blocked, 1 finished)" in str(there)
 
 
-def test_a_bad_packet_is_the_same_error_at_the_same_line(workers):
-    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    ids = mesh.get_device_ids()
+def test_a_bad_packet_is_the_same_error_at_the_same_line(workers, line):
+    mesh, ids = line
 
     def make():  # chip 2 increments a word of chip 0's DRAM, not L1
         workload = _workload(mesh, {ids[0]: (_wait(1), None), ids[2]: (_send(ids[0]), ids[0])})
@@ -223,10 +227,8 @@ def test_a_bad_packet_is_the_same_error_at_the_same_line(workers):
     assert "targets L1, not DRAM bank 0" in str(there)
 
 
-def test_a_payload_crosses_between_workers(workers):
-    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    ids = mesh.get_device_ids()
+def test_a_payload_crosses_between_workers(workers, line):
+    mesh, ids = line
     result = mesh.enqueue_mesh_workload(
         _workload(mesh, {ids[0]: (_send(ids[3], b"8 bytes!"), ids[3]), ids[3]: (_wait(1), None)})
     )
@@ -235,12 +237,10 @@ def test_a_payload_crosses_between_workers(workers):
     assert {s.kernel for s in result.stats} == {"send", "wait"}
 
 
-def test_a_worker_killed_mid_run_ends_the_call_naming_its_chips(workers):
+def test_a_worker_killed_mid_run_ends_the_call_naming_its_chips(workers, line):
     """Chip 3's kernel kills its worker while chip 0's waits at a barrier for a packet that
     will never come: the call ends with the worker's chips named, at the call's line."""
-    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    ids = mesh.get_device_ids()
+    mesh, ids = line
     workload = _workload(mesh, {ids[0]: (_wait(1), None), ids[3]: (_die(), None)})
     with pytest.raises(DeviceError) as info:
         mesh.enqueue_mesh_workload(workload)  # the line the error names
@@ -304,12 +304,10 @@ def test_a_native_generic_op_on_mesh_tensors_runs_across_the_workers(workers, ca
     assert [line.split(":")[0] for line in there[1].splitlines()] == [str(i) for i in ids]
 
 
-def test_a_portable_program_launched_alone_runs_in_the_driver(workers):
+def test_a_portable_program_launched_alone_runs_in_the_driver(workers, line):
     """One chip's program may send packets to chips that run nothing; only a split run
     exchanges packets, so such a launch stays in the driver (and says so)."""
-    ttnn.set_fabric_config(ttnn.FabricConfig.FABRIC_1D)
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(1, 4))
-    ids = mesh.get_device_ids()
+    mesh, ids = line
     workload = _workload(mesh, {ids[0]: (_send(ids[3], b"alone!!!"), ids[3])})
     (program,) = workload.programs.values()
     mesh.get_device(ids[0]).command_queue.enqueue_program(program)

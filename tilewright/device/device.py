@@ -100,6 +100,13 @@ class Core:
         """A uint32 view of ``count`` words at local address ``addr``."""
         return self.l1[addr : addr + 4 * count].view(np.uint32)
 
+    def atomic_add(self, addr: int, incr: int) -> None:
+        """Add ``incr`` to the 32-bit word at ``addr`` (wrapping) and wake its watchers: a
+        semaphore increment landing, from the NoC or the fabric."""
+        word = self.l1_words(addr)
+        word[0] = (int(word[0]) + incr) & 0xFFFFFFFF
+        self.notify_write(addr, addr + 4)
+
     def watch(self, addr: int) -> SharedQueue:
         """The wait list of the L1 word at ``addr`` (a semaphore wait)."""
         return SharedQueue(self.device.shared.watch(self.index, addr))

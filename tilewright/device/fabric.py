@@ -251,10 +251,7 @@ class Packet(NamedTuple):
                 channel = device.dram.channel(-1 - self.owner)
                 channel[local : local + size] = payload(self.data, size)
         if self.sem_core >= 0:
-            core, local = device.cores[self.sem_core], self.sem_local
-            word = core.l1_words(local)
-            word[0] = (int(word[0]) + self.incr) & 0xFFFFFFFF
-            core.notify_write(local, local + 4)
+            device.cores[self.sem_core].atomic_add(self.sem_local, self.incr)
 
 
 class FabricMail:
@@ -312,7 +309,7 @@ class FabricMail:
         """Land the next packet (of this batch, or of a new one); False if there is none."""
         batch = self.batch
         if not batch:
-            batch.extend(self.next_batch(engine))
+            batch.extend(self.next_batch())
             if not batch:
                 return False
             self.rounds += 1
@@ -320,7 +317,7 @@ class FabricMail:
         engine.at(packet.arrival, partial(packet.land, self.chip(packet.dst), self.payload))
         return True
 
-    def next_batch(self, engine: Engine) -> list[Packet]:
+    def next_batch(self) -> list[Packet]:
         """The packets of the next batch in landing order (none: the schedule ends)."""
         return self.take()
 

@@ -49,7 +49,7 @@ from tilewright.lang.state import OpLaunch
 if TYPE_CHECKING:
     from tilewright.lang.node import NodeSetup
 
-__all__ = ["ChipSpec", "ChipHost", "Outcome", "SplitRun", "GO", "STOP", "ABORT"]
+__all__ = ["ChipSpec", "ChipHost", "Outcome", "SplitRun", "GO", "STOP", "ABORT", "RUNNING"]
 
 _PROGRAMS_PER_CHIP = 64  # as Device's launch plans: programs built per call do not pile up
 
@@ -257,7 +257,8 @@ class ChipHost:
         if mesh_key not in self._meshes:  # a share without chips of its own
             spec = next(s for s in self._specs.values() if s.mesh == mesh_key)
             self._device(spec.device_id)
-        split = self._split = SplitRun(self, self._meshes[mesh_key], programs, place_word)
+        mesh = self._meshes[mesh_key]
+        split = self._split = SplitRun(self, mesh, self.staging, programs, place_word)
         return self._answer(split.start())
 
     def split_step(self, message: object) -> tuple:
@@ -274,7 +275,7 @@ class ChipHost:
         return self._answer(split.step(message))
 
     def _answer(self, event: tuple) -> tuple:
-        if event[0] not in ("round", "prepared"):
+        if event[0] not in RUNNING:
             self._split = None
         return event
 
@@ -293,6 +294,7 @@ class ChipHost:
 GO, STOP, ABORT = "go", "stop", "abort"
 """Messages of a split run besides a batch of packets: start running, the schedule is
 quiescent everywhere with no packet in flight (the end), give up (another share failed)."""
+RUNNING = ("round", "prepared")  # the events of a share that has not ended
 
 
 class _ReplicaMesh:
@@ -303,8 +305,7 @@ class _ReplicaMesh:
         self.host = host
         self.fabric = spec.fabric
         self.engine = Engine(spec.options, name=f"mesh {spec.mesh} (worker {os.getpid()})")
-        self.mail = _BarrierMail(host, self)
-        self.engine.mail = self.mail
+        self.engine.mail = _BarrierMail(host, self)
 
     def device_by_id(self, device_id: int) -> Device:
         if device_id not in self.host._specs:
@@ -322,22 +323,18 @@ class _BarrierMail(FabricMail):
         self.host = host
 
     def stash(self, view):
-        staging = self.host.staging
-        if staging is None:
+        split = self.host._split
+        if split is None:  # pragma: no cover - portable kernels run here in workloads only
             raise DeviceError("a fabric packet from a launch a worker runs outside a mesh workload")
-        return staging.put(view)
+        return split.staging.put(view)
 
     def payload(self, data: object, size: int) -> object:
         assert isinstance(data, Staged)
         return np.frombuffer(self.host.peers.read(data, size), dtype=np.uint8)
 
-    def next_batch(self, engine: Engine) -> list[Packet]:
-        split = self.host._split
-        if split is None:
-            if self.pending:  # pragma: no cover - stash refuses packets outside a split run
-                raise DeviceError("fabric packets outside a mesh workload")
-            return []
-        return split.barrier(self)
+    def next_batch(self) -> list[Packet]:
+        split = self.host._split  # none: a launch alone, which posts no packets (stash)
+        return [] if split is None else split.barrier(self)
 
 
 class SplitRun:
@@ -350,9 +347,12 @@ class SplitRun:
     through ``messages``; the share's chips are released before its last event.
     """
 
-    def __init__(self, host: ChipHost, mesh: _ReplicaMesh, programs, place_word) -> None:
+    def __init__(
+        self, host: ChipHost, mesh: _ReplicaMesh, staging: Staging, programs, place_word
+    ) -> None:
         self.host = host
         self.mesh = mesh
+        self.staging = staging
         self.programs = programs
         self.place_word = place_word
         self.events: queue.SimpleQueue[tuple] = queue.SimpleQueue()
@@ -368,7 +368,7 @@ class SplitRun:
     def step(self, message: object) -> tuple:
         self.messages.put(message)
         event = self.events.get()
-        if event[0] not in ("round", "prepared"):
+        if event[0] not in RUNNING:
             self.thread.join()
         return event
 
@@ -387,9 +387,7 @@ class SplitRun:
             self.aborted = message == ABORT
             return []
         epoch, batch = cast("tuple[int, list[Packet]]", message)
-        staging = self.host.staging
-        assert staging is not None
-        staging.begin(epoch)
+        self.staging.begin(epoch)
         self.local = []
         return sorted([*batch, *local], key=landing_order)
 
@@ -421,24 +419,18 @@ class SplitRun:
         self.events.put(("prepared",))
         if self.messages.get() != GO:
             return ("aborted",)
-        if self.host.staging is not None:
-            self.host.staging.begin(0)
-        engine = self.mesh.engine
+        self.staging.begin(0)
         if self.programs:  # the operation's DFB waits, as in the driver
             state.CURRENT = self.programs[0][2]
         try:
-            result = engine.run(runs)
-        except DeadlockError as exc:
-            if self.aborted:
-                return ("aborted",)
-            if exc.rule != "deadlock":
-                return ("error", exc, out.getvalue())
-            blocked = sum(1 for r in runs if not finished(r))
-            body = exc.message.split("\n", 1)[1] if "\n" in exc.message else ""
-            return ("deadlock", blocked, len(runs), body, out.getvalue())
+            result = self.mesh.engine.run(runs)
         except TilewrightError as exc:
-            if self.aborted:
+            if self.aborted:  # the driver gave up on the run: what it raised is no news
                 return ("aborted",)
+            if isinstance(exc, DeadlockError) and exc.rule == "deadlock":  # merged in the driver
+                blocked = sum(1 for r in runs if not finished(r))
+                body = exc.message.partition("\n")[2]
+                return ("deadlock", blocked, len(runs), body, out.getvalue())
             return ("error", exc, out.getvalue())
         if self.aborted:
             return ("aborted",)

@@ -22,6 +22,7 @@ tracing, and chips opened before the workers started (their DRAM is private).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -33,7 +34,7 @@ from tilewright.device import offload, session
 from tilewright.device.engine import deadlock_headline
 from tilewright.device.launch import _plan_key, program_dispatch_ns
 from tilewright.distributed import wire
-from tilewright.distributed.host import ABORT, GO, STOP, ChipHost, ChipSpec
+from tilewright.distributed.host import ABORT, GO, RUNNING, STOP, ChipHost, ChipSpec
 from tilewright.errors import DeadlockError, DeviceError, TilewrightError, user_location
 from tilewright.lang import state
 
@@ -249,30 +250,14 @@ class WorkerPool:
         events = split.call(
             {h: self.hosts[h].split_start.remote(key, jobs[h], place_word) for h in hosts}
         )
-        errors = [ev for h, ev in sorted(events.items()) if ev[0] == "error"]
-        if errors:
-            split.call(
-                {
-                    h: self.hosts[h].split_step.remote(ABORT)
-                    for h, ev in events.items()
-                    if ev[0] == "prepared"
-                }
-            )
-            split.replay(events)
-            raise errors[0][1]
+        split.give_up_on_error(events)
         events = split.call({h: self.hosts[h].split_step.remote(GO) for h in hosts})
         self.split_runs += 1
         self.ran_remote += 1
         epoch = 0
         while True:
+            split.give_up_on_error(events)
             waiting = {h: ev for h, ev in events.items() if ev[0] == "round"}
-            failed = [ev for h, ev in sorted(events.items()) if ev[0] == "error"]
-            if failed:  # the first share in chip order that failed; the others give up
-                events.update(
-                    split.call({h: self.hosts[h].split_step.remote(ABORT) for h in waiting})
-                )
-                split.replay(events)
-                raise failed[0][1]
             if not waiting:
                 break
             batches: dict[int, list] = {h: [] for h in waiting}
@@ -293,7 +278,7 @@ class WorkerPool:
                 split.call({h: self.hosts[h].split_step.remote((epoch, batches[h])) for h in go})
             )
         split.replay(events)
-        return split.result(events)
+        return split.result(events, mesh.devices[0])
 
     def _workload_reason(self, mesh, items: list) -> str | None:
         """Why a mesh workload runs in the driver (None: it runs in the workers)."""
@@ -400,10 +385,10 @@ class WorkerPool:
         for device in list(self.devices):  # open chips run in the driver from now on
             device.remote = None
         live = [h for i, h in enumerate(self.hosts) if i not in self.dead]
-        try:  # their queued calls (a closed mesh's drop_chip) end before the kill
+        # Their queued calls (a closed mesh's drop_chip) end before the kill; a worker that
+        # is gone or stuck is killed anyway.
+        with contextlib.suppress(Exception):
             self.ray.get([h.pid.remote() for h in live], timeout=30)
-        except Exception:  # noqa: BLE001, S110 - a worker that is gone or stuck is killed anyway
-            pass
         for host in self.hosts:
             try:
                 self.ray.kill(host)
@@ -431,13 +416,14 @@ class _Split:
         """Every share's answer (in host order); a dead worker ends the run, the others are
         told to give up first."""
         hosts = sorted(refs)
-        ray = self.pool.ray
         try:  # all at once: the usual case, one wait for every share
             return dict(zip(hosts, self.pool.wait([refs[h] for h in hosts])))
-        except ray.exceptions.RayActorError:
-            pass
+        except self.pool.ray.exceptions.RayActorError:
+            return self._find_the_dead(refs)
+
+    def _find_the_dead(self, refs: dict[int, object]) -> dict[int, tuple]:
         out = {}
-        for h in hosts:  # which one died (each answer is ready or its worker is gone)
+        for h in sorted(refs):  # each answer is ready or its worker is gone
             try:
                 out[h] = self.pool._get(self.first_chip[h], self.name, self.loc, refs[h])
             except DeviceError:
@@ -447,13 +433,24 @@ class _Split:
                 raise
         return out
 
+    def give_up_on_error(self, events: dict[int, tuple]) -> None:
+        """If a share failed: the others (still preparing or at a barrier) give up, their
+        prints are replayed, and the first failure in chip order is raised."""
+        failed = [ev for _h, ev in sorted(events.items()) if ev[0] == "error"]
+        if not failed:
+            return
+        running = [h for h, ev in events.items() if ev[0] in RUNNING]
+        events.update(self.call({h: self.pool.hosts[h].split_step.remote(ABORT) for h in running}))
+        self.replay(events)
+        raise failed[0][1]
+
     def replay(self, events: dict[int, tuple]) -> None:
         """The shares' kernel prints, in chip order, now that the run has ended."""
         for _h, ev in sorted(events.items()):
             if ev[0] in ("ok", "error", "deadlock") and ev[-1]:
                 sys.stdout.write(ev[-1])
 
-    def result(self, events: dict[int, tuple]):
+    def result(self, events: dict[int, tuple], device):
         """The run's statistics (the shares' runs in chip order), or its deadlock report
         merged from the shares', as one engine run over every chip would give."""
         ends = [events[h] for h in sorted(events)]
@@ -472,8 +469,6 @@ class _Split:
             tables.append(raw[2])
         merged = (labels, python, b"".join(tables))
         makespan = max((ev[2] for ev in ends), default=0)
-        first = self.first_chip[self.hosts[0]]
-        device = next(d for d in self.pool.devices if d.remote is first)
         return offload.RemoteLaunch(device, lambda: (merged, makespan), 0)
 
 
@@ -493,7 +488,7 @@ class _Here:
         self.pool.ran_here[reason] += 1
 
     def release(self, device) -> None:
-        pass
+        """Nothing to let go: no worker holds this chip."""
 
     def run_workload(self, mesh, name, items, place_word):
         self.pool.ran_here[self.reason] += 1

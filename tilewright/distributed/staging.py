@@ -50,14 +50,14 @@ class _Arena:
         self.used = 0
 
     def put(self, view: np.ndarray) -> int:
+        """Copy ``view`` (a contiguous run of the sender's L1) in; its offset."""
         n = view.nbytes
         at = self.used
         if at + n > self.size:
             size = max(2 * self.size, -(-(at + n) // _PAGE) * _PAGE)
-            os.ftruncate(self.fd, size)
-            self.map.resize(size)
+            self.map.resize(size)  # the memfd grows with the mapping; readers map it again
             self.size = size
-        self.map[at : at + n] = view.tobytes() if not view.flags.c_contiguous else view.data
+        self.map[at : at + n] = view.data
         self.used = -(-(at + n) // 64) * 64  # the next payload on a cache line
         return at
 

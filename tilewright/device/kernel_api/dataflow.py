@@ -646,12 +646,6 @@ def noc_semaphore_wait_min(sem_addr: int, value: int) -> None:
     wait_word(*_word(ctx, sem_addr), "ge", value & 0xFFFFFFFF)
 
 
-def _atomic_add(core, local: int, incr: int) -> None:
-    word = core.l1_words(local)
-    word[0] = (int(word[0]) + incr) & 0xFFFFFFFF
-    core.notify_write(local, local + 4)
-
-
 def noc_semaphore_inc(noc_addr: int, incr: int, noc: int = 0, posted: bool = False) -> None:
     """Atomic 32-bit add at a remote (or local) L1 word."""
     ctx = _ctx()
@@ -662,7 +656,7 @@ def noc_semaphore_inc(noc_addr: int, incr: int, noc: int = 0, posted: bool = Fal
         raise M.SEMAPHORE_ALIGN(what="noc_semaphore_inc", addr=local)
     run = _run()
     landed = noc_time.write(run, ctx.core, owner, 4, _noc(ctx, noc))
-    noc_time.wake_at(run, landed, lambda: _atomic_add(owner, local, incr))
+    noc_time.wake_at(run, landed, lambda: owner.atomic_add(local, incr))
 
 
 def noc_semaphore_inc_multicast(
@@ -681,7 +675,7 @@ def noc_semaphore_inc_multicast(
 
     def deliver() -> None:
         for core in cores:
-            _atomic_add(core, local, incr)
+            core.atomic_add(local, incr)
 
     noc_time.wake_at(run, landed, deliver)
 
