@@ -3,6 +3,10 @@ never a dead process; an L1 address is a pointer only on the core that runs."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import mmap
+
 import pytest
 import torch
 
@@ -26,12 +30,41 @@ FAULTS = {
         "*reinterpret_cast<volatile uint32_t*>(get_arg_val<uint32_t>(0)) = 1;",
         "0x0, below 0x10000: a null pointer",
     ),
-    "host": ("*reinterpret_cast<volatile uint32_t*>(0x7f0000001000ull) = 1;", "not an L1 address"),
+    # A host address that is certainly unmapped: the test holds a PROT_NONE page (any fixed
+    # address in the host range may be mapped by the time the test runs).
+    "host": (
+        "*reinterpret_cast<volatile uint32_t*>("
+        "(uint64_t(get_arg_val<uint32_t>(2)) << 32) | get_arg_val<uint32_t>(1)) = 1;",
+        "not an L1 address",
+    ),
     "divide": (
         "volatile uint32_t zero = get_arg_val<uint32_t>(0); DPRINT << 7 / zero << ENDL();",
         "SIGFPE",
     ),
 }
+
+
+@contextlib.contextmanager
+def _inaccessible_page():
+    """The address of a page mapped PROT_NONE for the block's duration."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    libc.mmap.argtypes += [ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    addr = libc.mmap(
+        None,
+        mmap.PAGESIZE,
+        0,  # PROT_NONE (not exported by the mmap module)
+        mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS,
+        -1,
+        0,
+    )
+    assert addr not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+    try:
+        yield addr
+    finally:
+        libc.munmap(addr, mmap.PAGESIZE)
 
 
 @pytest.mark.parametrize("case", list(FAULTS))
@@ -42,9 +75,10 @@ def test_a_native_fault_is_reported_with_kernel_core_line_and_address(device, ca
     k = program.create_kernel(
         NativeKernel(source=source, name="faulty"), CoreCoord(3, 2), ReaderDataMovementConfig()
     )
-    program.set_runtime_args(k, CoreCoord(3, 2), [0])
-    with pytest.raises(NativeCrashError) as info:
-        device.command_queue.enqueue_program(program)
+    with _inaccessible_page() as page:
+        program.set_runtime_args(k, CoreCoord(3, 2), [0, page & 0xFFFFFFFF, page >> 32])
+        with pytest.raises(NativeCrashError) as info:
+            device.command_queue.enqueue_program(program)
     err = info.value
     assert "native kernel faulty on core (3, 2) faulted with" in err.message
     assert expected in err.message
