@@ -14,7 +14,8 @@ mesh's shared schedule -- but runs launches only on the chips it was given.
 A *split run* is a mesh workload whose chips are in several workers (:class:`SplitRun`):
 each worker runs its chips' share on a thread of its own, which waits at every
 quiescent point of the schedule (``_BarrierMail``) until the driver has collected every
-worker's packets and hands back the ones that land here.
+worker's packets and hands back the ones that land here (over the worker's barrier
+channel, ``channel.py``, not through Ray: a barrier is the hot path).
 
 Runs in a Ray actor (``pool.py``); plain Python otherwise, so the tests can also drive it
 in-process.
@@ -40,7 +41,7 @@ from tilewright.device.engine import Engine, EngineOptions, finished
 from tilewright.device.fabric import Fabric, FabricMail, Packet, landing_order
 from tilewright.device.launch import LAUNCH_CACHE, launch_program, prepare_launch, release_launch
 from tilewright.device.memory import SharedMemoryRef
-from tilewright.distributed import wire
+from tilewright.distributed import channel, wire
 from tilewright.distributed.staging import PeerArenas, Staged, Staging
 from tilewright.errors import DeadlockError, DeviceError, TilewrightError
 from tilewright.lang import state
@@ -104,6 +105,7 @@ class ChipHost:
         self.owned: set[int] = set()
         self._meshes: dict[int, _ReplicaMesh] = {}
         self._split: SplitRun | None = None
+        self._channel: channel.WorkerEnd | None = None
         self.staging: Staging | None = None  # made by the first split run
         self.peers = PeerArenas()
 
@@ -236,13 +238,23 @@ class ChipHost:
 
     # -- split runs ------------------------------------------------------------------------
 
-    def split_start(self, mesh_key: int, jobs: list[tuple], place_word: str) -> tuple:
-        """Prepare this worker's share of a workload on mesh ``mesh_key``: ``jobs`` is
-        (device id, digest, blob, args, the driver's lowest L1 address) per chip, in chip
-        order (none: the share only lands packets).  Returns ("prepared",) or ("error",
-        exc, stdout); the share runs at :data:`GO`."""
+    def open_channel(self, authkey: bytes) -> str:
+        """Listen for the driver's end of this worker's barrier channel; its address."""
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = channel.WorkerEnd(authkey)
+        return self._channel.address
+
+    def split_start(self, mesh_key: int, jobs: list[tuple], place_word: str, serial: int) -> tuple:
+        """Prepare this worker's share of split run ``serial`` of a workload on mesh
+        ``mesh_key``: ``jobs`` is (device id, digest, blob, args, the driver's lowest L1
+        address) per chip, in chip order (none: the share only lands packets).  Returns
+        ("prepared",) or ("error", exc, stdout); the rest of the run goes over the barrier
+        channel (:class:`SplitRun`)."""
         if self._split is not None:  # pragma: no cover - the driver runs one at a time
             raise DeviceError("a split run is already running in this worker")
+        if self._channel is None:  # pragma: no cover - the driver opens it first
+            raise DeviceError("a split run without a barrier channel")
         programs = []
         for device_id, digest, blob, args, l1_lowest in jobs:
             program = self._program(device_id, digest, blob)
@@ -258,23 +270,10 @@ class ChipHost:
             spec = next(s for s in self._specs.values() if s.mesh == mesh_key)
             self._device(spec.device_id)
         mesh = self._meshes[mesh_key]
-        split = self._split = SplitRun(self, mesh, self.staging, programs, place_word)
-        return self._answer(split.start())
-
-    def split_step(self, message: object) -> tuple:
-        """Hand the running share :data:`GO`, a batch of packets (epoch, packets) that land
-        here, :data:`STOP` (global quiescence) or :data:`ABORT`; returns its next event:
-        ("round", packets for other workers, has local packets) at a quiescent point, or
-        its end ("ok", raw stats, makespan, stdout), ("error", exc, stdout),
-        ("deadlock", blocked, total, report lines, stdout), ("aborted",)."""
-        split = self._split
-        if split is None:
-            if message == ABORT:  # a share that had ended already (the driver tells all)
-                return ("aborted",)
-            raise DeviceError("no split run is running in this worker")  # pragma: no cover
-        return self._answer(split.step(message))
-
-    def _answer(self, event: tuple) -> tuple:
+        split = self._split = SplitRun(
+            self, mesh, self.staging, programs, place_word, self._channel.connection(), serial
+        )
+        event = split.start()
         if event[0] not in RUNNING:
             self._split = None
         return event
@@ -286,6 +285,9 @@ class ChipHost:
         self._floors.clear()
         self._programs.clear()
         self.peers.close()
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
         if self.staging is not None:
             self.staging.close()
             self.staging = None
@@ -338,39 +340,51 @@ class _BarrierMail(FabricMail):
 
 
 class SplitRun:
-    """One worker's share of a mesh workload, on a thread of its own (the engine waits at
-    barriers while the actor's thread answers the driver).
+    """One worker's share of a mesh workload, on a thread of its own.
 
-    The thread prepares the share's chips, waits for :data:`GO`, runs the engine; at every
-    quiescent point :meth:`barrier` hands the packets for other workers to the actor and
-    waits for what lands here.  Events go to the actor through ``events``, messages come
-    through ``messages``; the share's chips are released before its last event.
+    The thread prepares the share's chips and tells the actor (``start``: "prepared", or
+    the error); from then on it talks to the driver over the barrier channel alone: it
+    waits for :data:`GO`, runs the engine, and at every quiescent point :meth:`barrier`
+    sends ("round", packets for other workers, has local packets) and waits for the next
+    message -- a batch (epoch, packets that land here), :data:`STOP` (global quiescence)
+    or :data:`ABORT`.  Its last message is its end: ("ok", raw stats, makespan, stdout),
+    ("error", exc, stdout), ("deadlock", blocked, total, report lines, stdout) or
+    ("aborted",); the share's chips are released, and the worker free for the next split
+    run, before it is sent.
     """
 
     def __init__(
-        self, host: ChipHost, mesh: _ReplicaMesh, staging: Staging, programs, place_word
+        self,
+        host: ChipHost,
+        mesh: _ReplicaMesh,
+        staging: Staging,
+        programs,
+        place_word,
+        conn: channel.Connection,
+        serial: int,
     ) -> None:
         self.host = host
         self.mesh = mesh
         self.staging = staging
         self.programs = programs
         self.place_word = place_word
-        self.events: queue.SimpleQueue[tuple] = queue.SimpleQueue()
-        self.messages: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self.conn = conn
+        self.serial = serial
+        self.started: queue.SimpleQueue[tuple] = queue.SimpleQueue()
+        self.on_channel = False  # "prepared" was told: the rest goes over the channel
         self.aborted = False
         self.local: list[Packet] = []  # packets for this worker's own chips, held to the barrier
         self.thread = threading.Thread(target=self._main, name="tilewright split run", daemon=True)
 
     def start(self) -> tuple:
         self.thread.start()
-        return self.events.get()
+        return self.started.get()
 
-    def step(self, message: object) -> tuple:
-        self.messages.put(message)
-        event = self.events.get()
-        if event[0] not in RUNNING:
-            self.thread.join()
-        return event
+    def _receive(self) -> object:
+        try:
+            return channel.receive(self.conn, self.serial)
+        except channel.Lost:  # the driver is gone: nobody waits for this run any more
+            return ABORT
 
     def barrier(self, mail: _BarrierMail) -> list[Packet]:
         """A quiescent point with no batch left: wait for the driver; the next batch is what
@@ -381,8 +395,8 @@ class SplitRun:
         local = self.local
         for packet in mail.take():
             (local if packet.dst in owned else outgoing).append(packet)
-        self.events.put(("round", outgoing, bool(local)))
-        message = self.messages.get()
+        channel.send(self.conn, self.serial, ("round", outgoing, bool(local)))
+        message = self._receive()
         if message == STOP or message == ABORT:
             self.aborted = message == ABORT
             return []
@@ -405,7 +419,13 @@ class SplitRun:
             state.CURRENT = prev
             for device in prepared:
                 release_launch(device)
-            self.events.put(event)
+            if not self.on_channel:
+                self.started.put(event)
+            else:
+                if self.host._split is self:
+                    self.host._split = None
+                with contextlib.suppress(channel.Lost):  # a driver gone has given up
+                    channel.send(self.conn, self.serial, event)
 
     def _run(self, prepared: list[Device], out: io.StringIO) -> tuple:
         runs = []
@@ -416,8 +436,9 @@ class SplitRun:
                 prepared.append(device)
         except TilewrightError as exc:
             return ("error", exc, out.getvalue())
-        self.events.put(("prepared",))
-        if self.messages.get() != GO:
+        self.on_channel = True
+        self.started.put(("prepared",))
+        if self._receive() != GO:
             return ("aborted",)
         self.staging.begin(0)
         if self.programs:  # the operation's DFB waits, as in the driver

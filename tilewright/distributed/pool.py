@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from tilewright.device import offload, session
 from tilewright.device.engine import deadlock_headline
 from tilewright.device.launch import _plan_key, program_dispatch_ns
-from tilewright.distributed import wire
+from tilewright.distributed import channel, wire
 from tilewright.distributed.host import ABORT, GO, RUNNING, STOP, ChipHost, ChipSpec
 from tilewright.errors import DeadlockError, DeviceError, TilewrightError, user_location
 from tilewright.lang import state
@@ -108,6 +108,9 @@ class WorkerPool:
         self._blobs: dict[int, tuple] = {}  # id(program) -> (program, plan key, blob, digest)
         self.devices: weakref.WeakSet = weakref.WeakSet()  # chips given a ``remote``
         self._mesh_keys = itertools.count(1)
+        self._authkey = os.urandom(32)
+        self._channels: dict[int, channel.Connection] = {}  # host -> its barrier channel
+        self._serials = itertools.count(1)
         self.split_runs = 0
         self.split_rounds = 0
         self._check_placed(workers)
@@ -247,11 +250,16 @@ class WorkerPool:
         self._send_queued()  # earlier launches of these workers run first (actor order)
         key = devices[0].remote.spec.mesh
         split = _Split(self, hosts, first_chip, name, loc)
+        for h in hosts:
+            split.conns[h] = self._channel(first_chip[h], name, loc)
         events = split.call(
-            {h: self.hosts[h].split_start.remote(key, jobs[h], place_word) for h in hosts}
+            {
+                h: self.hosts[h].split_start.remote(key, jobs[h], place_word, split.serial)
+                for h in hosts
+            }
         )
         split.give_up_on_error(events)
-        events = split.call({h: self.hosts[h].split_step.remote(GO) for h in hosts})
+        events = split.exchange({h: GO for h in hosts})
         self.split_runs += 1
         self.ran_remote += 1
         epoch = 0
@@ -266,17 +274,13 @@ class WorkerPool:
                     batches[owner[packet.dst]].append(packet)
             go = [h for h in waiting if batches[h] or waiting[h][2]]
             if not go:  # quiescent everywhere, nothing in flight: the end
-                events.update(
-                    split.call({h: self.hosts[h].split_step.remote(STOP) for h in waiting})
-                )
+                events.update(split.exchange({h: STOP for h in waiting}))
                 continue
             epoch += 1
             self.split_rounds += 1
             for h in waiting:
                 events[h] = ("round", [], False)  # a share not handed packets stays parked
-            events.update(
-                split.call({h: self.hosts[h].split_step.remote((epoch, batches[h])) for h in go})
-            )
+            events.update(split.exchange({h: (epoch, batches[h]) for h in go}))
         split.replay(events)
         return split.result(events, mesh.devices[0])
 
@@ -332,6 +336,16 @@ class WorkerPool:
             self._blobs.pop(next(iter(self._blobs)))
         return blob, digest
 
+    def _channel(self, chip: _Chip, name: str, loc) -> channel.Connection:
+        """The barrier channel of ``chip``'s worker (opened on its first split run)."""
+        conn = self._channels.get(chip.host)
+        if conn is None:
+            address = self._get(
+                chip, name, loc, self.hosts[chip.host].open_channel.remote(self._authkey)
+            )
+            conn = self._channels[chip.host] = channel.connect(address, self._authkey)
+        return conn
+
     def _get(self, chip: _Chip, name: str, loc, ref):
         ray = self.ray
         try:
@@ -345,14 +359,17 @@ class WorkerPool:
         """``ray.get(refs)``; Ctrl-C stops every worker now (their launches would otherwise
         run on while the driver waits for them): what they were doing is lost, the
         interrupt goes on."""
-        ray = self.ray
         try:
-            return ray.get(refs)
+            return self.ray.get(refs)
         except KeyboardInterrupt:
-            for host, actor in enumerate(self.hosts):
-                self.dead.setdefault(host, "interrupted (Ctrl-C)")
-                ray.kill(actor)
+            self.interrupted()
             raise
+
+    def interrupted(self) -> None:
+        """Ctrl-C while waiting for the workers: every one is stopped now."""
+        for host, actor in enumerate(self.hosts):
+            self.dead.setdefault(host, "interrupted (Ctrl-C)")
+            self.ray.kill(actor)
 
     def _died(self, chip: _Chip, name: str, loc, cause: str) -> TilewrightError:
         chips = ", ".join(str(c) for c in self.host_chips[chip.host])
@@ -395,6 +412,9 @@ class WorkerPool:
             except Exception:  # noqa: BLE001, S110 - already gone
                 pass
         self.hosts = []
+        for conn in self._channels.values():
+            conn.close()
+        self._channels.clear()
         if self._started_ray:
             self.ray.shutdown()
 
@@ -411,6 +431,45 @@ class _Split:
         self.first_chip = first_chip
         self.name = name
         self.loc = loc
+        self.serial = next(pool._serials)
+        self.conns: dict[int, channel.Connection] = {}
+
+    def exchange(self, messages: dict[int, object]) -> dict[int, tuple]:
+        """Hand each share its message over its barrier channel; every share's answer (a
+        dead worker ends the run, the others are told to give up first)."""
+        try:
+            for h, message in messages.items():
+                try:
+                    channel.send(self.conns[h], self.serial, message)
+                except channel.Lost as exc:
+                    raise channel.Lost(exc.args[0], h) from None
+            return channel.gather({h: self.conns[h] for h in messages}, self.serial)  # type: ignore[return-value]
+        except KeyboardInterrupt:
+            self.pool.interrupted()
+            raise
+        except channel.Lost as exc:
+            raise self._lost(exc.args[1], exc.args[0]) from None
+
+    def _lost(self, h: int, what: str) -> TilewrightError:
+        """Share ``h``'s channel broke: its worker died (Ray says of what)."""
+        self.pool._channels.pop(h, None)
+        self._abort_others(h)
+        chip = self.first_chip[h]
+        try:
+            self.pool._get(chip, self.name, self.loc, self.pool.hosts[h].pid.remote())
+        except DeviceError as exc:
+            return exc
+        cause = f"its barrier channel closed ({what})"  # alive, yet the socket is gone
+        self.pool.dead[h] = cause
+        return self.pool._died(chip, self.name, self.loc, cause)
+
+    def _abort_others(self, h: int) -> None:
+        """No share may wait at a barrier for ever: all but ``h`` give up (what they answer
+        is left in their channels, for the next run to drop)."""
+        for other in self.hosts:
+            if other != h and other not in self.pool.dead and other in self.conns:
+                with contextlib.suppress(channel.Lost):
+                    channel.send(self.conns[other], self.serial, ABORT)
 
     def call(self, refs: dict[int, object]) -> dict[int, tuple]:
         """Every share's answer (in host order); a dead worker ends the run, the others are
@@ -427,9 +486,7 @@ class _Split:
             try:
                 out[h] = self.pool._get(self.first_chip[h], self.name, self.loc, refs[h])
             except DeviceError:
-                for other in self.hosts:  # no share may wait at a barrier for ever
-                    if other != h and other not in self.pool.dead:
-                        self.pool.hosts[other].split_step.remote(ABORT)
+                self._abort_others(h)
                 raise
         return out
 
@@ -440,7 +497,7 @@ class _Split:
         if not failed:
             return
         running = [h for h, ev in events.items() if ev[0] in RUNNING]
-        events.update(self.call({h: self.pool.hosts[h].split_step.remote(ABORT) for h in running}))
+        events.update(self.exchange({h: ABORT for h in running}))
         self.replay(events)
         raise failed[0][1]
 
