@@ -45,6 +45,21 @@ def test_workers_give_the_one_process_output_and_statistics(tmp_path):
     assert not SHARE_MEMORY["default"]  # the run's end stopped the workers
 
 
+def test_a_traced_run_with_workers_writes_the_one_process_trace(tmp_path):
+    """`--trace` with `--workers`: the launches run in the workers (SPMD and the split
+    all-gather), recorded there and replayed in the driver -- the same file, byte for byte."""
+    paths = [tmp_path / "here.json", tmp_path / "there.json"]
+    here = _run(tmp_path, "--trace", str(paths[0]))
+    there = _run(tmp_path, "--workers", "2", "--trace", str(paths[1]))
+    assert here.exit_code == 0, here.output
+    assert there.exit_code == 0, there.output
+    assert "tilewright: 2 worker processes ran 5 launches" in there.output  # none in the driver
+    assert "the driver ran" not in there.output
+    data = paths[0].read_bytes()
+    assert b'"chip 3 (mesh (0, 3))"' in data and b'"wait"' in data
+    assert paths[1].read_bytes() == data
+
+
 def test_workers_without_ray_say_how_to_get_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     result = _run(tmp_path, "--workers", "2")

@@ -4,6 +4,7 @@ call with a clear error and nothing waits at a barrier for ever."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -129,6 +130,45 @@ def test_a_collective_gives_the_one_process_results_and_statistics(workers, case
     assert here[1] == there[1]  # every launch's makespan and every run's statistics
 
 
+def _traced(call) -> str:
+    """The trace file ``call()`` writes (a fresh trace)."""
+    saved = session.OPTIONS.trace
+    session.OPTIONS.trace, session.OPTIONS.tracer = True, None
+    try:
+        call()
+        tracer = session.OPTIONS.tracer
+        assert tracer is not None and tracer.launches
+        return json.dumps(tracer.to_chrome())
+    finally:
+        session.OPTIONS.trace, session.OPTIONS.tracer = saved, None
+
+
+@pytest.mark.parametrize("case", ["all_gather on a 1x8 ring", "all_reduce on 2x4"])
+def test_a_traced_collective_records_the_one_process_trace(workers, case):
+    """Recorded in the workers, replayed in the driver: the trace of one process."""
+    shape, fabric, tensor, collective = COLLECTIVES[case]
+    ttnn.set_fabric_config(fabric)
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), board="t3k")
+    t = ttnn.from_torch(
+        _bf16(*tensor, seed=5),
+        dtype=ttnn.bfloat16,
+        layout=ttnn.TILE_LAYOUT,
+        device=mesh,
+        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
+    )
+    split_before = workers.split_runs
+    there = _traced(lambda: collective(t))
+    assert workers.split_runs > split_before
+    saved = _in_the_driver(mesh)
+    try:
+        here = _traced(lambda: collective(t))
+    finally:
+        for d, r in zip(mesh.devices, saved):
+            d.remote = r
+    assert '"name":"wait"' in here.replace(" ", "")
+    assert there == here
+
+
 def _send(incr_to_chip: int, payload: bytes | None = None):
     """A portable kernel: one increment (with a payload write, if given) to core (0, 0) of
     chip ``incr_to_chip`` (its NoC coordinates are the runtime args)."""
@@ -209,6 +249,31 @@ def test_a_deadlock_across_workers_is_reported_as_one_process_reports_it(workers
     assert isinstance(there, DeadlockError) and isinstance(here, DeadlockError)
     assert format_error(there) == format_error(here)
     assert "(2 of 3 kernels blocked, 1 finished)" in str(there)
+    # traced: the launch that deadlocked is in the trace (without an end), the same both ways
+    traces = []
+    for here in (False, True):
+        saved = _in_the_driver(mesh) if here else None
+
+        def deadlocks():
+            with pytest.raises(DeadlockError):
+                mesh.enqueue_mesh_workload(
+                    _workload(
+                        mesh,
+                        {
+                            ids[0]: (_wait(1), None),
+                            ids[1]: (_send(ids[3]), ids[3]),
+                            ids[3]: (_wait(2), None),
+                        },
+                    )
+                )
+
+        try:
+            traces.append(_traced(deadlocks))
+        finally:
+            for d, r in zip(mesh.devices, saved or []):
+                d.remote = r
+    assert traces[0] == traces[1]
+    assert '"chip 3 (mesh (0, 3))"' in traces[0] and "end of" not in traces[0]
 
 
 def test_a_bad_packet_is_the_same_error_at_the_same_line(workers, line):

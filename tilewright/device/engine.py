@@ -67,7 +67,7 @@ from tilewright.errors import (
 )
 
 if TYPE_CHECKING:
-    from tilewright.device.trace import Tracer
+    from tilewright.device.trace import Recorder, Tracer
 
 # The engine sits below the cores (device.device) and the launch (device.launch) in the
 # package's layer order (tests/test_layers.py): a run's core and kernel context are
@@ -543,7 +543,7 @@ class Engine:
         self.running = False
         self._owner: int | None = None  # thread id running a launch
         self._claim_lock = threading.Lock()
-        self.tracer: Tracer | None = None  # while tracing
+        self.tracer: Tracer | Recorder | None = None  # while tracing (Recorder: in a worker)
         self.launch_count = 0
         self.header = EngineHeader()
         self.states: ctypes.Array[RunState] = (RunState * 0)()

@@ -262,9 +262,7 @@ class MeshDevice:
             raise MeshError(f"{workload.name} has no programs")
         remote = self.devices[0].remote
         result = (
-            remote.run_workload(self, workload.name, items, place_word)
-            if remote is not None
-            else None
+            remote.run_workload(self, workload, items, place_word) if remote is not None else None
         )
         if result is None:
             result = self._run_here(workload, items, place_word)

@@ -42,9 +42,9 @@ class RemoteChip(Protocol):
         """The driver closes the chip: the worker lets its replica go."""
 
     def run_workload(
-        self, mesh: Any, name: str, items: list, place_word: str
+        self, mesh: Any, workload: Any, items: list, place_word: str
     ) -> LaunchResult | None:
-        """Run mesh workload ``name`` (``items``: (mesh coordinate, program) in chip order) in the
+        """Run ``workload`` (``items``: (mesh coordinate, program) in chip order) in the
         workers holding the mesh's chips, finished when it returns; None: it runs in the
         driver (the reason counted)."""
 

@@ -9,6 +9,13 @@ the chip's AI clock, shown in microseconds of modelled device time), so the same
 gives the same trace.  Launches are laid end to end with each program's modelled
 dispatch before it, except the per-chip launches of one SPMD step
 (``begin_step``/``end_step``), which start together, as the chips run in parallel.
+
+The file lists a launch's events track by track (each track's in the order they were
+recorded), not in the order the schedule recorded them across tracks: a chip's own
+events are the same whichever process runs it, the interleaving of chips is not.  A
+launch run in a worker process (``tilewright.distributed``) is recorded there by a
+:class:`Recorder` and replayed here (:meth:`Tracer.replay`) where one process would have
+recorded it, so ``--trace`` with ``--workers`` writes the one-process file.
 """
 
 from __future__ import annotations
@@ -17,14 +24,22 @@ import json
 
 from tilewright.device.perf.dispatch import program_dispatch_ns
 
-__all__ = ["Tracer"]
+__all__ = ["Tracer", "Recorder", "Recorded"]
+
+Recorded = tuple
+"""What a :class:`Recorder` took of a launch: ((place, kernel label, device id) per run,
+[(ph, run index, name, start, duration, args)])."""
+
+
+def _label(run) -> str:
+    return f"{run.name} ({run.slot})"
 
 
 class Tracer:
     """Collects trace events of every launch on a device."""
 
     def __init__(self) -> None:
-        self.events: list[tuple] = []  # (ph, pid, tid, name, ts, dur, args)
+        self.events: list[tuple] = []  # (ph, pid, tid, name, ts, dur, args, launch)
         self.base = 0
         self.launches = 0
         self._tracks: dict[tuple[str, str], tuple[int, int]] = {}
@@ -37,16 +52,18 @@ class Tracer:
         self.clock_mhz = 0  # the AI clock of the first traced device (cycles -> time)
 
     def _track(self, run) -> tuple[int, int]:
-        key = (run.place, f"{run.name} ({run.slot})")
+        return self._track_of(run.place, _label(run), run.core.device)
+
+    def _track_of(self, place: str, label: str, device) -> tuple[int, int]:
+        key = (place, label)
         track = self._tracks.get(key)
         if track is None:
-            device = run.core.device
             if device.mesh is not None:
                 process = f"chip {device.device_id} (mesh {_mesh_coord(device)})"
                 self._sort.setdefault(process, device.device_id)
-                thread = f"{run.place.removeprefix(device.place_prefix)} {key[1]}"
+                thread = f"{place.removeprefix(device.place_prefix)} {label}"
             else:
-                process, thread = run.place, key[1]
+                process, thread = place, label
             pid = self._pids.setdefault(process, len(self._pids))
             tid = self._threads.get(pid, 0)
             self._threads[pid] = tid + 1
@@ -66,20 +83,35 @@ class Tracer:
             self._step = None
 
     def begin_launch(self, program, runs) -> None:
-        self.launches += 1
-        self._launch_name = getattr(program, "name", "program")
-        if runs:
-            arch = runs[0].core.device.perf.arch
-            self.clock_mhz = self.clock_mhz or arch.clock_mhz
-            if self._step is None:  # the program's dispatch comes before its kernels
-                self.base += program_dispatch_ns(arch, program) * self.clock_mhz // 1000
+        self._begin(program, runs[0].core.device.perf.arch if runs else None)
         for run in runs:
             run.clock = 0
             self._track(run)
 
+    def _begin(self, program, arch) -> None:
+        self.launches += 1
+        self._launch_name = getattr(program, "name", "program")
+        if arch is not None:
+            self.clock_mhz = self.clock_mhz or arch.clock_mhz
+            if self._step is None:  # the program's dispatch comes before its kernels
+                self.base += program_dispatch_ns(arch, program) * self.clock_mhz // 1000
+
+    def replay(self, program, arch, recorded: Recorded, device_of, makespan: int | None) -> None:
+        """A launch a worker recorded, as if it had run here: ``device_of`` maps a device
+        id to this process's chip; ``makespan`` None for a launch that raised (no end)."""
+        keys, events = recorded
+        self._begin(program, arch if keys else None)
+        tracks = [self._track_of(place, label, device_of(dev)) for place, label, dev in keys]
+        launch = self.launches
+        for ph, index, name, start, dur, args in events:
+            pid, tid = tracks[index]
+            self.events.append((ph, pid, tid, name, self.base + start, dur, args, launch))
+        if makespan is not None:
+            self.end_launch(makespan)
+
     def end_launch(self, makespan: int) -> None:
         self.events.append(
-            ("i", 0, 0, f"end of {self._launch_name}", self.base + makespan, 0, None)
+            ("i", 0, 0, f"end of {self._launch_name}", self.base + makespan, 0, None, self.launches)
         )
         if self._step is not None:
             self._step = (self._step[0], max(self._step[1], makespan))
@@ -88,11 +120,13 @@ class Tracer:
 
     def span(self, run, name: str, start: int, end: int, args: dict | None = None) -> None:
         pid, tid = self._track(run)
-        self.events.append(("X", pid, tid, name, self.base + start, max(0, end - start), args))
+        self.events.append(
+            ("X", pid, tid, name, self.base + start, max(0, end - start), args, self.launches)
+        )
 
     def instant(self, run, name: str, args: dict | None = None) -> None:
         pid, tid = self._track(run)
-        self.events.append(("i", pid, tid, name, self.base + run.clock, 0, args))
+        self.events.append(("i", pid, tid, name, self.base + run.clock, 0, args, self.launches))
 
     def to_chrome(self) -> dict:
         out = []
@@ -119,7 +153,10 @@ class Tracer:
                 }
             )
         per_us = float(self.clock_mhz or 1000)
-        for ph, pid, tid, name, ts, dur, args in self.events:
+        # launch by launch, track by track (module docstring); sorted() is stable
+        for ph, pid, tid, name, ts, dur, args, _launch in sorted(
+            self.events, key=lambda e: (e[7], e[1], e[2])
+        ):
             ev = {"ph": ph, "pid": pid, "tid": tid, "name": name, "ts": ts / per_us}
             if ph == "X":
                 ev["dur"] = dur / per_us
@@ -144,3 +181,34 @@ class Tracer:
 def _mesh_coord(device) -> str:
     coord = device.mesh.coordinate_of(device)
     return f"({coord.row}, {coord.col})"
+
+
+class Recorder:
+    """A worker's tracer: records a launch's events against its runs, for the driver's
+    :meth:`Tracer.replay` (times relative to the launch's start)."""
+
+    def __init__(self) -> None:
+        self._index: dict[int, int] = {}
+        self._keys: list[tuple[str, str, int]] = []
+        self._events: list[tuple] = []
+
+    def begin_launch(self, program, runs) -> None:
+        for run in runs:
+            run.clock = 0
+            self._index[id(run)] = len(self._keys)
+            self._keys.append((run.place, _label(run), run.core.device.device_id))
+
+    def end_launch(self, makespan: int) -> None:
+        pass  # the launch's makespan goes back with its result
+
+    def span(self, run, name: str, start: int, end: int, args: dict | None = None) -> None:
+        self._events.append(("X", self._index[id(run)], name, start, max(0, end - start), args))
+
+    def instant(self, run, name: str, args: dict | None = None) -> None:
+        self._events.append(("i", self._index[id(run)], name, run.clock, 0, args))
+
+    def take(self) -> Recorded:
+        """What was recorded (and a fresh start)."""
+        out = (self._keys, self._events)
+        self._index, self._keys, self._events = {}, [], []
+        return out

@@ -41,6 +41,7 @@ from tilewright.device.engine import Engine, EngineOptions, finished
 from tilewright.device.fabric import Fabric, FabricMail, Packet, landing_order
 from tilewright.device.launch import LAUNCH_CACHE, launch_program, prepare_launch, release_launch
 from tilewright.device.memory import SharedMemoryRef
+from tilewright.device.trace import Recorder
 from tilewright.distributed import channel, wire
 from tilewright.distributed.staging import PeerArenas, Staged, Staging
 from tilewright.errors import DeadlockError, DeviceError, TilewrightError
@@ -71,7 +72,13 @@ class ChipSpec:
     fabric: Fabric | None = None
 
 
-Outcome = tuple  # ("ok", raw stats, makespan, stdout) | ("error", exc, stdout) | ("missing",)
+Outcome = tuple
+"""("ok", raw stats, makespan, recorded, stdout) | ("error", exc, recorded, stdout) |
+("missing",); recorded: the launch's trace (``trace.Recorder.take``), None unless traced."""
+
+
+def _taken(recorder: Recorder | None):
+    return None if recorder is None else recorder.take()
 
 
 class _DriverL1:
@@ -143,9 +150,11 @@ class ChipHost:
         args: wire.LaunchArgs,
         l1_lowest: int | None,
         place_word: str,
+        trace: bool = False,
     ) -> Outcome:
         """Launch a program on the replica of chip ``device_id``; ("missing",) when the
-        structure ``digest`` names is not kept here and ``blob`` was not sent."""
+        structure ``digest`` names is not kept here and ``blob`` was not sent.  ``trace``:
+        the launch is recorded, and what was goes back in the outcome (else None)."""
         device = self._device(device_id)
         program = self._program(device_id, digest, blob)
         if program is None:
@@ -157,16 +166,18 @@ class ChipHost:
         # Kernels' debug prints (DPRINT, TT-Lang print) go back with the outcome: the driver
         # prints them when it waits for the launch, in chip order, as one process would.
         out = io.StringIO()
+        recorder = device.engine.tracer = Recorder() if trace else None
         try:
             with contextlib.redirect_stdout(out):
-                result = launch_program(device, loaded, place_word=place_word)
+                result = launch_program(device, loaded, place_word=place_word, tracer=recorder)
             # The statistics go back raw (labels, counters, the run table's bytes) and are
             # built in the driver only if read there: building them here cost 10% of a call.
-            return ("ok", result.raw_stats(), result.makespan, out.getvalue())
+            return ("ok", result.raw_stats(), result.makespan, _taken(recorder), out.getvalue())
         except TilewrightError as exc:
-            return ("error", exc, out.getvalue())
+            return ("error", exc, _taken(recorder), out.getvalue())
         finally:
             state.CURRENT = prev
+            device.engine.tracer = None
 
     def _program(self, device_id: int, digest: str, blob: bytes | None) -> tuple | None:
         """The worker's program of structure ``digest`` on chip ``device_id`` (loaded from
@@ -245,12 +256,14 @@ class ChipHost:
         self._channel = channel.WorkerEnd(authkey)
         return self._channel.address
 
-    def split_start(self, mesh_key: int, jobs: list[tuple], place_word: str, serial: int) -> tuple:
+    def split_start(
+        self, mesh_key: int, jobs: list[tuple], place_word: str, serial: int, trace: bool = False
+    ) -> tuple:
         """Prepare this worker's share of split run ``serial`` of a workload on mesh
         ``mesh_key``: ``jobs`` is (device id, digest, blob, args, the driver's lowest L1
         address) per chip, in chip order (none: the share only lands packets).  Returns
-        ("prepared",) or ("error", exc, stdout); the rest of the run goes over the barrier
-        channel (:class:`SplitRun`)."""
+        ("prepared",) or ("error", exc, None, stdout); the rest of the run goes over the
+        barrier channel (:class:`SplitRun`).  ``trace``: the share is recorded."""
         if self._split is not None:  # pragma: no cover - the driver runs one at a time
             raise DeviceError("a split run is already running in this worker")
         if self._channel is None:  # pragma: no cover - the driver opens it first
@@ -273,6 +286,7 @@ class ChipHost:
         split = self._split = SplitRun(
             self, mesh, self.staging, programs, place_word, self._channel.connection(), serial
         )
+        split.recorder = Recorder() if trace else None
         event = split.start()
         if event[0] not in RUNNING:
             self._split = None
@@ -347,9 +361,9 @@ class SplitRun:
     waits for :data:`GO`, runs the engine, and at every quiescent point :meth:`barrier`
     sends ("round", packets for other workers, has local packets) and waits for the next
     message -- a batch (epoch, packets that land here), :data:`STOP` (global quiescence)
-    or :data:`ABORT`.  Its last message is its end: ("ok", raw stats, makespan, stdout),
-    ("error", exc, stdout), ("deadlock", blocked, total, report lines, stdout) or
-    ("aborted",); the share's chips are released, and the worker free for the next split
+    or :data:`ABORT`.  Its last message is its end: ("ok", raw stats, makespan, recorded,
+    stdout), ("error", exc, recorded, stdout), ("deadlock", blocked, total, report lines,
+    recorded, stdout) or ("aborted",) -- recorded: the share's trace, None unless traced; the share's chips are released, and the worker free for the next split
     run, before it is sent.
     """
 
@@ -372,6 +386,7 @@ class SplitRun:
         self.serial = serial
         self.started: queue.SimpleQueue[tuple] = queue.SimpleQueue()
         self.on_channel = False  # "prepared" was told: the rest goes over the channel
+        self.recorder: Recorder | None = None
         self.aborted = False
         self.local: list[Packet] = []  # packets for this worker's own chips, held to the barrier
         self.thread = threading.Thread(target=self._main, name="tilewright split run", daemon=True)
@@ -414,9 +429,10 @@ class SplitRun:
             with contextlib.redirect_stdout(out):
                 event = self._run(prepared, out)
         except BaseException as exc:  # noqa: BLE001 - reported to the driver, not lost
-            event = ("error", exc, out.getvalue())
+            event = ("error", exc, None, out.getvalue())
         finally:
             state.CURRENT = prev
+            self.mesh.engine.tracer = None
             for device in prepared:
                 release_launch(device)
             if not self.on_channel:
@@ -435,7 +451,7 @@ class SplitRun:
                 runs += prepare_launch(device, program, place_word=self.place_word)
                 prepared.append(device)
         except TilewrightError as exc:
-            return ("error", exc, out.getvalue())
+            return ("error", exc, None, out.getvalue())
         self.on_channel = True
         self.started.put(("prepared",))
         if self._receive() != GO:
@@ -443,6 +459,9 @@ class SplitRun:
         self.staging.begin(0)
         if self.programs:  # the operation's DFB waits, as in the driver
             state.CURRENT = self.programs[0][2]
+        recorder = self.mesh.engine.tracer = self.recorder
+        if recorder is not None:
+            recorder.begin_launch(None, runs)
         try:
             result = self.mesh.engine.run(runs)
         except TilewrightError as exc:
@@ -451,8 +470,8 @@ class SplitRun:
             if isinstance(exc, DeadlockError) and exc.rule == "deadlock":  # merged in the driver
                 blocked = sum(1 for r in runs if not finished(r))
                 body = exc.message.partition("\n")[2]
-                return ("deadlock", blocked, len(runs), body, out.getvalue())
-            return ("error", exc, out.getvalue())
+                return ("deadlock", blocked, len(runs), body, _taken(recorder), out.getvalue())
+            return ("error", exc, _taken(recorder), out.getvalue())
         if self.aborted:
             return ("aborted",)
-        return ("ok", result.raw_stats(), result.makespan, out.getvalue())
+        return ("ok", result.raw_stats(), result.makespan, _taken(recorder), out.getvalue())

@@ -173,8 +173,6 @@ class WorkerPool:
 
     def submit(self, chip: _Chip, device: Device, program: Program, place_word: str):
         reason = wire.ineligible(program)
-        if reason is None and session.OPTIONS.trace:
-            reason = "traced launch (--trace records in the driver)"
         if reason is not None:
             self.ran_here[reason] += 1
             return None
@@ -193,6 +191,7 @@ class WorkerPool:
             wire.args_of(program),
             device.l1_allocator.lowest_allocated_address(),
             place_word,
+            session.OPTIONS.trace,
         )
         # Queued: a batch's launches go out as one call per worker when the first of them
         # is waited for (Ray's per-call cost is about a millisecond on 2 cores).
@@ -208,6 +207,9 @@ class WorkerPool:
             printed = outcome[-1]
             if printed:  # the kernels' debug prints, now that the launch is waited for
                 sys.stdout.write(printed)
+            if outcome[-2] is not None:  # traced: recorded where one process would have
+                ok = outcome[0] == "ok"
+                _replay(device, program, outcome[-2], outcome[2] if ok else None)
             if outcome[0] == "error":
                 raise outcome[1]
             return outcome[1], outcome[2]
@@ -218,7 +220,7 @@ class WorkerPool:
 
     # -- mesh workloads: split runs ---------------------------------------------------------
 
-    def run_workload(self, mesh, name: str, items: list, place_word: str):
+    def run_workload(self, mesh, workload, items: list, place_word: str):
         """A mesh workload over the workers holding the mesh's chips (``offload.RemoteChip.
         run_workload``): each runs its chips' share, and at every quiescent point of the
         schedule the packets between workers change hands here (``host.SplitRun``)."""
@@ -226,6 +228,7 @@ class WorkerPool:
         if reason is not None:
             self.ran_here[reason] += 1
             return None
+        name = workload.name
         loc = user_location()
         devices = mesh.root.devices
         owner = {dev.device_id: dev.remote.host for dev in devices}
@@ -249,12 +252,14 @@ class WorkerPool:
             )
         self._send_queued()  # earlier launches of these workers run first (actor order)
         key = devices[0].remote.spec.mesh
-        split = _Split(self, hosts, first_chip, name, loc)
+        split = _Split(self, hosts, first_chip, workload, loc)
         for h in hosts:
             split.conns[h] = self._channel(first_chip[h], name, loc)
         events = split.call(
             {
-                h: self.hosts[h].split_start.remote(key, jobs[h], place_word, split.serial)
+                h: self.hosts[h].split_start.remote(
+                    key, jobs[h], place_word, split.serial, session.OPTIONS.trace
+                )
                 for h in hosts
             }
         )
@@ -286,8 +291,6 @@ class WorkerPool:
 
     def _workload_reason(self, mesh, items: list) -> str | None:
         """Why a mesh workload runs in the driver (None: it runs in the workers)."""
-        if session.OPTIONS.trace:
-            return "traced launch (--trace records in the driver)"
         for dev in mesh.root.devices:
             if not isinstance(dev.remote, _Chip):
                 return getattr(dev.remote, "reason", "chip without a worker")
@@ -423,13 +426,12 @@ class _Split:
     """The driver's bookkeeping of one split run: calls to its shares, their deaths, their
     kernels' prints, the merged result."""
 
-    def __init__(
-        self, pool: WorkerPool, hosts: list[int], first_chip: dict, name: str, loc
-    ) -> None:
+    def __init__(self, pool: WorkerPool, hosts: list[int], first_chip: dict, workload, loc) -> None:
         self.pool = pool
         self.hosts = hosts
         self.first_chip = first_chip
-        self.name = name
+        self.workload = workload
+        self.name = workload.name
         self.loc = loc
         self.serial = next(pool._serials)
         self.conns: dict[int, channel.Connection] = {}
@@ -499,6 +501,7 @@ class _Split:
         running = [h for h, ev in events.items() if ev[0] in RUNNING]
         events.update(self.exchange({h: ABORT for h in running}))
         self.replay(events)
+        self.trace(events, None, device=self.first_chip[min(self.first_chip)])
         raise failed[0][1]
 
     def replay(self, events: dict[int, tuple]) -> None:
@@ -507,11 +510,26 @@ class _Split:
             if ev[0] in ("ok", "error", "deadlock") and ev[-1]:
                 sys.stdout.write(ev[-1])
 
+    def trace(self, events: dict[int, tuple], makespan: int | None, device) -> None:
+        """The shares' recordings (traced runs) as one launch over every chip, in chip
+        order: ``device`` is a chip of the mesh; ``makespan`` None for a run that raised."""
+        keys: list = []
+        recorded: list = []
+        for _h, ev in sorted(events.items()):
+            if ev[0] not in ("ok", "error", "deadlock") or ev[-2] is None:
+                continue
+            first = len(keys)
+            keys += ev[-2][0]
+            recorded += [(ph, first + i, *rest) for ph, i, *rest in ev[-2][1]]
+        if keys or recorded:
+            _replay(device, self.workload, (keys, recorded), makespan)
+
     def result(self, events: dict[int, tuple], device):
         """The run's statistics (the shares' runs in chip order), or its deadlock report
         merged from the shares', as one engine run over every chip would give."""
         ends = [events[h] for h in sorted(events)]
         if any(ev[0] == "deadlock" for ev in ends):
+            self.trace(events, None, device)
             blocked = sum(ev[1] for ev in ends if ev[0] == "deadlock")
             total = sum(ev[2] if ev[0] == "deadlock" else len(ev[1][0]) for ev in ends)
             body = [ev[3] for ev in ends if ev[0] == "deadlock" and ev[3]]
@@ -526,7 +544,19 @@ class _Split:
             tables.append(raw[2])
         merged = (labels, python, b"".join(tables))
         makespan = max((ev[2] for ev in ends), default=0)
+        self.trace(events, makespan, device)
         return offload.RemoteLaunch(device, lambda: (merged, makespan), 0)
+
+
+def _replay(device, program, recorded, makespan: int | None) -> None:
+    """A launch a worker recorded (``trace.Recorder``), into this process's trace where one
+    process would have recorded it (``trace.Tracer.replay``)."""
+    tracer = session.tracer_for(device)
+    if tracer is None:  # pragma: no cover - workers record only while tracing
+        return
+    chips = device.mesh.root.devices if device.mesh is not None else [device]
+    by_id = {chip.device_id: chip for chip in chips}
+    tracer.replay(program, device.perf.arch, recorded, by_id.__getitem__, makespan)
 
 
 class _Here:
@@ -547,7 +577,7 @@ class _Here:
     def release(self, device) -> None:
         """Nothing to let go: no worker holds this chip."""
 
-    def run_workload(self, mesh, name, items, place_word):
+    def run_workload(self, mesh, workload, items, place_word):
         self.pool.ran_here[self.reason] += 1
 
 
@@ -567,8 +597,8 @@ class _Chip:
     def note_local(self, reason: str) -> None:
         self.pool.ran_here[reason] += 1
 
-    def run_workload(self, mesh, name, items, place_word):
-        return self.pool.run_workload(mesh, name, items, place_word)
+    def run_workload(self, mesh, workload, items, place_word):
+        return self.pool.run_workload(mesh, workload, items, place_word)
 
     def release(self, device) -> None:
         """The driver closes the chip: its worker unmaps it (after its queued launches)."""
