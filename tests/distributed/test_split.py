@@ -106,26 +106,33 @@ COLLECTIVES = {
 }
 
 
-@pytest.mark.parametrize("case", list(COLLECTIVES))
-def test_a_collective_gives_the_one_process_results_and_statistics(workers, case):
+def _both_processes(workers, case: str, seed: int, observe):
+    """``observe(call)`` of collective ``case`` across the workers, then in the driver."""
     shape, fabric, tensor, collective = COLLECTIVES[case]
     ttnn.set_fabric_config(fabric)
     mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), board="t3k")
-    x = _bf16(*tensor, seed=3)
     t = ttnn.from_torch(
-        x,
+        _bf16(*tensor, seed=seed),
         dtype=ttnn.bfloat16,
         layout=ttnn.TILE_LAYOUT,
         device=mesh,
         mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
     )
     split_before = workers.split_runs
-    there = _recorded(lambda: collective(t))
+    there = observe(lambda: collective(t))
     assert workers.split_runs > split_before  # it did run across the workers
     saved = _in_the_driver(mesh)
-    here = _recorded(lambda: collective(t))
-    for d, r in zip(mesh.devices, saved):
-        d.remote = r
+    try:
+        here = observe(lambda: collective(t))
+    finally:
+        for d, r in zip(mesh.devices, saved):
+            d.remote = r
+    return there, here
+
+
+@pytest.mark.parametrize("case", list(COLLECTIVES))
+def test_a_collective_gives_the_one_process_results_and_statistics(workers, case):
+    there, here = _both_processes(workers, case, 3, _recorded)
     assert all(np.array_equal(a, b) for a, b in zip(here[0], there[0]))
     assert here[1] == there[1]  # every launch's makespan and every run's statistics
 
@@ -146,25 +153,7 @@ def _traced(call) -> str:
 @pytest.mark.parametrize("case", ["all_gather on a 1x8 ring", "all_reduce on 2x4"])
 def test_a_traced_collective_records_the_one_process_trace(workers, case):
     """Recorded in the workers, replayed in the driver: the trace of one process."""
-    shape, fabric, tensor, collective = COLLECTIVES[case]
-    ttnn.set_fabric_config(fabric)
-    mesh = ttnn.open_mesh_device(ttnn.MeshShape(*shape), board="t3k")
-    t = ttnn.from_torch(
-        _bf16(*tensor, seed=5),
-        dtype=ttnn.bfloat16,
-        layout=ttnn.TILE_LAYOUT,
-        device=mesh,
-        mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0),
-    )
-    split_before = workers.split_runs
-    there = _traced(lambda: collective(t))
-    assert workers.split_runs > split_before
-    saved = _in_the_driver(mesh)
-    try:
-        here = _traced(lambda: collective(t))
-    finally:
-        for d, r in zip(mesh.devices, saved):
-            d.remote = r
+    there, here = _both_processes(workers, case, 5, _traced)
     assert '"name":"wait"' in here.replace(" ", "")
     assert there == here
 
