@@ -56,3 +56,22 @@ def test_a_wrong_key_does_not_connect():
         channel.connect(worker.address, os.urandom(32))
     with pytest.raises(channel.Lost, match="did not connect"):
         worker.connection()  # the worker's end refused it, and listens no more
+
+
+def test_a_message_that_does_not_pickle_sends_nothing():
+    """A share's end that cannot be pickled raises before a byte is written, so the share
+    can send an error in its place (host.SplitRun._tell_end)."""
+    import threading
+
+    key = os.urandom(32)
+    worker, driver = _pair(key)
+    try:
+        w = worker.connection()
+        with pytest.raises(Exception) as info:
+            channel.send(w, 4, ("ok", threading.Lock()))
+        assert not isinstance(info.value, channel.Lost)
+        channel.send(w, 4, ("error", "in its place"))
+        assert channel.receive(driver, 4) == ("error", "in its place")
+    finally:
+        worker.close()
+        driver.close()

@@ -440,8 +440,23 @@ class SplitRun:
             else:
                 if self.host._split is self:
                     self.host._split = None
-                with contextlib.suppress(channel.Lost):  # a driver gone has given up
-                    channel.send(self.conn, self.serial, event)
+                self._tell_end(event)
+
+    def _tell_end(self, event: tuple) -> None:
+        """The share's last message; one that does not pickle (an exception carrying
+        something of its process) becomes an error saying so -- the driver waits for it."""
+        try:
+            channel.send(self.conn, self.serial, event)
+        except channel.Lost:  # a driver gone has given up
+            pass
+        except Exception as exc:  # noqa: BLE001 - reported instead, never lost
+            why = DeviceError(
+                f"worker {os.getpid()}: the end of its share ({event[0]}) could not be sent "
+                f"to the driver: {exc!r}"
+            )
+            printed = event[-1] if isinstance(event[-1], str) else ""
+            with contextlib.suppress(channel.Lost):
+                channel.send(self.conn, self.serial, ("error", why, None, printed))
 
     def _run(self, prepared: list[Device], out: io.StringIO) -> tuple:
         runs = []
