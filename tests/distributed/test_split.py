@@ -279,6 +279,11 @@ def test_a_bad_packet_is_the_same_error_at_the_same_line(workers, line):
     assert isinstance(there, FabricError)
     assert format_error(there) == format_error(here)
     assert "targets L1, not DRAM bank 0" in str(there)
+    # traced, the same error; the failing share's chip is in the trace
+    traced: list = []
+    trace = _traced(lambda: traced.extend(_both_ways(mesh, make)))
+    assert [format_error(e) for e in traced] == [format_error(there)] * 2
+    assert f'"chip {ids[2]} (mesh (0, 2))"' in trace
 
 
 def test_a_payload_crosses_between_workers(workers, line):

@@ -199,7 +199,7 @@ class Recorder:
             self._keys.append((run.place, _label(run), run.core.device.device_id))
 
     def end_launch(self, makespan: int) -> None:
-        pass  # the launch's makespan goes back with its result
+        """Nothing to record: the launch's makespan goes back with its result."""
 
     def span(self, run, name: str, start: int, end: int, args: dict | None = None) -> None:
         self._events.append(("X", self._index[id(run)], name, start, max(0, end - start), args))

@@ -284,9 +284,15 @@ class ChipHost:
             self._device(spec.device_id)
         mesh = self._meshes[mesh_key]
         split = self._split = SplitRun(
-            self, mesh, self.staging, programs, place_word, self._channel.connection(), serial
+            self,
+            mesh,
+            self.staging,
+            programs,
+            place_word,
+            self._channel.connection(),
+            serial,
+            trace,
         )
-        split.recorder = Recorder() if trace else None
         event = split.start()
         if event[0] not in RUNNING:
             self._split = None
@@ -363,8 +369,9 @@ class SplitRun:
     message -- a batch (epoch, packets that land here), :data:`STOP` (global quiescence)
     or :data:`ABORT`.  Its last message is its end: ("ok", raw stats, makespan, recorded,
     stdout), ("error", exc, recorded, stdout), ("deadlock", blocked, total, report lines,
-    recorded, stdout) or ("aborted",) -- recorded: the share's trace, None unless traced; the share's chips are released, and the worker free for the next split
-    run, before it is sent.
+    recorded, stdout) or ("aborted",) -- recorded: the share's trace, None unless traced.
+    The share's chips are released, and the worker free for the next split run, before
+    it is sent.
     """
 
     def __init__(
@@ -376,6 +383,7 @@ class SplitRun:
         place_word,
         conn: channel.Connection,
         serial: int,
+        trace: bool,
     ) -> None:
         self.host = host
         self.mesh = mesh
@@ -386,7 +394,7 @@ class SplitRun:
         self.serial = serial
         self.started: queue.SimpleQueue[tuple] = queue.SimpleQueue()
         self.on_channel = False  # "prepared" was told: the rest goes over the channel
-        self.recorder: Recorder | None = None
+        self.recorder = Recorder() if trace else None
         self.aborted = False
         self.local: list[Packet] = []  # packets for this worker's own chips, held to the barrier
         self.thread = threading.Thread(target=self._main, name="tilewright split run", daemon=True)
@@ -448,7 +456,7 @@ class SplitRun:
         try:
             channel.send(self.conn, self.serial, event)
         except channel.Lost:  # a driver gone has given up
-            pass
+            return
         except Exception as exc:  # noqa: BLE001 - reported instead, never lost
             why = DeviceError(
                 f"worker {os.getpid()}: the end of its share ({event[0]}) could not be sent "

@@ -16,8 +16,9 @@ workers and hands each worker those that land on its chips.
 What still runs in the driver, counted per reason and reported by :func:`report`:
 programs with Python kernels not marked ``portable`` (the Python kernel API, interpreted
 TT-Lang: functions that may close over interpreter state), kernels with external C++
-calls (their checks call back into the driver's interpreter state), every launch while
-tracing, and chips opened before the workers started (their DRAM is private).
+calls (their checks call back into the driver's interpreter state), and chips opened
+before the workers started (their DRAM is private).  Traced launches are recorded in the
+workers and replayed into the driver's trace (``device/trace.py``).
 """
 
 from __future__ import annotations
@@ -252,9 +253,7 @@ class WorkerPool:
             )
         self._send_queued()  # earlier launches of these workers run first (actor order)
         key = devices[0].remote.spec.mesh
-        split = _Split(self, hosts, first_chip, workload, loc)
-        for h in hosts:
-            split.conns[h] = self._channel(first_chip[h], name, loc)
+        split = _Split(self, mesh, hosts, first_chip, workload, loc)
         events = split.call(
             {
                 h: self.hosts[h].split_start.remote(
@@ -286,8 +285,8 @@ class WorkerPool:
             for h in waiting:
                 events[h] = ("round", [], False)  # a share not handed packets stays parked
             events.update(split.exchange({h: (epoch, batches[h]) for h in go}))
-        split.replay(events)
-        return split.result(events, mesh.devices[0])
+        split.replay_prints(events)
+        return split.result(events)
 
     def _workload_reason(self, mesh, items: list) -> str | None:
         """Why a mesh workload runs in the driver (None: it runs in the workers)."""
@@ -422,19 +421,26 @@ class WorkerPool:
             self.ray.shutdown()
 
 
+_ENDED = ("ok", "error", "deadlock")
+"""A share's ends that carry its trace recording and prints (the last two fields)."""
+
+
 class _Split:
     """The driver's bookkeeping of one split run: calls to its shares, their deaths, their
-    kernels' prints, the merged result."""
+    kernels' prints and trace, the merged result."""
 
-    def __init__(self, pool: WorkerPool, hosts: list[int], first_chip: dict, workload, loc) -> None:
+    def __init__(
+        self, pool: WorkerPool, mesh, hosts: list[int], first_chip: dict, workload, loc
+    ) -> None:
         self.pool = pool
+        self.device = mesh.devices[0]  # where the run's result and trace are recorded
         self.hosts = hosts
         self.first_chip = first_chip
         self.workload = workload
         self.name = workload.name
         self.loc = loc
         self.serial = next(pool._serials)
-        self.conns: dict[int, channel.Connection] = {}
+        self.conns = {h: pool._channel(first_chip[h], self.name, loc) for h in hosts}
 
     def exchange(self, messages: dict[int, object]) -> dict[int, tuple]:
         """Hand each share its message over its barrier channel; every share's answer (a
@@ -500,36 +506,36 @@ class _Split:
             return
         running = [h for h, ev in events.items() if ev[0] in RUNNING]
         events.update(self.exchange({h: ABORT for h in running}))
-        self.replay(events)
-        self.trace(events, None, device=self.first_chip[min(self.first_chip)])
+        self.replay_prints(events)
+        self.replay_trace(events, None)
         raise failed[0][1]
 
-    def replay(self, events: dict[int, tuple]) -> None:
+    def replay_prints(self, events: dict[int, tuple]) -> None:
         """The shares' kernel prints, in chip order, now that the run has ended."""
         for _h, ev in sorted(events.items()):
-            if ev[0] in ("ok", "error", "deadlock") and ev[-1]:
+            if ev[0] in _ENDED and ev[-1]:
                 sys.stdout.write(ev[-1])
 
-    def trace(self, events: dict[int, tuple], makespan: int | None, device) -> None:
+    def replay_trace(self, events: dict[int, tuple], makespan: int | None) -> None:
         """The shares' recordings (traced runs) as one launch over every chip, in chip
-        order: ``device`` is a chip of the mesh; ``makespan`` None for a run that raised."""
+        order; ``makespan`` None for a run that raised."""
         keys: list = []
         recorded: list = []
         for _h, ev in sorted(events.items()):
-            if ev[0] not in ("ok", "error", "deadlock") or ev[-2] is None:
+            if ev[0] not in _ENDED or ev[-2] is None:
                 continue
             first = len(keys)
             keys += ev[-2][0]
             recorded += [(ph, first + i, *rest) for ph, i, *rest in ev[-2][1]]
-        if keys or recorded:
-            _replay(device, self.workload, (keys, recorded), makespan)
+        if keys:
+            _replay(self.device, self.workload, (keys, recorded), makespan)
 
-    def result(self, events: dict[int, tuple], device):
+    def result(self, events: dict[int, tuple]):
         """The run's statistics (the shares' runs in chip order), or its deadlock report
         merged from the shares', as one engine run over every chip would give."""
         ends = [events[h] for h in sorted(events)]
         if any(ev[0] == "deadlock" for ev in ends):
-            self.trace(events, None, device)
+            self.replay_trace(events, None)
             blocked = sum(ev[1] for ev in ends if ev[0] == "deadlock")
             total = sum(ev[2] if ev[0] == "deadlock" else len(ev[1][0]) for ev in ends)
             body = [ev[3] for ev in ends if ev[0] == "deadlock" and ev[3]]
@@ -544,8 +550,8 @@ class _Split:
             tables.append(raw[2])
         merged = (labels, python, b"".join(tables))
         makespan = max((ev[2] for ev in ends), default=0)
-        self.trace(events, makespan, device)
-        return offload.RemoteLaunch(device, lambda: (merged, makespan), 0)
+        self.replay_trace(events, makespan)
+        return offload.RemoteLaunch(self.device, lambda: (merged, makespan), 0)
 
 
 def _replay(device, program, recorded, makespan: int | None) -> None:
@@ -554,9 +560,8 @@ def _replay(device, program, recorded, makespan: int | None) -> None:
     tracer = session.tracer_for(device)
     if tracer is None:  # pragma: no cover - workers record only while tracing
         return
-    chips = device.mesh.root.devices if device.mesh is not None else [device]
-    by_id = {chip.device_id: chip for chip in chips}
-    tracer.replay(program, device.perf.arch, recorded, by_id.__getitem__, makespan)
+    chip = device.mesh.root.device_by_id if device.mesh is not None else lambda _id: device
+    tracer.replay(program, device.perf.arch, recorded, chip, makespan)
 
 
 class _Here:
